@@ -1,0 +1,38 @@
+//! The error type of the `rnic` crate.
+use crate::device::Bar;
+
+/// Everything the driver can fail with. Every variant says what went wrong and, where there is
+/// one, what to do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{bar:?} access at offset {off:#x} ({len} bytes) is outside the BAR ({bar_len:#x} bytes) or misaligned")]
+    BarRange { bar: Bar, off: u64, len: u64, bar_len: u64 },
+    #[error("not an rnic device: magic {found:#010x} at BAR0+0x0c (expected {expected:#010x}); wrong device or PCI function?")]
+    NotRnic { found: u32, expected: u32 },
+    #[error("device block at BAR0+{off:#x} has type {found:#06x}, expected {expected:#06x}")]
+    WrongBlock { off: u32, found: u16, expected: u16 },
+    #[error("register block '{block}' has major version {found}, this driver supports {supported}; update the driver or the bitstream")]
+    UnsupportedVersion { block: &'static str, found: u16, supported: u16 },
+    #[error("register block chain is broken at BAR0+{off:#x}: {why}")]
+    BrokenChain { off: u32, why: String },
+    #[error("required register block '{0}' not found on the device")]
+    MissingBlock(&'static str),
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    #[error("DMA buffer access out of range: offset {off} + {len} bytes > buffer of {size} bytes")]
+    DmaRange { off: usize, len: usize, size: usize },
+    #[error("unknown or freed DMA buffer (id {0})")]
+    UnknownBuffer(u64),
+    #[error("timed out after {ns} ns waiting for {what}")]
+    Timeout { what: &'static str, ns: u64 },
+    #[error("device reported an error: {0}")]
+    Device(String),
+    #[error("VFIO: {0}")]
+    Vfio(String),
+    #[error("backend: {0}")]
+    Backend(String),
+    #[error("I/O error while {what}: {source}")]
+    Io { what: String, #[source] source: std::io::Error },
+}
+
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,182 @@
+//! Work-queue and completion-queue records, QP/CQ contexts and MR entries.
+//! All records are little-endian byte images; the RTL slices them at the offsets in `FIELDS`.
+
+use crate::layout;
+
+/// Work request opcodes (WQE `opcode`).
+pub mod wqe_op {
+    pub const SEND: u8 = 0x00;
+    pub const SEND_IMM: u8 = 0x01;
+    pub const RDMA_WRITE: u8 = 0x02;
+    pub const RDMA_WRITE_IMM: u8 = 0x03;
+    pub const RDMA_READ: u8 = 0x04;
+    pub const ATOMIC_CMP_SWAP: u8 = 0x05;
+    pub const ATOMIC_FETCH_ADD: u8 = 0x06;
+    /// Receive WQE (RQ rings only).
+    pub const RECV: u8 = 0x10;
+}
+
+/// WQE `flags` bits.
+pub mod wqe_flag {
+    pub const SIGNALED: u8 = 1 << 0;
+    pub const INLINE: u8 = 1 << 1;
+    pub const SOLICITED: u8 = 1 << 2;
+    pub const FENCE: u8 = 1 << 3;
+}
+
+/// Bytes of inline data a one-slot WQE carries (bytes 48..64).
+pub const WQE_INLINE_BYTES: usize = 16;
+
+layout! {
+    /// A 64-byte work-queue entry in a BAR2 ring slot.
+    pub struct Wqe [64] {
+        opcode: u8 = 0, "Work request opcode (wqe_op).";
+        flags: u8 = 1, "wqe_flag bits.";
+        inline_len: u8 = 2, "Inline bytes in `inline_data` (INLINE flag).";
+        slots: u8 = 3, "64-byte slots this WQE occupies (1 today).";
+        length: u32 = 4, "Message length in bytes.";
+        wr_id: u64 = 8, "Caller's work request id, returned in the CQE.";
+        local_addr: u64 = 16, "Local IOVA of the payload.";
+        lkey: u32 = 24, "Local key of the MR holding the payload.";
+        imm_data: u32 = 28, "Immediate data (host order; sent big-endian).";
+        remote_addr: u64 = 32, "Remote virtual address (RDMA WRITE/READ/atomics).";
+        rkey: u32 = 40, "Remote key.";
+        reserved: u32 = 44, "Zero.";
+        inline_data: [u8; 16] = 48, "Inline payload, or compare (48..56) and swap/add (56..64) for atomics.";
+    }
+}
+
+/// CQE `status` values (ibv_wc_status numbering).
+pub mod wc_status {
+    pub const SUCCESS: u8 = 0;
+    pub const LOC_LEN_ERR: u8 = 1;
+    pub const LOC_QP_OP_ERR: u8 = 2;
+    pub const LOC_PROT_ERR: u8 = 4;
+    pub const WR_FLUSH_ERR: u8 = 5;
+    pub const REM_INV_REQ_ERR: u8 = 9;
+    pub const REM_ACCESS_ERR: u8 = 10;
+    pub const REM_OP_ERR: u8 = 11;
+    pub const RETRY_EXC_ERR: u8 = 12;
+    pub const RNR_RETRY_EXC_ERR: u8 = 13;
+    pub const GENERAL_ERR: u8 = 21;
+}
+
+/// CQE `opcode` values (ibv_wc_opcode numbering).
+pub mod wc_op {
+    pub const SEND: u8 = 0;
+    pub const RDMA_WRITE: u8 = 1;
+    pub const RDMA_READ: u8 = 2;
+    pub const COMP_SWAP: u8 = 3;
+    pub const FETCH_ADD: u8 = 4;
+    pub const RECV: u8 = 128;
+    pub const RECV_RDMA_WITH_IMM: u8 = 129;
+}
+
+/// CQE `flags` bits.
+pub mod cqe_flag {
+    /// `imm_data` is valid.
+    pub const WITH_IMM: u8 = 1 << 0;
+    /// Owner/phase bit: the device writes the ring's current phase; the host consumes a CQE
+    /// when the bit equals the phase it expects (which flips on every wrap).
+    pub const OWNER: u8 = 1 << 7;
+}
+
+layout! {
+    /// A 32-byte completion-queue entry written by the device into a host-memory CQ ring.
+    pub struct Cqe [32] {
+        wr_id: u64 = 0, "wr_id of the completed WQE.";
+        byte_len: u32 = 8, "Bytes transferred (receive side: bytes received).";
+        imm_data: u32 = 12, "Immediate data (host order) when WITH_IMM.";
+        qp_num: u32 = 16, "Local QP number.";
+        src_qp: u32 = 20, "Remote QP number.";
+        opcode: u8 = 24, "wc_op.";
+        status: u8 = 25, "wc_status.";
+        vendor_err: u8 = 26, "Device-specific error detail.";
+        flags: u8 = 27, "cqe_flag bits, including the owner/phase bit.";
+        sq_index: u16 = 28, "SQ/RQ slot index of the completed WQE.";
+        reserved: u16 = 30, "Zero.";
+    }
+}
+
+/// QP states (ibv_qp_state numbering).
+pub mod qp_state {
+    pub const RESET: u8 = 0;
+    pub const INIT: u8 = 1;
+    pub const RTR: u8 = 2;
+    pub const RTS: u8 = 3;
+    pub const SQD: u8 = 4;
+    pub const SQE: u8 = 5;
+    pub const ERR: u8 = 6;
+}
+
+/// Access flags (MR `access`, QP `access`), ibv_access_flags numbering.
+pub mod access {
+    pub const LOCAL_WRITE: u32 = 1 << 0;
+    pub const REMOTE_WRITE: u32 = 1 << 1;
+    pub const REMOTE_READ: u32 = 1 << 2;
+    pub const REMOTE_ATOMIC: u32 = 1 << 3;
+}
+
+layout! {
+    /// QP context: one 64-byte record per QP in the context store (table 0).
+    pub struct QpContext [64] {
+        state: u8 = 0, "qp_state.";
+        qp_type: u8 = 1, "2 = RC.";
+        path_mtu: u8 = 2, "IBTA MTU enum 1..5 (256..4096).";
+        access: u8 = 3, "Remote access allowed on this QP (access bits 1..3).";
+        remote_qpn: u32 = 4, "Destination QP number (24 bits).";
+        sq_psn: u32 = 8, "Next PSN to send (24 bits).";
+        rq_psn: u32 = 12, "Next PSN expected (24 bits).";
+        dest_mac: [u8; 6] = 16, "Destination MAC address.";
+        udp_sport: u16 = 22, "UDP source port (0xC000..0xFFFF).";
+        dest_ip: u32 = 24, "Destination IPv4 address (host order).";
+        src_ip: u32 = 28, "Source IPv4 address (host order).";
+        pd: u32 = 32, "Protection domain.";
+        send_cqn: u16 = 36, "CQ for send completions.";
+        recv_cqn: u16 = 38, "CQ for receive completions.";
+        sq_pi: u16 = 40, "SQ producer index (from doorbells).";
+        sq_ci: u16 = 42, "SQ consumer index.";
+        rq_pi: u16 = 44, "RQ producer index.";
+        rq_ci: u16 = 46, "RQ consumer index.";
+        retry_cnt: u8 = 48, "Transport retries.";
+        rnr_retry: u8 = 49, "RNR retries.";
+        timeout: u8 = 50, "Local ACK timeout exponent.";
+        max_rd_atomic: u8 = 51, "Outstanding RDMA READ/atomic as requester.";
+        msn: u32 = 52, "Message sequence number (24 bits).";
+        src_mac: [u8; 6] = 56, "Source MAC address.";
+        reserved: u16 = 62, "Zero.";
+    }
+}
+
+layout! {
+    /// CQ context: one 64-byte record per CQ (table 1).
+    pub struct CqContext [64] {
+        base_iova: u64 = 0, "IOVA of the CQE ring in host memory.";
+        log2_entries: u8 = 8, "Ring size: 2^n CQEs of 32 bytes.";
+        flags: u8 = 9, "bit 0 valid, bit 1 interrupt on completion.";
+        irq_vector: u16 = 10, "Interrupt vector.";
+        producer: u32 = 12, "Device producer index (free-running).";
+        consumer: u32 = 16, "Host consumer index (from CQ doorbells).";
+    }
+}
+
+layout! {
+    /// Memory-region entry (table 2). Keys: bits 31:8 table index, bits 7:0 generation.
+    pub struct MrEntry [64] {
+        key: u32 = 0, "lkey = rkey: index << 8 | generation.";
+        pd: u32 = 4, "Protection domain.";
+        iova: u64 = 8, "Start IOVA (= virtual address the peer uses).";
+        length: u64 = 16, "Length in bytes.";
+        access: u32 = 24, "access bits.";
+        flags: u32 = 28, "bit 0 valid.";
+    }
+}
+
+/// Split an MR key into (table index, generation).
+pub const fn key_parts(key: u32) -> (u32, u8) {
+    (key >> 8, key as u8)
+}
+/// Build an MR key.
+pub const fn make_key(index: u32, generation: u8) -> u32 {
+    (index << 8) | generation as u32
+}

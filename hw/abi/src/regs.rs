@@ -1,0 +1,380 @@
+//! BAR0 register map: a chain of self-describing blocks.
+//!
+//! Every block starts with three read-only words: `TYPE` (+0x0), `VERSION` (+0x4, major in
+//! bits 31:16, minor in 15:0) and `NEXT` (+0x8, BAR0 byte offset of the next block, 0 = last).
+//! The driver walks the chain from offset 0 and refuses a device whose first block is not the
+//! device block, whose magic is wrong, or whose major version it does not know.
+//! All registers are 32 bits wide and 32-bit aligned. 64-bit quantities are split LO/HI.
+
+/// Register access kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// read-only
+    Ro,
+    /// read-write
+    Rw,
+    /// write-only (reads return 0)
+    Wo,
+    /// write 1 to clear
+    W1c,
+}
+
+impl Access {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Access::Ro => "RO",
+            Access::Rw => "RW",
+            Access::Wo => "WO",
+            Access::W1c => "W1C",
+        }
+    }
+}
+
+/// One register.
+#[derive(Debug, Clone, Copy)]
+pub struct Reg {
+    pub name: &'static str,
+    /// Byte offset from BAR0.
+    pub offset: u32,
+    pub access: Access,
+    pub doc: &'static str,
+}
+
+/// A window of BAR0 that is memory, not registers.
+#[derive(Debug, Clone, Copy)]
+pub struct Window {
+    pub name: &'static str,
+    pub offset: u32,
+    pub bytes: u32,
+    pub access: Access,
+    pub doc: &'static str,
+}
+
+/// One self-describing block.
+#[derive(Debug, Clone, Copy)]
+pub struct Block {
+    pub name: &'static str,
+    pub kind: u16,
+    pub major: u16,
+    pub minor: u16,
+    pub base: u32,
+    pub next: u32,
+    pub doc: &'static str,
+    pub regs: &'static [Reg],
+    pub windows: &'static [Window],
+}
+
+impl Block {
+    /// The value of the VERSION register.
+    pub const fn version_word(&self) -> u32 {
+        ((self.major as u32) << 16) | self.minor as u32
+    }
+}
+
+/// Size of BAR0 in bytes.
+pub const BAR0_BYTES: u32 = 0x1_0000;
+
+/// Offsets of the block header words, relative to a block's base.
+pub const BLK_TYPE: u32 = 0x0;
+pub const BLK_VERSION: u32 = 0x4;
+pub const BLK_NEXT: u32 = 0x8;
+
+/// Block type codes.
+pub mod kind {
+    pub const DEVICE: u16 = 0x0001;
+    pub const DOORBELL: u16 = 0x0002;
+    pub const CONTEXT: u16 = 0x0003;
+    pub const DMATEST: u16 = 0x0004;
+    pub const MACDBG: u16 = 0x0005;
+}
+
+/// Device block: identity, version, build parameters, scratch, control, interrupts.
+pub mod dev {
+    pub const BASE: u32 = 0x0000;
+    pub const MAJOR: u16 = 1;
+    pub const MINOR: u16 = 0;
+    /// "RNIC" in ASCII.
+    pub const MAGIC_VALUE: u32 = 0x524E_4943;
+    pub const MAGIC: u32 = BASE + 0x0C;
+    pub const HW_VERSION: u32 = BASE + 0x10;
+    pub const NUM_QPS: u32 = BASE + 0x14;
+    pub const SQ_DEPTH: u32 = BASE + 0x18;
+    pub const RQ_DEPTH: u32 = BASE + 0x1C;
+    pub const MAX_MTU: u32 = BASE + 0x20;
+    pub const DATAPATH_BITS: u32 = BASE + 0x24;
+    pub const CLOCK_KHZ: u32 = BASE + 0x28;
+    pub const NUM_CQS: u32 = BASE + 0x2C;
+    pub const NUM_MRS: u32 = BASE + 0x30;
+    pub const RING_BYTES: u32 = BASE + 0x34;
+    pub const SCRATCH: u32 = BASE + 0x40;
+    pub const CONTROL: u32 = BASE + 0x44;
+    pub const STATUS: u32 = BASE + 0x48;
+    pub const CYCLE_LO: u32 = BASE + 0x4C;
+    pub const CYCLE_HI: u32 = BASE + 0x50;
+    pub const IRQ_STATUS: u32 = BASE + 0x54;
+    pub const IRQ_ENABLE: u32 = BASE + 0x58;
+    /// CONTROL bit 0: soft reset of the engine state (self-clearing).
+    pub const CONTROL_SOFT_RESET: u32 = 1 << 0;
+    /// STATUS bit 0: ready.
+    pub const STATUS_READY: u32 = 1 << 0;
+    /// IRQ bits (IRQ_STATUS / IRQ_ENABLE).
+    pub const IRQ_DMATEST_DONE: u32 = 1 << 0;
+    pub const IRQ_MAC_RX: u32 = 1 << 1;
+    pub const IRQ_ALL: u32 = IRQ_DMATEST_DONE | IRQ_MAC_RX;
+}
+
+/// Doorbell block. Doorbell words: bits 15:0 queue number, bits 31:16 new producer index
+/// (consumer index for the CQ doorbell), modulo 2^16.
+pub mod db {
+    pub const BASE: u32 = 0x0100;
+    pub const MAJOR: u16 = 1;
+    pub const MINOR: u16 = 0;
+    pub const SQ: u32 = BASE + 0x0C;
+    pub const RQ: u32 = BASE + 0x10;
+    pub const CQ: u32 = BASE + 0x14;
+    pub const COUNT: u32 = BASE + 0x18;
+    pub const LAST: u32 = BASE + 0x1C;
+    pub const LAST_KIND: u32 = BASE + 0x20;
+    /// LAST_KIND values.
+    pub const KIND_SQ: u32 = 0;
+    pub const KIND_RQ: u32 = 1;
+    pub const KIND_CQ: u32 = 2;
+    /// Pack a doorbell word.
+    pub const fn word(queue: u16, index: u16) -> u32 {
+        ((index as u32) << 16) | queue as u32
+    }
+    /// Unpack a doorbell word into (queue, index).
+    pub const fn unpack(w: u32) -> (u16, u16) {
+        (w as u16, (w >> 16) as u16)
+    }
+}
+
+/// Context block: the mailbox through which the driver writes and reads QP contexts, CQ
+/// contexts and MR entries (64-byte records) in the device's context store.
+pub mod ctx {
+    pub const BASE: u32 = 0x0200;
+    pub const MAJOR: u16 = 1;
+    pub const MINOR: u16 = 0;
+    /// Write starts a command: bits 1:0 op, bits 7:4 table, bits 31:16 index.
+    pub const CMD: u32 = BASE + 0x0C;
+    /// bit 0 busy, bit 1 error (bad table, bad op or index out of range) of the last command.
+    pub const STATUS: u32 = BASE + 0x10;
+    /// 16 words of staging data (the 64-byte record, little-endian), at DATA + 4*i.
+    pub const DATA: u32 = BASE + 0x40;
+    pub const DATA_WORDS: u32 = 16;
+    pub const OP_WRITE: u32 = 1;
+    pub const OP_READ: u32 = 2;
+    pub const TABLE_QP: u32 = 0;
+    pub const TABLE_CQ: u32 = 1;
+    pub const TABLE_MR: u32 = 2;
+    pub const STATUS_BUSY: u32 = 1 << 0;
+    pub const STATUS_ERROR: u32 = 1 << 1;
+    pub const fn cmd(op: u32, table: u32, index: u16) -> u32 {
+        (op & 3) | ((table & 0xF) << 4) | ((index as u32) << 16)
+    }
+}
+
+/// DMA self-test block: the device writes an incrementing byte pattern to a host IOVA over
+/// `m_axi` (AW/W/B), or reads it back (AR/R), checks it and reports a checksum.
+/// Pattern: byte i of the buffer = (SEED + i) mod 256. Any byte alignment and length 1..=MAX_LEN.
+pub mod dmat {
+    pub const BASE: u32 = 0x0300;
+    pub const MAJOR: u16 = 1;
+    pub const MINOR: u16 = 0;
+    pub const IOVA_LO: u32 = BASE + 0x0C;
+    pub const IOVA_HI: u32 = BASE + 0x10;
+    pub const LEN: u32 = BASE + 0x14;
+    pub const SEED: u32 = BASE + 0x18;
+    /// bit 0: start write; bit 1: start read-and-verify.
+    pub const CTRL: u32 = BASE + 0x1C;
+    /// bit 0 busy, bit 1 done, bit 2 bus error (SLVERR/DECERR), bit 3 mismatch, bit 4 bad argument.
+    pub const STATUS: u32 = BASE + 0x20;
+    pub const CHECKSUM: u32 = BASE + 0x24;
+    pub const MISMATCH: u32 = BASE + 0x28;
+    pub const CYCLES: u32 = BASE + 0x2C;
+    pub const CTRL_WRITE: u32 = 1 << 0;
+    pub const CTRL_READ: u32 = 1 << 1;
+    pub const STATUS_BUSY: u32 = 1 << 0;
+    pub const STATUS_DONE: u32 = 1 << 1;
+    pub const STATUS_BUS_ERROR: u32 = 1 << 2;
+    pub const STATUS_MISMATCH: u32 = 1 << 3;
+    pub const STATUS_BAD_ARG: u32 = 1 << 4;
+    pub const MAX_LEN: u32 = 65536;
+}
+
+/// MAC debug block: transmit a frame from the TX window, count and capture received frames.
+pub mod mac {
+    pub const BASE: u32 = 0x0400;
+    pub const MAJOR: u16 = 1;
+    pub const MINOR: u16 = 0;
+    pub const TX_LEN: u32 = BASE + 0x0C;
+    /// bit 0: send the TX window's first TX_LEN bytes as one frame.
+    pub const TX_CTRL: u32 = BASE + 0x10;
+    /// bit 0 busy, bit 1 bad length on the last send.
+    pub const TX_STATUS: u32 = BASE + 0x14;
+    pub const TX_FRAMES: u32 = BASE + 0x18;
+    pub const RX_FRAMES: u32 = BASE + 0x1C;
+    pub const RX_BYTES: u32 = BASE + 0x20;
+    pub const RX_LAST_LEN: u32 = BASE + 0x24;
+    pub const RX_ERRORS: u32 = BASE + 0x28;
+    pub const TX_BUF_OFF: u32 = BASE + 0x2C;
+    pub const RX_BUF_OFF: u32 = BASE + 0x30;
+    pub const TX_CTRL_SEND: u32 = 1 << 0;
+    pub const TX_STATUS_BUSY: u32 = 1 << 0;
+    pub const TX_STATUS_BAD_LEN: u32 = 1 << 1;
+    /// Frame windows (bytes, little-endian words: byte 0 of the frame = bits 7:0 of word 0).
+    pub const TX_BUF: u32 = 0x1000;
+    pub const RX_BUF: u32 = 0x1800;
+    pub const BUF_BYTES: u32 = 2048;
+    /// Smallest frame the debug path sends (Ethernet header).
+    pub const MIN_LEN: u32 = 14;
+}
+
+use Access::*;
+
+/// The whole map, in chain order.
+pub const BLOCKS: &[Block] = &[
+    Block {
+        name: "device",
+        kind: kind::DEVICE,
+        major: dev::MAJOR,
+        minor: dev::MINOR,
+        base: dev::BASE,
+        next: db::BASE,
+        doc: "Identity, version, build parameters, scratch, control, interrupt status.",
+        regs: &[
+            Reg { name: "MAGIC", offset: dev::MAGIC, access: Ro, doc: "0x524E4943 (\"RNIC\")." },
+            Reg { name: "HW_VERSION", offset: dev::HW_VERSION, access: Ro, doc: "Engine version: major 31:24, minor 23:16, patch 15:0." },
+            Reg { name: "NUM_QPS", offset: dev::NUM_QPS, access: Ro, doc: "Build parameter: number of queue pairs." },
+            Reg { name: "SQ_DEPTH", offset: dev::SQ_DEPTH, access: Ro, doc: "Build parameter: send-queue ring depth (WQEs) per QP." },
+            Reg { name: "RQ_DEPTH", offset: dev::RQ_DEPTH, access: Ro, doc: "Build parameter: receive-queue ring depth (WQEs) per QP." },
+            Reg { name: "MAX_MTU", offset: dev::MAX_MTU, access: Ro, doc: "Build parameter: largest path MTU in bytes." },
+            Reg { name: "DATAPATH_BITS", offset: dev::DATAPATH_BITS, access: Ro, doc: "Build parameter: datapath width in bits." },
+            Reg { name: "CLOCK_KHZ", offset: dev::CLOCK_KHZ, access: Ro, doc: "Build parameter: nominal core clock in kHz." },
+            Reg { name: "NUM_CQS", offset: dev::NUM_CQS, access: Ro, doc: "Build parameter: number of completion queues." },
+            Reg { name: "NUM_MRS", offset: dev::NUM_MRS, access: Ro, doc: "Build parameter: memory-region table entries." },
+            Reg { name: "RING_BYTES", offset: dev::RING_BYTES, access: Ro, doc: "Bytes of BAR2 ring memory (SQ rings, then RQ rings)." },
+            Reg { name: "SCRATCH", offset: dev::SCRATCH, access: Rw, doc: "Scratch register, no effect." },
+            Reg { name: "CONTROL", offset: dev::CONTROL, access: Rw, doc: "Bit 0: soft reset of counters and engines (self-clearing)." },
+            Reg { name: "STATUS", offset: dev::STATUS, access: Ro, doc: "Bit 0: ready." },
+            Reg { name: "CYCLE_LO", offset: dev::CYCLE_LO, access: Ro, doc: "Free-running core-clock cycle counter, bits 31:0 (reading LO latches HI)." },
+            Reg { name: "CYCLE_HI", offset: dev::CYCLE_HI, access: Ro, doc: "Cycle counter bits 63:32, latched by the last CYCLE_LO read." },
+            Reg { name: "IRQ_STATUS", offset: dev::IRQ_STATUS, access: W1c, doc: "Pending interrupt causes: bit 0 DMA self-test done, bit 1 MAC debug frame received." },
+            Reg { name: "IRQ_ENABLE", offset: dev::IRQ_ENABLE, access: Rw, doc: "Interrupt enables, same bits; irq_o = |(IRQ_STATUS & IRQ_ENABLE)." },
+        ],
+        windows: &[],
+    },
+    Block {
+        name: "doorbell",
+        kind: kind::DOORBELL,
+        major: db::MAJOR,
+        minor: db::MINOR,
+        base: db::BASE,
+        next: ctx::BASE,
+        doc: "Doorbells: bits 15:0 queue number, bits 31:16 new producer (consumer for CQ) index.",
+        regs: &[
+            Reg { name: "SQ", offset: db::SQ, access: Wo, doc: "Send-queue doorbell." },
+            Reg { name: "RQ", offset: db::RQ, access: Wo, doc: "Receive-queue doorbell." },
+            Reg { name: "CQ", offset: db::CQ, access: Wo, doc: "Completion-queue consumer-index doorbell." },
+            Reg { name: "COUNT", offset: db::COUNT, access: Ro, doc: "Doorbells received since reset." },
+            Reg { name: "LAST", offset: db::LAST, access: Ro, doc: "Last doorbell word written." },
+            Reg { name: "LAST_KIND", offset: db::LAST_KIND, access: Ro, doc: "Kind of the last doorbell: 0 SQ, 1 RQ, 2 CQ." },
+        ],
+        windows: &[],
+    },
+    Block {
+        name: "context",
+        kind: kind::CONTEXT,
+        major: ctx::MAJOR,
+        minor: ctx::MINOR,
+        base: ctx::BASE,
+        next: dmat::BASE,
+        doc: "Context mailbox: write DATA[0..16], then CMD to store a 64-byte QP context, CQ context or MR entry; or CMD read, then DATA.",
+        regs: &[
+            Reg { name: "CMD", offset: ctx::CMD, access: Wo, doc: "Bits 1:0 op (1 write, 2 read), bits 7:4 table (0 QP, 1 CQ, 2 MR), bits 31:16 index." },
+            Reg { name: "STATUS", offset: ctx::STATUS, access: Ro, doc: "Bit 0 busy; bit 1 error of the last command (bad op/table, index out of range)." },
+            Reg { name: "DATA0..DATA15", offset: ctx::DATA, access: Rw, doc: "Staging record, 16 words at DATA + 4*i, little-endian." },
+        ],
+        windows: &[],
+    },
+    Block {
+        name: "dmatest",
+        kind: kind::DMATEST,
+        major: dmat::MAJOR,
+        minor: dmat::MINOR,
+        base: dmat::BASE,
+        next: mac::BASE,
+        doc: "DMA self-test over m_axi: write byte i = (SEED + i) mod 256 to IOVA..IOVA+LEN, or read it back and verify.",
+        regs: &[
+            Reg { name: "IOVA_LO", offset: dmat::IOVA_LO, access: Rw, doc: "Target IOVA bits 31:0 (any byte alignment)." },
+            Reg { name: "IOVA_HI", offset: dmat::IOVA_HI, access: Rw, doc: "Target IOVA bits 63:32." },
+            Reg { name: "LEN", offset: dmat::LEN, access: Rw, doc: "Length in bytes, 1..=65536." },
+            Reg { name: "SEED", offset: dmat::SEED, access: Rw, doc: "Pattern seed (bits 7:0)." },
+            Reg { name: "CTRL", offset: dmat::CTRL, access: Wo, doc: "Bit 0 start write; bit 1 start read-and-verify." },
+            Reg { name: "STATUS", offset: dmat::STATUS, access: Ro, doc: "Bit 0 busy, 1 done, 2 bus error, 3 mismatch, 4 bad argument." },
+            Reg { name: "CHECKSUM", offset: dmat::CHECKSUM, access: Ro, doc: "Checksum of the bytes moved (see rnic_abi::dmatest::checksum)." },
+            Reg { name: "MISMATCH", offset: dmat::MISMATCH, access: Ro, doc: "Read-and-verify: bytes that differed from the pattern." },
+            Reg { name: "CYCLES", offset: dmat::CYCLES, access: Ro, doc: "Core cycles the last operation took, start to last response." },
+        ],
+        windows: &[],
+    },
+    Block {
+        name: "macdbg",
+        kind: kind::MACDBG,
+        major: mac::MAJOR,
+        minor: mac::MINOR,
+        base: mac::BASE,
+        next: 0,
+        doc: "MAC debug path: send the frame in the TX window on m_axis_tx; count and capture frames from s_axis_rx.",
+        regs: &[
+            Reg { name: "TX_LEN", offset: mac::TX_LEN, access: Rw, doc: "Frame length in bytes, 14..=2048 (no FCS)." },
+            Reg { name: "TX_CTRL", offset: mac::TX_CTRL, access: Wo, doc: "Bit 0: send." },
+            Reg { name: "TX_STATUS", offset: mac::TX_STATUS, access: Ro, doc: "Bit 0 busy; bit 1 the last send had a bad length and was refused." },
+            Reg { name: "TX_FRAMES", offset: mac::TX_FRAMES, access: Ro, doc: "Frames sent by the debug path." },
+            Reg { name: "RX_FRAMES", offset: mac::RX_FRAMES, access: Ro, doc: "Good frames received." },
+            Reg { name: "RX_BYTES", offset: mac::RX_BYTES, access: Ro, doc: "Bytes in good frames received." },
+            Reg { name: "RX_LAST_LEN", offset: mac::RX_LAST_LEN, access: Ro, doc: "Length of the last good frame (captured in RX_BUF up to 2048 bytes)." },
+            Reg { name: "RX_ERRORS", offset: mac::RX_ERRORS, access: Ro, doc: "Frames received with tuser (MAC error) set; not captured." },
+            Reg { name: "TX_BUF_OFF", offset: mac::TX_BUF_OFF, access: Ro, doc: "BAR0 offset of the TX window." },
+            Reg { name: "RX_BUF_OFF", offset: mac::RX_BUF_OFF, access: Ro, doc: "BAR0 offset of the RX window." },
+        ],
+        windows: &[
+            Window { name: "TX_BUF", offset: mac::TX_BUF, bytes: mac::BUF_BYTES, access: Rw, doc: "Frame to send." },
+            Window { name: "RX_BUF", offset: mac::RX_BUF, bytes: mac::BUF_BYTES, access: Ro, doc: "Last good frame received." },
+        ],
+    },
+];
+
+/// Is `off` a valid 32-bit register or window offset in BAR0? (Reserved offsets read 0.)
+pub fn bar0_in_range(off: u64) -> bool {
+    off % 4 == 0 && off < BAR0_BYTES as u64
+}
+
+const fn check_blocks() -> bool {
+    let mut i = 0;
+    while i < BLOCKS.len() {
+        let b = &BLOCKS[i];
+        // chain order and link
+        if i + 1 < BLOCKS.len() {
+            if b.next != BLOCKS[i + 1].base || b.next <= b.base {
+                return false;
+            }
+        } else if b.next != 0 {
+            return false;
+        }
+        let limit = if b.next == 0 { 0x1000 + b.base } else { b.next };
+        let mut j = 0;
+        while j < b.regs.len() {
+            let r = &b.regs[j];
+            if r.offset % 4 != 0 || r.offset < b.base + 0xC || r.offset >= limit {
+                return false;
+            }
+            j += 1;
+        }
+        i += 1;
+    }
+    true
+}
+const _: () = assert!(check_blocks(), "register map: block chain or register offsets are inconsistent");
+const _: () = assert!(mac::TX_BUF + mac::BUF_BYTES <= mac::RX_BUF && mac::RX_BUF + mac::BUF_BYTES <= BAR0_BYTES);
+const _: () = assert!(ctx::DATA + 4 * ctx::DATA_WORDS <= dmat::BASE);

@@ -1,0 +1,65 @@
+//! RoCE v2 / InfiniBand transport constants (IBTA Vol. 1 chapter 9, Annex A17).
+
+pub const ETHERTYPE_IPV4: u16 = 0x0800;
+pub const UDP_PORT_ROCEV2: u16 = 4791;
+pub const ETH_HDR_BYTES: usize = 14;
+pub const IPV4_HDR_BYTES: usize = 20;
+pub const UDP_HDR_BYTES: usize = 8;
+pub const BTH_BYTES: usize = 12;
+pub const RETH_BYTES: usize = 16;
+pub const AETH_BYTES: usize = 4;
+pub const IMMDT_BYTES: usize = 4;
+pub const ATOMIC_ETH_BYTES: usize = 28;
+pub const ATOMIC_ACK_ETH_BYTES: usize = 8;
+pub const ICRC_BYTES: usize = 4;
+/// Per-frame wire overhead not in the AXI-Stream frame: preamble+SFD 8, FCS 4, IFG 12.
+pub const WIRE_OVERHEAD_BYTES: usize = 24;
+/// UDP source ports for RoCE v2 flows (entropy range, A17.2.2.3).
+pub const UDP_SPORT_MIN: u16 = 0xC000;
+/// PSNs are 24 bits.
+pub const PSN_MASK: u32 = 0x00FF_FFFF;
+/// BTH partition key default.
+pub const DEFAULT_PKEY: u16 = 0xFFFF;
+
+/// RC opcodes (BTH opcode byte, transport 000).
+pub mod opcode {
+    pub const SEND_FIRST: u8 = 0x00;
+    pub const SEND_MIDDLE: u8 = 0x01;
+    pub const SEND_LAST: u8 = 0x02;
+    pub const SEND_LAST_IMM: u8 = 0x03;
+    pub const SEND_ONLY: u8 = 0x04;
+    pub const SEND_ONLY_IMM: u8 = 0x05;
+    pub const WRITE_FIRST: u8 = 0x06;
+    pub const WRITE_MIDDLE: u8 = 0x07;
+    pub const WRITE_LAST: u8 = 0x08;
+    pub const WRITE_LAST_IMM: u8 = 0x09;
+    pub const WRITE_ONLY: u8 = 0x0A;
+    pub const WRITE_ONLY_IMM: u8 = 0x0B;
+    pub const READ_REQUEST: u8 = 0x0C;
+    pub const READ_RESPONSE_FIRST: u8 = 0x0D;
+    pub const READ_RESPONSE_MIDDLE: u8 = 0x0E;
+    pub const READ_RESPONSE_LAST: u8 = 0x0F;
+    pub const READ_RESPONSE_ONLY: u8 = 0x10;
+    pub const ACKNOWLEDGE: u8 = 0x11;
+    pub const ATOMIC_ACKNOWLEDGE: u8 = 0x12;
+    pub const COMPARE_SWAP: u8 = 0x13;
+    pub const FETCH_ADD: u8 = 0x14;
+}
+
+/// Path MTU enumeration as in IBTA (1 = 256 .. 5 = 4096).
+pub const fn mtu_enum_to_bytes(e: u8) -> Option<u32> {
+    match e {
+        1..=5 => Some(128u32 << e),
+        _ => None,
+    }
+}
+pub const fn mtu_bytes_to_enum(b: u32) -> Option<u8> {
+    match b {
+        256 => Some(1),
+        512 => Some(2),
+        1024 => Some(3),
+        2048 => Some(4),
+        4096 => Some(5),
+        _ => None,
+    }
+}
