@@ -1,0 +1,1 @@
+//! (owned by the board issue: reset synchronizer)
