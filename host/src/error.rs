@@ -29,6 +29,20 @@ pub enum Error {
     Device(String),
     #[error("VFIO: {0}")]
     Vfio(String),
+    #[error("VFIO is not available: {path} does not exist; load the driver (modprobe vfio-pci) and bind the card to it (docs/VFIO.md)")]
+    NoVfio { path: String },
+    #[error("PCI device {bdf} has no IOMMU group, so the IOMMU is off: enable VT-d / AMD-Vi in the firmware and boot Linux with intel_iommu=on (Intel) or amd_iommu=on (AMD)")]
+    IommuOff { bdf: String },
+    #[error("PCI device {bdf} is not bound to vfio-pci (driver: {driver}); bind it: {fix}")]
+    NotBoundToVfio { bdf: String, driver: String, fix: String },
+    #[error("IOMMU group {group} of {bdf} is not viable: {why}; bind every device of the group to vfio-pci, or unbind them from their drivers")]
+    GroupNotViable { bdf: String, group: u32, why: String },
+    #[error("permission denied opening {path}: run as root, or give your user the group file (chown USER {path}) and a memlock limit for DMA (ulimit -l)")]
+    PermissionDenied { path: String },
+    #[error("BAR{index} of {bdf} is {found:#x} bytes, the driver needs at least {needed:#x}: wrong device or PCI function, or a bitstream with a smaller BAR (check lspci -vv -s {bdf})")]
+    BarTooSmall { bdf: String, index: u32, found: u64, needed: u64 },
+    #[error("IOVA range {iova:#x}..{end:#x} is outside what the IOMMU allows ({allowed}); choose an IOVA inside those ranges, or let dma_alloc pick one")]
+    IovaOutOfRange { iova: u64, end: u64, allowed: String },
     #[error("backend: {0}")]
     Backend(String),
     #[error("I/O error while {what}: {source}")]
