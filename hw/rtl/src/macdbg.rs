@@ -1,0 +1,250 @@
+//! MAC debug path: sends the frame the host wrote into the TX window on `m_axis_tx`, and
+//! counts, measures and captures the frames arriving on `s_axis_rx` (the receive side never
+//! backpressures: a MAC cannot wait). Registers: BAR0 block `macdbg`.
+
+use crate::beram::BeRam;
+use crate::bus::{RegBusS, StreamM, StreamS};
+use rnic_abi::regs::mac;
+use rust_hdl::prelude::*;
+
+fn c16(v: u32) -> Constant<Bits<16>> {
+    Constant::new((v as u64).into())
+}
+
+/// BAR0 window select: address bits 15:11 (2 KiB windows).
+fn win(v: u32) -> Constant<Bits<5>> {
+    Constant::new(((v >> 11) as u64).into())
+}
+
+#[derive(LogicBlock)]
+pub struct MacDebug {
+    pub clock: Signal<In, Clock>,
+    pub rst: Signal<In, Bit>,
+    pub soft_reset: Signal<In, Bit>,
+    pub bus: RegBusS,
+    pub tx: StreamM,
+    pub rx: StreamS,
+    /// One-cycle pulse per good frame received.
+    pub rx_pulse: Signal<Out, Bit>,
+    txram: BeRam<5>,
+    rxram: BeRam<5>,
+    a_tx_len: Constant<Bits<16>>,
+    a_tx_ctrl: Constant<Bits<16>>,
+    a_tx_status: Constant<Bits<16>>,
+    a_tx_frames: Constant<Bits<16>>,
+    a_rx_frames: Constant<Bits<16>>,
+    a_rx_bytes: Constant<Bits<16>>,
+    a_rx_last_len: Constant<Bits<16>>,
+    a_rx_errors: Constant<Bits<16>>,
+    w_tx: Constant<Bits<5>>,
+    w_rx: Constant<Bits<5>>,
+    min_len: Constant<Bits<32>>,
+    max_len: Constant<Bits<32>>,
+    ones64: Constant<Bits<64>>,
+    nibble: Constant<Bits<64>>,
+    zero32: Constant<Bits<32>>,
+    rdata: DFF<Bits<32>>,
+    rx_rd: DFF<Bit>,
+    rx_off: DFF<Bits<9>>,
+    tx_len: DFF<Bits<32>>,
+    tx_busy: DFF<Bit>,
+    tx_bad_len: DFF<Bit>,
+    tx_ok: DFF<Bit>,
+    tx_beat: DFF<Bits<6>>,
+    tx_frames: DFF<Bits<32>>,
+    rx_beat: DFF<Bits<16>>,
+    rx_len: DFF<Bits<32>>,
+    rx_frames: DFF<Bits<32>>,
+    rx_bytes: DFF<Bits<32>>,
+    rx_last_len: DFF<Bits<32>>,
+    rx_errors: DFF<Bits<32>>,
+    rep: [Signal<Local, Bits<512>>; 5],
+    pc: Vec<Signal<Local, Bits<7>>>,
+    tx_last_beat: Signal<Local, Bits<6>>,
+    tx_len_m1: Signal<Local, Bits<32>>,
+    tx_is_last: Signal<Local, Bit>,
+    frame_len: Signal<Local, Bits<32>>,
+}
+
+impl Default for MacDebug {
+    fn default() -> Self {
+        MacDebug {
+            clock: Default::default(),
+            rst: Default::default(),
+            soft_reset: Default::default(),
+            bus: Default::default(),
+            tx: Default::default(),
+            rx: Default::default(),
+            rx_pulse: Default::default(),
+            txram: Default::default(),
+            rxram: Default::default(),
+            a_tx_len: c16(mac::TX_LEN),
+            a_tx_ctrl: c16(mac::TX_CTRL),
+            a_tx_status: c16(mac::TX_STATUS),
+            a_tx_frames: c16(mac::TX_FRAMES),
+            a_rx_frames: c16(mac::RX_FRAMES),
+            a_rx_bytes: c16(mac::RX_BYTES),
+            a_rx_last_len: c16(mac::RX_LAST_LEN),
+            a_rx_errors: c16(mac::RX_ERRORS),
+            w_tx: win(mac::TX_BUF),
+            w_rx: win(mac::RX_BUF),
+            min_len: Constant::new((mac::MIN_LEN as u64).into()),
+            max_len: Constant::new((mac::BUF_BYTES as u64).into()),
+            ones64: Constant::new(u64::MAX.into()),
+            nibble: Constant::new(0xFu64.into()),
+            zero32: Constant::new(0u64.into()),
+            rdata: Default::default(),
+            rx_rd: Default::default(),
+            rx_off: Default::default(),
+            tx_len: Default::default(),
+            tx_busy: Default::default(),
+            tx_bad_len: Default::default(),
+            tx_ok: Default::default(),
+            tx_beat: Default::default(),
+            tx_frames: Default::default(),
+            rx_beat: Default::default(),
+            rx_len: Default::default(),
+            rx_frames: Default::default(),
+            rx_bytes: Default::default(),
+            rx_last_len: Default::default(),
+            rx_errors: Default::default(),
+            rep: Default::default(),
+            pc: (0..65).map(|_| Default::default()).collect(),
+            tx_last_beat: Default::default(),
+            tx_len_m1: Default::default(),
+            tx_is_last: Default::default(),
+            frame_len: Default::default(),
+        }
+    }
+}
+
+impl Logic for MacDebug {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, rdata, rx_rd, rx_off, tx_len, tx_busy, tx_bad_len, tx_ok, tx_beat, tx_frames);
+        dff_setup!(self, clock, rx_beat, rx_len, rx_frames, rx_bytes, rx_last_len, rx_errors);
+        self.txram.clock.next = self.clock.val();
+        self.rxram.clock.next = self.clock.val();
+        self.rx_pulse.next = false;
+        // ---------------- register reads (+ RX window, registered RAM read)
+        self.rdata.d.next = 0.into();
+        self.rx_rd.d.next = self.bus.rd.val() && (self.bus.addr.val().get_bits::<5>(11) == self.w_rx.val());
+        self.rx_off.d.next = bit_cast::<9, 4>(self.bus.addr.val().get_bits::<4>(2)) << 5;
+        self.rxram.read_address.next = self.bus.addr.val().get_bits::<5>(6);
+        if self.bus.rd.val() {
+            if self.bus.addr.val() == self.a_tx_len.val() {
+                self.rdata.d.next = self.tx_len.q.val();
+            } else if self.bus.addr.val() == self.a_tx_status.val() {
+                self.rdata.d.next = self.zero32.val().replace_bit(0, self.tx_busy.q.val()).replace_bit(1, self.tx_bad_len.q.val());
+            } else if self.bus.addr.val() == self.a_tx_frames.val() {
+                self.rdata.d.next = self.tx_frames.q.val();
+            } else if self.bus.addr.val() == self.a_rx_frames.val() {
+                self.rdata.d.next = self.rx_frames.q.val();
+            } else if self.bus.addr.val() == self.a_rx_bytes.val() {
+                self.rdata.d.next = self.rx_bytes.q.val();
+            } else if self.bus.addr.val() == self.a_rx_last_len.val() {
+                self.rdata.d.next = self.rx_last_len.q.val();
+            } else if self.bus.addr.val() == self.a_rx_errors.val() {
+                self.rdata.d.next = self.rx_errors.q.val();
+            }
+        }
+        if self.rx_rd.q.val() {
+            self.bus.rdata.next = self.rdata.q.val() | self.rxram.read_data.val().get_bits::<32>(self.rx_off.q.val().index());
+        } else {
+            self.bus.rdata.next = self.rdata.q.val();
+        }
+        // ---------------- TX window writes: one 32-bit word into its lanes of a 512-bit entry
+        self.rep[0].next = bit_cast::<512, 32>(self.bus.wdata.val());
+        self.rep[1].next = self.rep[0].val() | (self.rep[0].val() << 32);
+        self.rep[2].next = self.rep[1].val() | (self.rep[1].val() << 64);
+        self.rep[3].next = self.rep[2].val() | (self.rep[2].val() << 128);
+        self.rep[4].next = self.rep[3].val() | (self.rep[3].val() << 256);
+        self.txram.write_data.next = self.rep[4].val();
+        self.txram.write_address.next = self.bus.addr.val().get_bits::<5>(6);
+        self.txram.write_enable.next = 0.into();
+        if self.bus.wr.val() && (self.bus.addr.val().get_bits::<5>(11) == self.w_tx.val()) {
+            self.txram.write_enable.next = self.nibble.val() << (bit_cast::<64, 4>(self.bus.addr.val().get_bits::<4>(2)) << 2);
+        }
+        // ---------------- TX control
+        if self.bus.wr.val() && !self.tx_busy.q.val() {
+            if self.bus.addr.val() == self.a_tx_len.val() {
+                self.tx_len.d.next = self.bus.wdata.val();
+            } else if self.bus.addr.val() == self.a_tx_ctrl.val() {
+                if self.bus.wdata.val().get_bit(0) {
+                    if (self.tx_len.q.val() < self.min_len.val()) || (self.tx_len.q.val() > self.max_len.val()) {
+                        self.tx_bad_len.d.next = true;
+                    } else {
+                        self.tx_bad_len.d.next = false;
+                        self.tx_busy.d.next = true;
+                        self.tx_beat.d.next = 0.into();
+                    }
+                }
+            }
+        }
+        self.tx_len_m1.next = self.tx_len.q.val() - 1;
+        self.tx_last_beat.next = self.tx_len_m1.val().get_bits::<6>(6);
+        self.tx_is_last.next = self.tx_beat.q.val() == self.tx_last_beat.val();
+        self.txram.read_address.next = self.tx_beat.q.val().get_bits::<5>(0);
+        self.tx_ok.d.next = self.tx_busy.q.val();
+        self.tx.tvalid.next = self.tx_busy.q.val() && self.tx_ok.q.val();
+        self.tx.tdata.next = self.txram.read_data.val();
+        self.tx.tlast.next = self.tx_is_last.val();
+        self.tx.tuser.next = false;
+        self.tx.tkeep.next = self.ones64.val();
+        if self.tx_is_last.val() && self.tx_len.q.val().get_bits::<6>(0).any() {
+            self.tx.tkeep.next = !(self.ones64.val() << bit_cast::<64, 6>(self.tx_len.q.val().get_bits::<6>(0)));
+        }
+        if self.tx.tvalid.val() && self.tx.tready.val() {
+            self.tx_ok.d.next = false;
+            self.tx_beat.d.next = self.tx_beat.q.val() + 1;
+            if self.tx_is_last.val() {
+                self.tx_busy.d.next = false;
+                self.tx_frames.d.next = self.tx_frames.q.val() + 1;
+            }
+        }
+        // ---------------- RX: capture up to 32 beats, count bytes (tkeep popcount)
+        self.rx.tready.next = true;
+        self.pc[0].next = 0.into();
+        for i in 0..64 {
+            if self.rx.tkeep.val().get_bit(i) {
+                self.pc[i + 1].next = self.pc[i].val() + 1;
+            } else {
+                self.pc[i + 1].next = self.pc[i].val();
+            }
+        }
+        self.frame_len.next = self.rx_len.q.val() + bit_cast::<32, 7>(self.pc[64].val());
+        self.rxram.write_address.next = self.rx_beat.q.val().get_bits::<5>(0);
+        self.rxram.write_data.next = self.rx.tdata.val();
+        self.rxram.write_enable.next = 0.into();
+        if self.rx.tvalid.val() {
+            if self.rx_beat.q.val() < 32 {
+                self.rxram.write_enable.next = self.rx.tkeep.val();
+            }
+            self.rx_beat.d.next = self.rx_beat.q.val() + 1;
+            self.rx_len.d.next = self.frame_len.val();
+            if self.rx.tlast.val() {
+                self.rx_beat.d.next = 0.into();
+                self.rx_len.d.next = 0.into();
+                if self.rx.tuser.val() {
+                    self.rx_errors.d.next = self.rx_errors.q.val() + 1;
+                } else {
+                    self.rx_frames.d.next = self.rx_frames.q.val() + 1;
+                    self.rx_bytes.d.next = self.rx_bytes.q.val() + self.frame_len.val();
+                    self.rx_last_len.d.next = self.frame_len.val();
+                    self.rx_pulse.next = true;
+                }
+            }
+        }
+        if self.rst.val() || self.soft_reset.val() {
+            self.tx_busy.d.next = false;
+            self.tx_bad_len.d.next = false;
+            self.tx_frames.d.next = 0.into();
+            self.rx_frames.d.next = 0.into();
+            self.rx_bytes.d.next = 0.into();
+            self.rx_last_len.d.next = 0.into();
+            self.rx_errors.d.next = 0.into();
+            self.rx_beat.d.next = 0.into();
+            self.rx_len.d.next = 0.into();
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! BAR2 ring memory: an AXI4 slave (512-bit data) in front of a byte-enable RAM holding every
+//! SQ and RQ ring (layout in `rnic-abi`: `BuildParams::sq_slot` / `rq_slot`).
+//!
+//! Writes: one burst at a time, INCR addressing in steps of `1 << awsize` bytes (FIXED and WRAP
+//! bursts are treated as INCR: the driver never issues them), byte strobes honoured, one B
+//! response per burst. Reads: one burst at a time, one beat every two cycles (BAR2 reads are a
+//! debug path; the WQE fetcher gets its own RAM port in the data-path work).
+
+use crate::beram::BeRam;
+use crate::bus::WqeAxiS;
+use crate::{BAR2_ADDR_BITS, RING_SLOT_BITS};
+use rust_hdl::prelude::*;
+
+#[derive(LogicBlock)]
+pub struct RingMem {
+    pub clock: Signal<In, Clock>,
+    pub rst: Signal<In, Bit>,
+    pub s: WqeAxiS,
+    /// Count of WQE bursts written (debug/observability).
+    pub bursts: Signal<Out, Bits<32>>,
+    ram: BeRam<RING_SLOT_BITS>,
+    w_active: DFF<Bit>,
+    w_addr: DFF<Bits<BAR2_ADDR_BITS>>,
+    w_size: DFF<Bits<3>>,
+    w_id: DFF<Bits<4>>,
+    b_valid: DFF<Bit>,
+    b_id: DFF<Bits<4>>,
+    burst_count: DFF<Bits<32>>,
+    r_active: DFF<Bit>,
+    r_addr: DFF<Bits<BAR2_ADDR_BITS>>,
+    r_size: DFF<Bits<3>>,
+    r_left: DFF<Bits<8>>,
+    r_id: DFF<Bits<4>>,
+    r_ok: DFF<Bit>,
+    one: Constant<Bits<BAR2_ADDR_BITS>>,
+}
+
+impl Default for RingMem {
+    fn default() -> Self {
+        RingMem {
+            clock: Default::default(),
+            rst: Default::default(),
+            s: Default::default(),
+            bursts: Default::default(),
+            ram: Default::default(),
+            w_active: Default::default(),
+            w_addr: Default::default(),
+            w_size: Default::default(),
+            w_id: Default::default(),
+            b_valid: Default::default(),
+            b_id: Default::default(),
+            burst_count: Default::default(),
+            r_active: Default::default(),
+            r_addr: Default::default(),
+            r_size: Default::default(),
+            r_left: Default::default(),
+            r_id: Default::default(),
+            r_ok: Default::default(),
+            one: Constant::new(1u64.into()),
+        }
+    }
+}
+
+impl Logic for RingMem {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, w_active, w_addr, w_size, w_id, b_valid, b_id, burst_count, r_active, r_addr, r_size, r_left, r_id, r_ok);
+        self.ram.clock.next = self.clock.val();
+        // ---- write channel
+        self.s.awready.next = !self.w_active.q.val() && !self.b_valid.q.val();
+        if self.s.awvalid.val() && !self.w_active.q.val() && !self.b_valid.q.val() {
+            self.w_active.d.next = true;
+            self.w_addr.d.next = self.s.awaddr.val();
+            self.w_size.d.next = self.s.awsize.val();
+            self.w_id.d.next = self.s.awid.val();
+        }
+        self.s.wready.next = self.w_active.q.val();
+        self.ram.write_address.next = self.w_addr.q.val().get_bits::<RING_SLOT_BITS>(6);
+        self.ram.write_data.next = self.s.wdata.val();
+        self.ram.write_enable.next = 0.into();
+        if self.w_active.q.val() && self.s.wvalid.val() {
+            self.ram.write_enable.next = self.s.wstrb.val();
+            self.w_addr.d.next = self.w_addr.q.val() + (self.one.val() << self.w_size.q.val());
+            if self.s.wlast.val() {
+                self.w_active.d.next = false;
+                self.b_valid.d.next = true;
+                self.b_id.d.next = self.w_id.q.val();
+                self.burst_count.d.next = self.burst_count.q.val() + 1;
+            }
+        }
+        if self.b_valid.q.val() && self.s.bready.val() {
+            self.b_valid.d.next = false;
+        }
+        self.s.bvalid.next = self.b_valid.q.val();
+        self.s.bid.next = self.b_id.q.val();
+        self.s.bresp.next = 0.into();
+        self.bursts.next = self.burst_count.q.val();
+        // ---- read channel
+        self.s.arready.next = !self.r_active.q.val();
+        if self.s.arvalid.val() && !self.r_active.q.val() {
+            self.r_active.d.next = true;
+            self.r_addr.d.next = self.s.araddr.val();
+            self.r_size.d.next = self.s.arsize.val();
+            self.r_left.d.next = self.s.arlen.val();
+            self.r_id.d.next = self.s.arid.val();
+        }
+        self.ram.read_address.next = self.r_addr.q.val().get_bits::<RING_SLOT_BITS>(6);
+        self.r_ok.d.next = self.r_active.q.val();
+        self.s.rvalid.next = self.r_active.q.val() && self.r_ok.q.val();
+        self.s.rdata.next = self.ram.read_data.val();
+        self.s.rid.next = self.r_id.q.val();
+        self.s.rresp.next = 0.into();
+        self.s.rlast.next = self.r_left.q.val() == 0;
+        if self.r_active.q.val() && self.r_ok.q.val() && self.s.rready.val() {
+            self.r_ok.d.next = false;
+            self.r_addr.d.next = self.r_addr.q.val() + (self.one.val() << self.r_size.q.val());
+            self.r_left.d.next = self.r_left.q.val() - 1;
+            if self.r_left.q.val() == 0 {
+                self.r_active.d.next = false;
+            }
+        }
+        if self.rst.val() {
+            self.w_active.d.next = false;
+            self.b_valid.d.next = false;
+            self.r_active.d.next = false;
+            self.r_ok.d.next = false;
+            self.burst_count.d.next = 0.into();
+        }
+    }
+}

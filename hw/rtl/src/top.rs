@@ -1,0 +1,97 @@
+//! `rnic_top`: the engine as one flat module with the stable port names of DESIGN.md
+//! (`s_axil_*` BAR0, `s_axi_wqe_*` BAR2, `m_axi_*` host memory, `m_axis_tx_*`/`s_axis_rx_*`
+//! Ethernet frames, `irq_req`), all synchronous to `clk`, `rst` synchronous active high.
+
+use crate::axil::AxilFront;
+use crate::bus::{AxilS, HostAxiM, StreamM, StreamS, WqeAxiS};
+use crate::ctxstore::CtxStore;
+use crate::devregs::DevRegs;
+use crate::dmatest::DmaTest;
+use crate::macdbg::MacDebug;
+use crate::ringmem::RingMem;
+use rnic_abi::params::BuildParams;
+use rust_hdl::prelude::*;
+
+#[derive(LogicBlock)]
+pub struct RnicTop {
+    pub clk: Signal<In, Clock>,
+    pub rst: Signal<In, Bit>,
+    pub s_axil: AxilS,
+    pub s_axi_wqe: WqeAxiS,
+    pub m_axi: HostAxiM,
+    pub m_axis_tx: StreamM,
+    pub s_axis_rx: StreamS,
+    pub irq_req: Signal<Out, Bit>,
+    axil: AxilFront,
+    devregs: DevRegs,
+    ctxs: CtxStore,
+    dmat: DmaTest,
+    macd: MacDebug,
+    ring: RingMem,
+}
+
+impl RnicTop {
+    pub fn new(p: &BuildParams) -> Self {
+        RnicTop {
+            clk: Default::default(),
+            rst: Default::default(),
+            s_axil: Default::default(),
+            s_axi_wqe: Default::default(),
+            m_axi: Default::default(),
+            m_axis_tx: Default::default(),
+            s_axis_rx: Default::default(),
+            irq_req: Default::default(),
+            axil: Default::default(),
+            devregs: DevRegs::new(p),
+            ctxs: CtxStore::new(p),
+            dmat: Default::default(),
+            macd: Default::default(),
+            ring: Default::default(),
+        }
+    }
+}
+
+impl Logic for RnicTop {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.axil.clock.next = self.clk.val();
+        self.devregs.clock.next = self.clk.val();
+        self.ctxs.clock.next = self.clk.val();
+        self.dmat.clock.next = self.clk.val();
+        self.macd.clock.next = self.clk.val();
+        self.ring.clock.next = self.clk.val();
+        self.axil.rst.next = self.rst.val();
+        self.devregs.rst.next = self.rst.val();
+        self.ctxs.rst.next = self.rst.val();
+        self.dmat.rst.next = self.rst.val();
+        self.macd.rst.next = self.rst.val();
+        self.ring.rst.next = self.rst.val();
+        AxilS::link(&mut self.s_axil, &mut self.axil.s);
+        WqeAxiS::link(&mut self.s_axi_wqe, &mut self.ring.s);
+        HostAxiM::link(&mut self.m_axi, &mut self.dmat.m);
+        StreamM::link(&mut self.m_axis_tx, &mut self.macd.tx);
+        StreamS::link(&mut self.s_axis_rx, &mut self.macd.rx);
+        // register bus: one master, every block decodes its own offsets, read data ORed
+        self.devregs.bus.addr.next = self.axil.bus.addr.val();
+        self.devregs.bus.wdata.next = self.axil.bus.wdata.val();
+        self.devregs.bus.wr.next = self.axil.bus.wr.val();
+        self.devregs.bus.rd.next = self.axil.bus.rd.val();
+        self.ctxs.bus.addr.next = self.axil.bus.addr.val();
+        self.ctxs.bus.wdata.next = self.axil.bus.wdata.val();
+        self.ctxs.bus.wr.next = self.axil.bus.wr.val();
+        self.ctxs.bus.rd.next = self.axil.bus.rd.val();
+        self.dmat.bus.addr.next = self.axil.bus.addr.val();
+        self.dmat.bus.wdata.next = self.axil.bus.wdata.val();
+        self.dmat.bus.wr.next = self.axil.bus.wr.val();
+        self.dmat.bus.rd.next = self.axil.bus.rd.val();
+        self.macd.bus.addr.next = self.axil.bus.addr.val();
+        self.macd.bus.wdata.next = self.axil.bus.wdata.val();
+        self.macd.bus.wr.next = self.axil.bus.wr.val();
+        self.macd.bus.rd.next = self.axil.bus.rd.val();
+        self.axil.bus.rdata.next = self.devregs.bus.rdata.val() | self.ctxs.bus.rdata.val() | self.dmat.bus.rdata.val() | self.macd.bus.rdata.val();
+        // interrupts and soft reset
+        self.devregs.irq_set.next = bit_cast::<2, 1>(self.dmat.done_pulse.val().into()) | (bit_cast::<2, 1>(self.macd.rx_pulse.val().into()) << 1);
+        self.macd.soft_reset.next = self.devregs.soft_reset.val();
+        self.irq_req.next = self.devregs.irq_req.val();
+    }
+}
