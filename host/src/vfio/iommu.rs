@@ -32,8 +32,16 @@ impl IommuInfo {
 
     /// The ranges as text for messages.
     pub fn ranges_text(&self) -> String {
-        let v: Vec<String> = self.ranges.iter().map(|r| format!("{:#x}..{:#x}", r.start, r.end)).collect();
-        if v.is_empty() { "no IOVA at all".into() } else { v.join(", ") }
+        let v: Vec<String> = self
+            .ranges
+            .iter()
+            .map(|r| format!("{:#x}..{:#x}", r.start, r.end))
+            .collect();
+        if v.is_empty() {
+            "no IOVA at all".into()
+        } else {
+            v.join(", ")
+        }
     }
 
     /// Is `[iova, iova+len)` inside one allowed range?
@@ -56,7 +64,13 @@ pub fn query(container: &impl AsRawFd) -> Result<IommuInfo> {
         buf[0] = argsz as u64; // little endian: argsz in the low u32, flags 0
         // SAFETY: VFIO_IOMMU_GET_INFO reads argsz and writes at most argsz bytes into the
         // buffer, which is at least argsz bytes long and lives across the call.
-        let rc = unsafe { vmm_sys_util::ioctl::ioctl_with_mut_ptr(container, VFIO_IOMMU_GET_INFO(), buf.as_mut_ptr()) };
+        let rc = unsafe {
+            vmm_sys_util::ioctl::ioctl_with_mut_ptr(
+                container,
+                VFIO_IOMMU_GET_INFO(),
+                buf.as_mut_ptr(),
+            )
+        };
         if rc < 0 {
             return Err(Error::Vfio(format!(
                 "VFIO_IOMMU_GET_INFO failed: {} (is a group attached to the container?)",
@@ -71,7 +85,9 @@ pub fn query(container: &impl AsRawFd) -> Result<IommuInfo> {
         }
         return Ok(parse(&bytes));
     }
-    Err(Error::Vfio("VFIO_IOMMU_GET_INFO keeps asking for a bigger buffer".into()))
+    Err(Error::Vfio(
+        "VFIO_IOMMU_GET_INFO keeps asking for a bigger buffer".into(),
+    ))
 }
 
 fn u32_at(b: &[u8], off: usize) -> Option<u32> {
@@ -88,8 +104,16 @@ fn u16_at(b: &[u8], off: usize) -> Option<u16> {
 /// short, never read out of bounds.
 pub fn parse(b: &[u8]) -> IommuInfo {
     let flags = u32_at(b, 4).unwrap_or(0);
-    let pgsizes = if flags & VFIO_IOMMU_INFO_PGSIZES != 0 { u64_at(b, 8).unwrap_or(0) } else { 0 };
-    let mut info = IommuInfo { pgsizes, ranges: std::iter::once(0..u64::MAX).collect(), dma_avail: None };
+    let pgsizes = if flags & VFIO_IOMMU_INFO_PGSIZES != 0 {
+        u64_at(b, 8).unwrap_or(0)
+    } else {
+        0
+    };
+    let mut info = IommuInfo {
+        pgsizes,
+        ranges: std::iter::once(0..u64::MAX).collect(),
+        dma_avail: None,
+    };
     if flags & VFIO_IOMMU_INFO_CAPS == 0 {
         return info;
     }
@@ -97,13 +121,17 @@ pub fn parse(b: &[u8]) -> IommuInfo {
     let mut hops = 0;
     while off != 0 && hops < 16 {
         hops += 1;
-        let (Some(id), Some(next)) = (u16_at(b, off), u32_at(b, off + 4)) else { break };
+        let (Some(id), Some(next)) = (u16_at(b, off), u32_at(b, off + 4)) else {
+            break;
+        };
         if id as u32 == VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE {
             let n = u32_at(b, off + 8).unwrap_or(0) as usize;
             let mut ranges = Vec::new();
             for i in 0..n.min(1024) {
                 let base = off + 16 + 16 * i;
-                let (Some(s), Some(e)) = (u64_at(b, base), u64_at(b, base + 8)) else { break };
+                let (Some(s), Some(e)) = (u64_at(b, base), u64_at(b, base + 8)) else {
+                    break;
+                };
                 ranges.push(s..e.saturating_add(1)); // the kernel's end is inclusive
             }
             info.ranges = ranges;
@@ -140,7 +168,11 @@ impl IovaAllocator {
                 free_space.push(s..e);
             }
         }
-        IovaAllocator { free_space, page, used: Vec::new() }
+        IovaAllocator {
+            free_space,
+            page,
+            used: Vec::new(),
+        }
     }
 
     /// Page size (alignment of every IOVA and length).
@@ -172,7 +204,9 @@ impl IovaAllocator {
 
     /// Reserve an IOVA range the caller chose; false if it overlaps a range in use.
     pub fn reserve(&mut self, iova: u64, len: u64) -> bool {
-        let Some(end) = iova.checked_add(len) else { return false };
+        let Some(end) = iova.checked_add(len) else {
+            return false;
+        };
         if self.used.iter().any(|u| u.start < end && iova < u.end) {
             return false;
         }
@@ -206,7 +240,11 @@ mod tests {
         b[8..16].copy_from_slice(&0x4020_1000u64.to_ne_bytes());
         b[16..20].copy_from_slice(&24u32.to_ne_bytes());
         // IOVA range cap
-        let next = if avail.is_some() { 24 + 16 + 16 * ranges.len() as u32 } else { 0 };
+        let next = if avail.is_some() {
+            24 + 16 + 16 * ranges.len() as u32
+        } else {
+            0
+        };
         b.extend_from_slice(&(VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE as u16).to_ne_bytes());
         b.extend_from_slice(&1u16.to_ne_bytes());
         b.extend_from_slice(&next.to_ne_bytes());
@@ -230,7 +268,10 @@ mod tests {
 
     #[test]
     fn parses_ranges_and_avail() {
-        let b = info_bytes(&[(0, 0xfedf_ffff), (0xfef0_0000, 0x7f_ffff_ffff)], Some(65000));
+        let b = info_bytes(
+            &[(0, 0xfedf_ffff), (0xfef0_0000, 0x7f_ffff_ffff)],
+            Some(65000),
+        );
         let i = parse(&b);
         assert_eq!(i.page_size(), 4096);
         assert_eq!(i.ranges, vec![0..0xfee0_0000, 0xfef0_0000..0x80_0000_0000]);
@@ -251,7 +292,10 @@ mod tests {
 
     #[test]
     fn allocator_first_fit_and_window() {
-        let i = parse(&info_bytes(&[(0, 0xfedf_ffff), (0xfef0_0000, 0x7f_ffff_ffff)], None));
+        let i = parse(&info_bytes(
+            &[(0, 0xfedf_ffff), (0xfef0_0000, 0x7f_ffff_ffff)],
+            None,
+        ));
         let mut a = IovaAllocator::new(&i, 0x10_0000..0x1000_0000);
         let x = a.alloc(1).unwrap();
         let y = a.alloc(0x2000).unwrap();

@@ -35,8 +35,8 @@ use std::sync::Arc;
 use std::sync::atomic::{Ordering, fence};
 use std::time::Instant;
 use vfio_bindings::bindings::vfio::{
-    VFIO_BASE, VFIO_PCI_CONFIG_REGION_INDEX, VFIO_PCI_MSI_IRQ_INDEX, VFIO_PCI_MSIX_IRQ_INDEX, VFIO_REGION_INFO_FLAG_MMAP,
-    VFIO_TYPE,
+    VFIO_BASE, VFIO_PCI_CONFIG_REGION_INDEX, VFIO_PCI_MSI_IRQ_INDEX, VFIO_PCI_MSIX_IRQ_INDEX,
+    VFIO_REGION_INFO_FLAG_MMAP, VFIO_TYPE,
 };
 use vfio_ioctls::{VfioContainer, VfioError, VfioOps};
 use vmm_sys_util::eventfd::{EFD_NONBLOCK, EventFd};
@@ -102,8 +102,14 @@ impl VfioOptions {
     /// DMA (the engine's `m_axi` address is 64 bits), MSI-X preferred.
     pub fn rnic() -> Self {
         VfioOptions {
-            regs: BarSpec { index: rnic_abi::pcie::BAR_REGS, min_len: rnic_abi::pcie::BAR0_BYTES },
-            rings: Some(BarSpec { index: rnic_abi::pcie::BAR_RINGS, min_len: rnic_abi::pcie::BAR2_BYTES }),
+            regs: BarSpec {
+                index: rnic_abi::pcie::BAR_REGS,
+                min_len: rnic_abi::pcie::BAR0_BYTES,
+            },
+            rings: Some(BarSpec {
+                index: rnic_abi::pcie::BAR_RINGS,
+                min_len: rnic_abi::pcie::BAR2_BYTES,
+            }),
             iova_window: 0x1_0000_0000..u64::MAX,
             irq: IrqMode::Auto,
             max_vectors: 32,
@@ -136,6 +142,13 @@ pub struct RegionInfo {
     pub flags: u32,
     pub size: u64,
     pub offset: u64,
+}
+
+impl RegionInfo {
+    /// Can the region be mmapped (VFIO_REGION_INFO_FLAG_MMAP)?
+    pub fn mappable(&self) -> bool {
+        self.flags & VFIO_REGION_INFO_FLAG_MMAP != 0
+    }
 }
 
 /// A PCI device opened through VFIO. Fields drop top to bottom after [`Drop::drop`] has
@@ -193,13 +206,21 @@ impl VfioDevice {
             Ok(c) => Arc::new(c),
             Err(e) => {
                 return Err(match errno_of(&e) {
-                    Some(libc::EACCES) | Some(libc::EPERM) => Error::PermissionDenied { path: sysfs::VFIO_CONTAINER.into() },
-                    Some(libc::ENOENT) | Some(libc::ENODEV) => Error::NoVfio { path: sysfs::VFIO_CONTAINER.into() },
+                    Some(libc::EACCES) | Some(libc::EPERM) => Error::PermissionDenied {
+                        path: sysfs::VFIO_CONTAINER.into(),
+                    },
+                    Some(libc::ENOENT) | Some(libc::ENODEV) => Error::NoVfio {
+                        path: sysfs::VFIO_CONTAINER.into(),
+                    },
                     _ => Error::Vfio(format!("opening the VFIO container: {}", vfio_text(&e))),
                 });
             }
         };
-        let vdev = match vfio_ioctls::VfioDevice::new(&addr.sysfs(), container.clone() as Arc<dyn VfioOps>, false) {
+        let vdev = match vfio_ioctls::VfioDevice::new(
+            &addr.sysfs(),
+            container.clone() as Arc<dyn VfioOps>,
+            false,
+        ) {
             Ok(d) => d,
             Err(e) => {
                 let node = format!("/dev/vfio/{group}");
@@ -224,7 +245,10 @@ impl VfioDevice {
         let file = unsafe { BorrowedFd::borrow_raw(vdev.as_raw_fd()) }
             .try_clone_to_owned()
             .map(File::from)
-            .map_err(|source| Error::Io { what: format!("duplicating the VFIO device fd of {bdf}"), source })?;
+            .map_err(|source| Error::Io {
+                what: format!("duplicating the VFIO device fd of {bdf}"),
+                source,
+            })?;
         let iommu = iommu::query(&*container)?;
         let iova = IovaAllocator::new(&iommu, opts.iova_window.clone());
 
@@ -272,14 +296,22 @@ impl VfioDevice {
             _ => Err(Error::Vfio(format!(
                 "{} devices {vendor:04x}:{device:04x} are bound to vfio-pci ({}): pick one by PCI address",
                 bound.len(),
-                bound.iter().map(|d| d.addr.to_string()).collect::<Vec<_>>().join(", ")
+                bound
+                    .iter()
+                    .map(|d| d.addr.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ))),
         }
     }
 
     /// Open our card by the ids in `rnic-abi`.
     pub fn open_rnic() -> Result<Self> {
-        Self::open_by_id(rnic_abi::pcie::VENDOR_ID, rnic_abi::pcie::DEVICE_ID, VfioOptions::rnic())
+        Self::open_by_id(
+            rnic_abi::pcie::VENDOR_ID,
+            rnic_abi::pcie::DEVICE_ID,
+            VfioOptions::rnic(),
+        )
     }
 
     fn bdf(&self) -> &str {
@@ -308,11 +340,19 @@ impl VfioDevice {
 
     fn map_bar(&self, spec: BarSpec) -> Result<BarMap> {
         if spec.index > 5 {
-            return Err(Error::InvalidArgument(format!("BAR index {} (PCI has BARs 0..=5)", spec.index)));
+            return Err(Error::InvalidArgument(format!(
+                "BAR index {} (PCI has BARs 0..=5)",
+                spec.index
+            )));
         }
         let r = self.region(spec.index);
         if r.size < spec.min_len || r.size == 0 {
-            return Err(Error::BarTooSmall { bdf: self.bdf().into(), index: spec.index, found: r.size, needed: spec.min_len.max(1) });
+            return Err(Error::BarTooSmall {
+                bdf: self.bdf().into(),
+                index: spec.index,
+                found: r.size,
+                needed: spec.min_len.max(1),
+            });
         }
         if r.flags & VFIO_REGION_INFO_FLAG_MMAP == 0 {
             return Err(Error::Vfio(format!(
@@ -322,15 +362,31 @@ impl VfioDevice {
                 r.flags
             )));
         }
-        let len = usize::try_from(r.size).map_err(|_| Error::Vfio(format!("BAR{} is too big for this address space", spec.index)))?;
+        let len = usize::try_from(r.size).map_err(|_| {
+            Error::Vfio(format!(
+                "BAR{} is too big for this address space",
+                spec.index
+            ))
+        })?;
         // A raw mapping (memmap2 hands out no references to it): device memory that is only
         // touched through raw pointers with volatile accesses (read32/write32/push_wqe).
         let map = MmapOptions::new()
             .offset(r.offset)
             .len(len)
             .map_raw(&self.file)
-            .map_err(|source| Error::Io { what: format!("mmapping BAR{} of {} ({len:#x} bytes)", spec.index, self.bdf()), source })?;
-        Ok(BarMap { index: spec.index, len: r.size, map })
+            .map_err(|source| Error::Io {
+                what: format!(
+                    "mmapping BAR{} of {} ({len:#x} bytes)",
+                    spec.index,
+                    self.bdf()
+                ),
+                source,
+            })?;
+        Ok(BarMap {
+            index: spec.index,
+            len: r.size,
+            map,
+        })
     }
 
     /// Read `buf.len()` bytes of PCI config space at `off`.
@@ -338,7 +394,10 @@ impl VfioDevice {
         let r = self.region(VFIO_PCI_CONFIG_REGION_INDEX);
         self.file
             .read_exact_at(buf, r.offset + off)
-            .map_err(|source| Error::Io { what: format!("reading config space of {} at {off:#x}", self.bdf()), source })
+            .map_err(|source| Error::Io {
+                what: format!("reading config space of {} at {off:#x}", self.bdf()),
+                source,
+            })
     }
 
     /// Write PCI config space at `off`.
@@ -346,7 +405,10 @@ impl VfioDevice {
         let r = self.region(VFIO_PCI_CONFIG_REGION_INDEX);
         self.file
             .write_all_at(data, r.offset + off)
-            .map_err(|source| Error::Io { what: format!("writing config space of {} at {off:#x}", self.bdf()), source })
+            .map_err(|source| Error::Io {
+                what: format!("writing config space of {} at {off:#x}", self.bdf()),
+                source,
+            })
     }
 
     /// The PCI command register.
@@ -362,14 +424,20 @@ impl VfioDevice {
         self.config_write(PCI_COMMAND, &n.to_le_bytes())?;
         let back = self.command()?;
         if (back & bits != 0) != on || (on && back & bits != bits) {
-            return Err(Error::Vfio(format!("command register of {} reads {back:#06x} after writing {n:#06x}", self.bdf())));
+            return Err(Error::Vfio(format!(
+                "command register of {} reads {back:#06x} after writing {n:#06x}",
+                self.bdf()
+            )));
         }
         Ok(())
     }
 
     fn enable_irqs(&mut self, mode: IrqMode, max: u32) -> Result<()> {
         let count = |idx| self.vdev.get_irq_info(idx).map_or(0, |i| i.count);
-        let (msix, msi) = (count(VFIO_PCI_MSIX_IRQ_INDEX), count(VFIO_PCI_MSI_IRQ_INDEX));
+        let (msix, msi) = (
+            count(VFIO_PCI_MSIX_IRQ_INDEX),
+            count(VFIO_PCI_MSI_IRQ_INDEX),
+        );
         let kind = match mode {
             IrqMode::None => return Ok(()),
             IrqMode::Auto if msix > 0 => IrqKind::MsiX,
@@ -378,17 +446,33 @@ impl VfioDevice {
             IrqMode::MsiX if msix > 0 => IrqKind::MsiX,
             IrqMode::Msi if msi > 0 => IrqKind::Msi,
             _ => {
-                return Err(Error::Vfio(format!("{} has no {mode:?} capability (MSI-X vectors {msix}, MSI vectors {msi})", self.bdf())));
+                return Err(Error::Vfio(format!(
+                    "{} has no {mode:?} capability (MSI-X vectors {msix}, MSI vectors {msi})",
+                    self.bdf()
+                )));
             }
         };
         let n = if kind == IrqKind::MsiX { msix } else { msi }.min(max.max(1));
         let mut fds = Vec::new();
         for _ in 0..n {
-            fds.push(EventFd::new(EFD_NONBLOCK).map_err(|source| Error::Io { what: "creating an eventfd".into(), source })?);
+            fds.push(EventFd::new(EFD_NONBLOCK).map_err(|source| Error::Io {
+                what: "creating an eventfd".into(),
+                source,
+            })?);
         }
         let refs: Vec<&EventFd> = fds.iter().collect();
-        let r = if kind == IrqKind::MsiX { self.vdev.enable_msix(refs) } else { self.vdev.enable_msi(refs) };
-        r.map_err(|e| Error::Vfio(format!("enabling {n} {kind:?} vectors on {}: {}", self.bdf(), vfio_text(&e))))?;
+        let r = if kind == IrqKind::MsiX {
+            self.vdev.enable_msix(refs)
+        } else {
+            self.vdev.enable_msi(refs)
+        };
+        r.map_err(|e| {
+            Error::Vfio(format!(
+                "enabling {n} {kind:?} vectors on {}: {}",
+                self.bdf(),
+                vfio_text(&e)
+            ))
+        })?;
         self.irq_fds = fds;
         self.irq_kind = kind;
         Ok(())
@@ -402,7 +486,13 @@ impl VfioDevice {
         };
         self.irq_kind = IrqKind::None;
         self.irq_fds.clear();
-        r.map_err(|e| Error::Vfio(format!("disabling interrupts of {}: {}", self.bdf(), vfio_text(&e))))
+        r.map_err(|e| {
+            Error::Vfio(format!(
+                "disabling interrupts of {}: {}",
+                self.bdf(),
+                vfio_text(&e)
+            ))
+        })
     }
 
     /// Interrupt kind and number of vectors wired to eventfds.
@@ -444,7 +534,10 @@ impl VfioDevice {
 
     /// IOVA ranges mapped by this device object.
     pub fn dma_mapped(&self) -> Vec<Range<u64>> {
-        self.dma.values().map(|m| m.iova..m.iova + m.mapped as u64).collect()
+        self.dma
+            .values()
+            .map(|m| m.iova..m.iova + m.mapped as u64)
+            .collect()
     }
 
     /// Allocate a buffer and map it at an IOVA the caller chooses. The range must be IOMMU-page
@@ -453,13 +546,21 @@ impl VfioDevice {
         let page = self.iova.page();
         let mapped = self.round(len)?;
         if !iova.is_multiple_of(page) {
-            return Err(Error::InvalidArgument(format!("IOVA {iova:#x} is not aligned to the IOMMU page size {page:#x}")));
+            return Err(Error::InvalidArgument(format!(
+                "IOVA {iova:#x} is not aligned to the IOMMU page size {page:#x}"
+            )));
         }
         if !self.iommu.allows(iova, mapped as u64) {
-            return Err(Error::IovaOutOfRange { iova, end: iova.saturating_add(mapped as u64), allowed: self.iommu.ranges_text() });
+            return Err(Error::IovaOutOfRange {
+                iova,
+                end: iova.saturating_add(mapped as u64),
+                allowed: self.iommu.ranges_text(),
+            });
         }
         if !self.iova.reserve(iova, mapped as u64) {
-            return Err(Error::InvalidArgument(format!("IOVA range {iova:#x}+{mapped:#x} overlaps a mapped buffer")));
+            return Err(Error::InvalidArgument(format!(
+                "IOVA range {iova:#x}+{mapped:#x} overlaps a mapped buffer"
+            )));
         }
         self.map_buffer(iova, len, mapped)
     }
@@ -469,8 +570,9 @@ impl VfioDevice {
         if len == 0 {
             return Err(Error::InvalidArgument("DMA buffer of 0 bytes".into()));
         }
-        len.checked_next_multiple_of(page)
-            .ok_or_else(|| Error::InvalidArgument(format!("DMA buffer of {len} bytes is too large")))
+        len.checked_next_multiple_of(page).ok_or_else(|| {
+            Error::InvalidArgument(format!("DMA buffer of {len} bytes is too large"))
+        })
     }
 
     /// Map `mapped` bytes of fresh memory at `iova`, already reserved in the allocator.
@@ -479,7 +581,10 @@ impl VfioDevice {
             Ok(m) => MmapRaw::from(m),
             Err(source) => {
                 self.iova.release(iova);
-                return Err(Error::Io { what: format!("allocating {mapped} bytes for DMA"), source });
+                return Err(Error::Io {
+                    what: format!("allocating {mapped} bytes for DMA"),
+                    source,
+                });
             }
         };
         // SAFETY: `mem` is a fresh anonymous mapping of `mapped` bytes that this object owns and
@@ -500,7 +605,15 @@ impl VfioDevice {
         }
         let id = self.next_id;
         self.next_id += 1;
-        self.dma.insert(id, DmaMapping { iova, mapped, len, mem });
+        self.dma.insert(
+            id,
+            DmaMapping {
+                iova,
+                mapped,
+                len,
+                mem,
+            },
+        );
         Ok(DmaBuf { id, iova, len })
     }
 
@@ -521,7 +634,12 @@ impl VfioDevice {
     fn bar_ptr(&self, bar: Bar, off: u64, len: u64) -> Result<*mut u8> {
         let m = self.bar_map(bar);
         check_bar(bar, m.map_or(0, |m| m.len), off, len)?;
-        let m = m.ok_or(Error::BarRange { bar, off, len, bar_len: 0 })?;
+        let m = m.ok_or(Error::BarRange {
+            bar,
+            off,
+            len,
+            bar_len: 0,
+        })?;
         // check_bar proved off + len <= the mapping length, so the offset fits in usize.
         Ok(m.map.as_mut_ptr().wrapping_add(off as usize))
     }
@@ -549,7 +667,11 @@ impl VfioDevice {
                 Ok(()) => drop(m.mem),
                 Err(e) => {
                     std::mem::forget(m.mem);
-                    first_err.get_or_insert(Error::Vfio(format!("unmapping IOVA {:#x}: {}", m.iova, vfio_text(&e))));
+                    first_err.get_or_insert(Error::Vfio(format!(
+                        "unmapping IOVA {:#x}: {}",
+                        m.iova,
+                        vfio_text(&e)
+                    )));
                 }
             }
             self.iova.release(m.iova);
@@ -577,9 +699,12 @@ impl std::fmt::Debug for VfioDevice {
 
 impl Device for VfioDevice {
     fn describe(&self) -> String {
-        let bar = |m: &Option<BarMap>| m.as_ref().map_or("-".to_string(), |m| format!("BAR{} {:#x}", m.index, m.len));
+        let bar = |m: &Option<BarMap>| {
+            m.as_ref()
+                .map_or("-".to_string(), |m| format!("BAR{} {:#x}", m.index, m.len))
+        };
         format!(
-            "vfio {} [{:04x}:{:04x}] iommu_group {} regs {} rings {} irq {:?}x{}",
+            "vfio {} [{:04x}:{:04x}] iommu_group {} regs {} rings {} irq {:?} x{}",
             self.info.addr,
             self.info.vendor,
             self.info.device,
@@ -653,9 +778,15 @@ impl Device for VfioDevice {
 
     fn dma_free(&mut self, buf: DmaBuf) -> Result<()> {
         self.mapping(&buf)?;
-        let Some(m) = self.dma.remove(&buf.id) else { return Err(Error::UnknownBuffer(buf.id)) };
+        let Some(m) = self.dma.remove(&buf.id) else {
+            return Err(Error::UnknownBuffer(buf.id));
+        };
         if let Err(e) = self.container.vfio_dma_unmap(m.iova, m.mapped) {
-            let msg = format!("unmapping IOVA {:#x}: {}; the buffer stays mapped", m.iova, vfio_text(&e));
+            let msg = format!(
+                "unmapping IOVA {:#x}: {}; the buffer stays mapped",
+                m.iova,
+                vfio_text(&e)
+            );
             self.dma.insert(buf.id, m);
             return Err(Error::Vfio(msg));
         }
@@ -671,7 +802,9 @@ impl Device for VfioDevice {
         // (len <= mapped). The source is DMA memory read through a raw pointer, the
         // destination a distinct Rust slice. The device may be writing concurrently; the
         // driver protocol (status read in read32 + fence) makes it finished with these bytes.
-        unsafe { std::ptr::copy_nonoverlapping(m.mem.as_ptr().add(off), out.as_mut_ptr(), out.len()) };
+        unsafe {
+            std::ptr::copy_nonoverlapping(m.mem.as_ptr().add(off), out.as_mut_ptr(), out.len())
+        };
         Ok(())
     }
 
@@ -680,7 +813,9 @@ impl Device for VfioDevice {
         let m = self.mapping(buf)?;
         // SAFETY: bounds as in dma_read; the destination is the mapping's memory, reached only
         // through raw pointers, the source a distinct slice.
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), m.mem.as_mut_ptr().add(off), data.len()) };
+        unsafe {
+            std::ptr::copy_nonoverlapping(data.as_ptr(), m.mem.as_mut_ptr().add(off), data.len())
+        };
         Ok(())
     }
 
@@ -703,27 +838,46 @@ impl Device for VfioDevice {
             )));
         }
         let Some(efd) = self.irq_fds.get(vector as usize) else {
-            return Err(Error::InvalidArgument(format!("interrupt vector {vector}: {} has {}", self.bdf(), self.irq_fds.len())));
+            return Err(Error::InvalidArgument(format!(
+                "interrupt vector {vector}: {} has {}",
+                self.bdf(),
+                self.irq_fds.len()
+            )));
         };
         let deadline = Instant::now() + std::time::Duration::from_nanos(timeout_ns);
         loop {
             match efd.read() {
                 Ok(_) => return Ok(true),
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                Err(source) => return Err(Error::Io { what: format!("reading the eventfd of vector {vector}"), source }),
+                Err(source) => {
+                    return Err(Error::Io {
+                        what: format!("reading the eventfd of vector {vector}"),
+                        source,
+                    });
+                }
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return Ok(false);
             }
-            let ts = libc::timespec { tv_sec: left.as_secs() as libc::time_t, tv_nsec: left.subsec_nanos() as libc::c_long };
-            let mut pfd = libc::pollfd { fd: efd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+            let ts = libc::timespec {
+                tv_sec: left.as_secs() as libc::time_t,
+                tv_nsec: left.subsec_nanos() as libc::c_long,
+            };
+            let mut pfd = libc::pollfd {
+                fd: efd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
             // SAFETY: pfd and ts are valid for the call; one pollfd; no signal mask change.
             let rc = unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
             if rc < 0 {
                 let e = std::io::Error::last_os_error();
                 if e.kind() != std::io::ErrorKind::Interrupted {
-                    return Err(Error::Io { what: format!("waiting for interrupt vector {vector}"), source: e });
+                    return Err(Error::Io {
+                        what: format!("waiting for interrupt vector {vector}"),
+                        source: e,
+                    });
                 }
             }
         }
@@ -733,7 +887,9 @@ impl Device for VfioDevice {
 /// Fails with a clear error when VFIO cannot be used on this machine at all.
 pub fn check_available() -> Result<()> {
     if !std::path::Path::new(sysfs::VFIO_CONTAINER).exists() {
-        return Err(Error::NoVfio { path: sysfs::VFIO_CONTAINER.into() });
+        return Err(Error::NoVfio {
+            path: sysfs::VFIO_CONTAINER.into(),
+        });
     }
     Ok(())
 }

@@ -20,7 +20,9 @@ impl PciAddr {
     /// Parse `dddd:bb:dd.f` or `bb:dd.f` (domain 0 implied), hex digits, any case.
     pub fn parse(s: &str) -> Result<Self> {
         let bad = || {
-            Error::InvalidArgument(format!("'{s}' is not a PCI address: expected dddd:bb:dd.f or bb:dd.f (hex), as printed by lspci -D"))
+            Error::InvalidArgument(format!(
+                "'{s}' is not a PCI address: expected dddd:bb:dd.f or bb:dd.f (hex), as printed by lspci -D"
+            ))
         };
         let s = s.trim();
         let parts: Vec<&str> = s.split(':').collect();
@@ -103,9 +105,18 @@ impl PciInfo {
 }
 
 fn read_hex(p: &Path) -> Result<u16> {
-    let s = std::fs::read_to_string(p).map_err(|source| Error::Io { what: format!("reading {}", p.display()), source })?;
+    let s = std::fs::read_to_string(p).map_err(|source| Error::Io {
+        what: format!("reading {}", p.display()),
+        source,
+    })?;
     let t = s.trim().trim_start_matches("0x");
-    u16::from_str_radix(t, 16).map_err(|_| Error::Vfio(format!("{} holds '{}', not a hex id", p.display(), s.trim())))
+    u16::from_str_radix(t, 16).map_err(|_| {
+        Error::Vfio(format!(
+            "{} holds '{}', not a hex id",
+            p.display(),
+            s.trim()
+        ))
+    })
 }
 
 fn link_name(p: &Path) -> Option<String> {
@@ -117,12 +128,19 @@ fn link_name(p: &Path) -> Option<String> {
 pub fn find_by_id(vendor: u16, device: u16) -> Result<Vec<PciInfo>> {
     let dir = match std::fs::read_dir(PCI_DEVICES) {
         Ok(d) => d,
-        Err(source) => return Err(Error::Io { what: format!("listing {PCI_DEVICES} (is sysfs mounted?)"), source }),
+        Err(source) => {
+            return Err(Error::Io {
+                what: format!("listing {PCI_DEVICES} (is sysfs mounted?)"),
+                source,
+            });
+        }
     };
     let mut out = Vec::new();
     for e in dir.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        let Ok(addr) = PciAddr::parse(&name) else { continue };
+        let Ok(addr) = PciAddr::parse(&name) else {
+            continue;
+        };
         if let Ok(info) = PciInfo::read(&addr)
             && info.vendor == vendor
             && info.device == device
@@ -151,12 +169,18 @@ const VIABLE_DRIVERS: &[&str] = &["vfio-pci", "pci-stub", "pcieport"];
 
 /// Why the IOMMU group is not viable, from sysfs, or `None` if it looks viable.
 pub fn group_problem(group: u32) -> Option<String> {
-    let dir = Path::new(IOMMU_GROUPS).join(group.to_string()).join("devices");
+    let dir = Path::new(IOMMU_GROUPS)
+        .join(group.to_string())
+        .join("devices");
     let mut bad = Vec::new();
     for e in std::fs::read_dir(&dir).ok()?.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        let Ok(addr) = PciAddr::parse(&name) else { continue };
-        let Ok(info) = PciInfo::read(&addr) else { continue };
+        let Ok(addr) = PciAddr::parse(&name) else {
+            continue;
+        };
+        let Ok(info) = PciInfo::read(&addr) else {
+            continue;
+        };
         if let Some(d) = &info.driver
             && !VIABLE_DRIVERS.contains(&d.as_str())
         {
@@ -164,7 +188,11 @@ pub fn group_problem(group: u32) -> Option<String> {
         }
     }
     bad.sort();
-    if bad.is_empty() { None } else { Some(bad.join(", ")) }
+    if bad.is_empty() {
+        None
+    } else {
+        Some(bad.join(", "))
+    }
 }
 
 /// Everything that can be checked before touching /dev/vfio: the device exists, the IOMMU is on,
@@ -172,16 +200,28 @@ pub fn group_problem(group: u32) -> Option<String> {
 pub fn precheck(addr: &PciAddr) -> Result<PciInfo> {
     let info = PciInfo::read(addr)?;
     if !Path::new(VFIO_CONTAINER).exists() {
-        return Err(Error::NoVfio { path: VFIO_CONTAINER.into() });
+        return Err(Error::NoVfio {
+            path: VFIO_CONTAINER.into(),
+        });
     }
     let Some(group) = info.group else {
-        return Err(Error::IommuOff { bdf: addr.to_string() });
+        return Err(Error::IommuOff {
+            bdf: addr.to_string(),
+        });
     };
     if !info.is_vfio() {
-        return Err(Error::NotBoundToVfio { bdf: addr.to_string(), driver: info.driver_name().into(), fix: bind_fix(&info) });
+        return Err(Error::NotBoundToVfio {
+            bdf: addr.to_string(),
+            driver: info.driver_name().into(),
+            fix: bind_fix(&info),
+        });
     }
     if let Some(why) = group_problem(group) {
-        return Err(Error::GroupNotViable { bdf: addr.to_string(), group, why });
+        return Err(Error::GroupNotViable {
+            bdf: addr.to_string(),
+            group,
+            why,
+        });
     }
     let node = format!("/dev/vfio/{group}");
     if !Path::new(&node).exists() {
@@ -196,10 +236,21 @@ mod tests {
 
     #[test]
     fn parse_addresses() {
-        assert_eq!(PciAddr::parse("0000:01:00.0").unwrap().as_str(), "0000:01:00.0");
+        assert_eq!(
+            PciAddr::parse("0000:01:00.0").unwrap().as_str(),
+            "0000:01:00.0"
+        );
         assert_eq!(PciAddr::parse("3B:00.1").unwrap().as_str(), "0000:3b:00.1");
         assert_eq!(PciAddr::parse("1:2:3.4").unwrap().as_str(), "0001:02:03.4");
-        for bad in ["", "0000:01:00", "00:20.0", "00:1f.8", "x:00:00.0", "0:0:0:0.0", "00000:00:00.0"] {
+        for bad in [
+            "",
+            "0000:01:00",
+            "00:20.0",
+            "00:1f.8",
+            "x:00:00.0",
+            "0:0:0:0.0",
+            "00000:00:00.0",
+        ] {
             let e = PciAddr::parse(bad).unwrap_err().to_string();
             assert!(e.contains("not a PCI address"), "{bad}: {e}");
         }
@@ -207,7 +258,9 @@ mod tests {
 
     #[test]
     fn missing_device_is_a_clear_error() {
-        let e = PciInfo::read(&PciAddr::parse("7fff:ff:1f.7").unwrap()).unwrap_err().to_string();
+        let e = PciInfo::read(&PciAddr::parse("7fff:ff:1f.7").unwrap())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("no PCI device at 7fff:ff:1f.7"), "{e}");
     }
 
@@ -221,6 +274,11 @@ mod tests {
             group: Some(3),
         };
         let f = bind_fix(&info);
-        assert!(f.contains("driver_override") && f.contains("driver/unbind") && f.contains("drivers_probe"), "{f}");
+        assert!(
+            f.contains("driver_override")
+                && f.contains("driver/unbind")
+                && f.contains("drivers_probe"),
+            "{f}"
+        );
     }
 }
