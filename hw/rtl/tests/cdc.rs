@@ -22,8 +22,16 @@ static BUILD_LOCK: Mutex<()> = Mutex::new(());
 /// * DECLFILENAME: all modules of one hierarchy live in one file.
 /// * UNOPTFLAT: each module is one `always @(*)`; Verilator sees the whole block as one
 ///   variable and reports a false combinational loop.
-const LINT_WAIVERS: &[&str] =
-    &["-Wno-WIDTH", "-Wno-UNUSEDSIGNAL", "-Wno-UNUSEDPARAM", "-Wno-DECLFILENAME", "-Wno-UNOPTFLAT"];
+/// * PROCASSINIT: the synchronizer and reset flops have both a power-up value (the FPGA
+///   INIT attribute, so they are defined before the first clock) and a reset; intended.
+const LINT_WAIVERS: &[&str] = &[
+    "-Wno-WIDTH",
+    "-Wno-UNUSEDSIGNAL",
+    "-Wno-UNUSEDPARAM",
+    "-Wno-DECLFILENAME",
+    "-Wno-UNOPTFLAT",
+    "-Wno-PROCASSINIT",
+];
 
 fn verilator() -> (PathBuf, Option<PathBuf>) {
     if let Ok(root) = std::env::var("VERILATOR_ROOT") {
@@ -117,22 +125,17 @@ const CLOCKS: &[(u64, u64, u64)] = &[
     (4000, 4000, 0), // coincident edges
 ];
 
-fn sum_received(outs: &[String]) -> usize {
-    outs.len()
-}
-
 #[test]
 fn cdc_board_tx_fifo_packet_mode() {
     let mut f = BoardAxisCdcFifo::new(CdcMode::Packet);
     f.connect_all();
     let tb = build("tb_tx", &cdc_vgen::verilog_named(&f, "tb_tx"));
-    let mut outs = vec![];
     for (i, &(s, m, ph)) in CLOCKS.iter().enumerate() {
         // frames up to 160 beats (10 KiB: jumbo), random idle and backpressure
-        outs.push(run(&tb, 11 + i as u64, s, m, ph, 30, 30, 300, 160, 1));
-        outs.push(run(&tb, 101 + i as u64, s, m, ph, 0, 0, 300, 20, 1));
+        run(&tb, 11 + i as u64, s, m, ph, 30, 30, 300, 160, 1);
+        // back to back, no backpressure
+        run(&tb, 101 + i as u64, s, m, ph, 0, 0, 300, 20, 1);
     }
-    assert_eq!(sum_received(&outs), 2 * CLOCKS.len());
 }
 
 #[test]
