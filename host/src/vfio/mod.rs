@@ -844,7 +844,8 @@ impl Device for VfioDevice {
                 self.irq_fds.len()
             )));
         };
-        let deadline = Instant::now() + std::time::Duration::from_nanos(timeout_ns);
+        // A timeout too large for the clock means "wait as long as it takes".
+        let deadline = Instant::now().checked_add(std::time::Duration::from_nanos(timeout_ns));
         loop {
             match efd.read() {
                 Ok(_) => return Ok(true),
@@ -856,7 +857,10 @@ impl Device for VfioDevice {
                     });
                 }
             }
-            let left = deadline.saturating_duration_since(Instant::now());
+            let left = match deadline {
+                Some(d) => d.saturating_duration_since(Instant::now()),
+                None => std::time::Duration::from_secs(3600),
+            };
             if left.is_zero() {
                 return Ok(false);
             }

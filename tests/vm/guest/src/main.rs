@@ -473,6 +473,14 @@ fn main_checks(t: &mut Tally) {
         matches!(fired, Ok(true)) && st & 1 == 1,
         format!("wait_irq {fired:?}, status {st:#x}"),
     );
+    let _ = e.raise(1);
+    let fired = e.dev.wait_irq(0, u64::MAX); // "forever": must not overflow the clock
+    let st = e.ack().unwrap_or(0);
+    t.check(
+        "irq-wait-unbounded",
+        matches!(fired, Ok(true)) && st & 1 == 1,
+        format!("wait_irq {fired:?}, status {st:#x}"),
+    );
     let ok5 = e
         .dma(buf.iova, edu::DEV_BUF, 64, false, true, 5 * SEC)
         .unwrap_or(false);
