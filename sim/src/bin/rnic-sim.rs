@@ -1,0 +1,50 @@
+//! `rnic-sim`: the simulator's command line.
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use rnic::{Device, Rnic};
+use rnic_sim::{world, SimNic, WorldConfig};
+
+#[derive(Parser)]
+#[command(version, about = "rnic: the Verilated RoCE v2 engine in a simulated world")]
+struct Cli {
+    /// Seed of the world (same seed, same cycles, same pcap).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[command(subcommand)]
+    cmd: Option<Cmd>,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// The default job: two NICs, device info, DMA self-test, a frame across the link, a pcap.
+    Run {
+        /// Where to write the capture of the wire.
+        #[arg(long, default_value = "out/rnic-sim.pcap")]
+        pcap: std::path::PathBuf,
+    },
+    /// Open a simulated NIC through the driver and print what it reports.
+    Info,
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let cfg = WorldConfig { seed: cli.seed, ..Default::default() };
+    match cli.cmd.unwrap_or(Cmd::Run { pcap: "out/rnic-sim.pcap".into() }) {
+        Cmd::Run { pcap } => {
+            let r = rnic_sim::demo::run(cfg)?;
+            print!("{}", r.text);
+            if let Some(dir) = pcap.parent() {
+                std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            }
+            std::fs::write(&pcap, &r.pcap).with_context(|| format!("writing {}", pcap.display()))?;
+            println!("pcap: {} ({} bytes)", pcap.display(), r.pcap.len());
+        }
+        Cmd::Info => {
+            let w = world(WorldConfig { nics: 1, ..cfg });
+            let mut nic = Rnic::open(SimNic::new(&w, 0)?)?;
+            println!("{}", nic.device().describe());
+            println!("{}", nic.info());
+        }
+    }
+    Ok(())
+}

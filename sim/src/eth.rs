@@ -1,0 +1,146 @@
+//! Ethernet links between NIC ports: 100 Gb/s pacing including 24 bytes of per-frame overhead
+//! (preamble+SFD 8, FCS 4, inter-frame gap 12), a fixed latency, seeded fault injection (loss,
+//! bit flips) and an optional pcap tap. Frames are store-and-forward: a frame is on the far
+//! side `latency` cycles after its last byte left the sender, then streamed one beat a cycle.
+
+use crate::model::{ports::i, ports::o, Model};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use rnic_abi::roce::WIRE_OVERHEAD_BYTES;
+use std::collections::VecDeque;
+
+/// Link parameters.
+#[derive(Debug, Clone, Copy)]
+pub struct LinkConfig {
+    /// Line rate in Gb/s.
+    pub gbps: f64,
+    /// Cycles from the last byte sent to the frame being available at the receiver.
+    pub latency: u64,
+    /// Probability a frame is lost.
+    pub loss: f64,
+    /// Probability a frame gets one flipped bit.
+    pub bit_flip: f64,
+    /// Probability the sender's tready is held low in a cycle it would be high (MAC stalls).
+    pub stall: f64,
+}
+
+impl Default for LinkConfig {
+    fn default() -> Self {
+        LinkConfig { gbps: 100.0, latency: 25, loss: 0.0, bit_flip: 0.0, stall: 0.0 }
+    }
+}
+
+/// A frame on the wire, with the cycle its last byte was sent.
+#[derive(Debug, Clone)]
+pub struct WireFrame {
+    pub sent_at: u64,
+    pub data: Vec<u8>,
+}
+
+/// Counters of one link.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LinkStats {
+    pub frames: u64,
+    pub bytes: u64,
+    pub lost: u64,
+    pub flipped: u64,
+}
+
+/// One direction of a cable: from NIC `from`'s TX to NIC `to`'s RX.
+pub struct Link {
+    pub cfg: LinkConfig,
+    pub from: usize,
+    pub to: usize,
+    /// bytes of credit (the line rate adds `bytes_per_cycle` a cycle)
+    credit: f64,
+    bytes_per_cycle: f64,
+    tready: bool,
+    assembling: Vec<u8>,
+    in_flight: VecDeque<(u64, Vec<u8>)>,
+    rx_frame: Option<(Vec<u8>, usize)>,
+    /// Frames sent, for the pcap tap and tests (drained by the world).
+    pub tap: Vec<WireFrame>,
+    pub stats: LinkStats,
+}
+
+impl Link {
+    pub fn new(cfg: LinkConfig, from: usize, to: usize, clock_hz: f64) -> Link {
+        Link {
+            cfg,
+            from,
+            to,
+            credit: 0.0,
+            bytes_per_cycle: cfg.gbps * 1e9 / 8.0 / clock_hz,
+            tready: false,
+            assembling: Vec::new(),
+            in_flight: VecDeque::new(),
+            rx_frame: None,
+            tap: Vec::new(),
+            stats: LinkStats::default(),
+        }
+    }
+
+    /// Drive the sender's tready.
+    pub fn drive_tx(&mut self, m: &mut Model, rng: &mut ChaCha8Rng) {
+        self.credit = (self.credit + self.bytes_per_cycle).min(64.0);
+        self.tready = self.credit > 0.0 && !(self.cfg.stall > 0.0 && rng.random_bool(self.cfg.stall));
+        m.set_bit(i::M_AXIS_TX_TREADY, self.tready);
+    }
+
+    /// Take the sender's beat, if one was transferred this cycle.
+    pub fn observe_tx(&mut self, m: &Model, now: u64, rng: &mut ChaCha8Rng) {
+        if !(self.tready && m.bit(o::M_AXIS_TX_TVALID)) {
+            return;
+        }
+        let keep = m.get(o::M_AXIS_TX_TKEEP);
+        let mut beat = [0u8; 64];
+        m.get_bytes(o::M_AXIS_TX_TDATA, &mut beat);
+        let n = keep.count_ones() as usize;
+        self.assembling.extend_from_slice(&beat[..n]);
+        self.credit -= n as f64;
+        if m.bit(o::M_AXIS_TX_TLAST) {
+            self.credit -= WIRE_OVERHEAD_BYTES as f64;
+            let mut frame = std::mem::take(&mut self.assembling);
+            self.stats.frames += 1;
+            self.stats.bytes += frame.len() as u64;
+            self.tap.push(WireFrame { sent_at: now, data: frame.clone() });
+            if self.cfg.loss > 0.0 && rng.random_bool(self.cfg.loss) {
+                self.stats.lost += 1;
+                return;
+            }
+            if self.cfg.bit_flip > 0.0 && rng.random_bool(self.cfg.bit_flip) && !frame.is_empty() {
+                let bit = rng.random_range(0..frame.len() * 8);
+                frame[bit / 8] ^= 1 << (bit % 8);
+                self.stats.flipped += 1;
+            }
+            self.in_flight.push_back((now + self.cfg.latency, frame));
+        }
+    }
+
+    /// Drive the receiver's s_axis_rx for this cycle (a beat a cycle; a MAC does not wait).
+    pub fn drive_rx(&mut self, m: &mut Model, now: u64) {
+        if self.rx_frame.is_none() && self.in_flight.front().is_some_and(|(t, _)| *t <= now) {
+            let (_, f) = self.in_flight.pop_front().expect("checked non-empty");
+            self.rx_frame = Some((f, 0));
+        }
+        let Some((f, pos)) = &mut self.rx_frame else {
+            m.set_bit(i::S_AXIS_RX_TVALID, false);
+            return;
+        };
+        let n = (f.len() - *pos).min(64);
+        m.set_bytes(i::S_AXIS_RX_TDATA, &f[*pos..*pos + n]);
+        m.set(i::S_AXIS_RX_TKEEP, if n == 64 { u64::MAX } else { (1u64 << n) - 1 });
+        m.set_bit(i::S_AXIS_RX_TLAST, *pos + n == f.len());
+        m.set_bit(i::S_AXIS_RX_TUSER, false);
+        m.set_bit(i::S_AXIS_RX_TVALID, true);
+        *pos += n;
+        if *pos >= f.len() {
+            self.rx_frame = None;
+        }
+    }
+
+    /// Frames queued or being delivered.
+    pub fn busy(&self) -> bool {
+        !self.in_flight.is_empty() || self.rx_frame.is_some() || !self.assembling.is_empty()
+    }
+}

@@ -1,0 +1,230 @@
+//! The host's side of the BARs: an AXI4-Lite master on `s_axil` (BAR0) and an AXI4 master on
+//! `s_axi_wqe` (BAR2). Operations run strictly in issue order, one at a time, which is the
+//! ordering PCIe gives posted writes (a WQE push lands before the doorbell that follows it).
+//! Reads pay an extra PCIe round trip. Valid signals start after a random idle delay and
+//! ready signals see random backpressure, both from the world's seeded RNG.
+
+use crate::model::{ports::i, ports::o, Model};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use std::collections::{HashMap, VecDeque};
+
+/// One host access.
+#[derive(Debug, Clone)]
+pub enum MmioOp {
+    /// 32-bit read: BAR0 if `bar0`, else BAR2.
+    Read { bar0: bool, off: u64 },
+    /// 32-bit write.
+    Write { bar0: bool, off: u64, val: u32 },
+    /// 64-byte BAR2 burst.
+    Push { off: u64, data: Box<[u8; 64]> },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Idle,
+    Delay(u32),
+    Addr { a_done: bool, w_done: bool },
+    Resp,
+    Latency(u64),
+}
+
+/// MMIO timing and stress.
+#[derive(Debug, Clone, Copy)]
+pub struct MmioConfig {
+    /// Extra cycles a read takes (PCIe round trip), beyond the AXI handshakes.
+    pub read_latency: u64,
+    /// Probability of idle cycles before asserting valid, and of holding ready low.
+    pub jitter: f64,
+}
+
+impl Default for MmioConfig {
+    fn default() -> Self {
+        MmioConfig { read_latency: 150, jitter: 0.0 }
+    }
+}
+
+pub struct Mmio {
+    pub cfg: MmioConfig,
+    queue: VecDeque<(u64, MmioOp)>,
+    cur: Option<(u64, MmioOp)>,
+    phase: Phase,
+    result: u32,
+    next_ticket: u64,
+    done: HashMap<u64, u32>,
+    /// Tickets below this have all completed.
+    completed_upto: u64,
+    ready_b: bool,
+    ready_r: bool,
+}
+
+impl Mmio {
+    pub fn new(cfg: MmioConfig) -> Self {
+        Mmio {
+            cfg,
+            queue: VecDeque::new(),
+            cur: None,
+            phase: Phase::Idle,
+            result: 0,
+            next_ticket: 1,
+            done: HashMap::new(),
+            completed_upto: 1,
+            ready_b: false,
+            ready_r: false,
+        }
+    }
+
+    /// Queue an operation; returns its ticket.
+    pub fn submit(&mut self, op: MmioOp) -> u64 {
+        let t = self.next_ticket;
+        self.next_ticket += 1;
+        self.queue.push_back((t, op));
+        t
+    }
+
+    /// The result of a completed read (or 0 for a completed write), once.
+    pub fn take(&mut self, ticket: u64) -> Option<u32> {
+        self.done.remove(&ticket)
+    }
+
+    /// Nothing queued or in flight.
+    pub fn idle(&self) -> bool {
+        self.cur.is_none() && self.queue.is_empty()
+    }
+
+    fn finish(&mut self, val: u32, keep: bool) {
+        if let Some((t, _)) = self.cur.take() {
+            if keep {
+                self.done.insert(t, val);
+            }
+            self.completed_upto = t + 1;
+        }
+        self.phase = Phase::Idle;
+    }
+
+    /// Drive the masters' outputs (model inputs) for this cycle.
+    pub fn drive(&mut self, m: &mut Model, rng: &mut ChaCha8Rng) {
+        let jit = self.cfg.jitter;
+        if self.cur.is_none() {
+            if let Some(op) = self.queue.pop_front() {
+                self.cur = Some(op);
+                let d = if jit > 0.0 && rng.random_bool(jit) { rng.random_range(1..4) } else { 0 };
+                self.phase = if d > 0 { Phase::Delay(d) } else { Phase::Addr { a_done: false, w_done: false } };
+            }
+        }
+        if let Phase::Delay(d) = self.phase {
+            self.phase = if d <= 1 { Phase::Addr { a_done: false, w_done: false } } else { Phase::Delay(d - 1) };
+        }
+        self.ready_b = !(jit > 0.0 && rng.random_bool(jit));
+        self.ready_r = !(jit > 0.0 && rng.random_bool(jit));
+        // defaults: nothing valid
+        for p in [i::S_AXIL_AWVALID, i::S_AXIL_WVALID, i::S_AXIL_ARVALID, i::S_AXI_WQE_AWVALID, i::S_AXI_WQE_WVALID, i::S_AXI_WQE_ARVALID] {
+            m.set_bit(p, false);
+        }
+        m.set_bit(i::S_AXIL_BREADY, self.ready_b);
+        m.set_bit(i::S_AXIL_RREADY, self.ready_r);
+        m.set_bit(i::S_AXI_WQE_BREADY, self.ready_b);
+        m.set_bit(i::S_AXI_WQE_RREADY, self.ready_r);
+        let Phase::Addr { a_done, w_done } = self.phase else { return };
+        let Some((_, op)) = &self.cur else { return };
+        match op {
+            MmioOp::Read { bar0: true, off } => {
+                m.set(i::S_AXIL_ARADDR, *off);
+                m.set_bit(i::S_AXIL_ARVALID, true);
+            }
+            MmioOp::Write { bar0: true, off, val } => {
+                m.set(i::S_AXIL_AWADDR, *off);
+                m.set_bit(i::S_AXIL_AWVALID, !a_done);
+                m.set(i::S_AXIL_WDATA, *val as u64);
+                m.set(i::S_AXIL_WSTRB, 0xF);
+                m.set_bit(i::S_AXIL_WVALID, !w_done);
+            }
+            MmioOp::Read { bar0: false, off } => {
+                m.set(i::S_AXI_WQE_ARADDR, off & !63);
+                m.set(i::S_AXI_WQE_ARLEN, 0);
+                m.set(i::S_AXI_WQE_ARSIZE, 6);
+                m.set(i::S_AXI_WQE_ARBURST, 1);
+                m.set(i::S_AXI_WQE_ARID, 0);
+                m.set_bit(i::S_AXI_WQE_ARVALID, true);
+            }
+            MmioOp::Write { bar0: false, off, val } => {
+                let mut beat = [0u8; 64];
+                let lane = (off & 63) as usize;
+                beat[lane..lane + 4].copy_from_slice(&val.to_le_bytes());
+                Self::drive_wqe_write(m, off & !63, &beat, 0xF << lane, a_done, w_done);
+            }
+            MmioOp::Push { off, data } => Self::drive_wqe_write(m, *off, data, u64::MAX, a_done, w_done),
+        }
+    }
+
+    fn drive_wqe_write(m: &mut Model, addr: u64, beat: &[u8; 64], strb: u64, a_done: bool, w_done: bool) {
+        m.set(i::S_AXI_WQE_AWADDR, addr);
+        m.set(i::S_AXI_WQE_AWLEN, 0);
+        m.set(i::S_AXI_WQE_AWSIZE, 6);
+        m.set(i::S_AXI_WQE_AWBURST, 1);
+        m.set(i::S_AXI_WQE_AWID, 0);
+        m.set_bit(i::S_AXI_WQE_AWVALID, !a_done);
+        m.set_bytes(i::S_AXI_WQE_WDATA, beat);
+        m.set(i::S_AXI_WQE_WSTRB, strb);
+        m.set_bit(i::S_AXI_WQE_WLAST, true);
+        m.set_bit(i::S_AXI_WQE_WVALID, !w_done);
+    }
+
+    /// Observe this cycle's handshakes.
+    pub fn observe(&mut self, m: &Model) {
+        let Some((_, op)) = &self.cur else { return };
+        let bar0 = match op {
+            MmioOp::Read { bar0, .. } | MmioOp::Write { bar0, .. } => *bar0,
+            MmioOp::Push { .. } => false,
+        };
+        let is_read = matches!(op, MmioOp::Read { .. });
+        let off = match op {
+            MmioOp::Read { off, .. } | MmioOp::Write { off, .. } | MmioOp::Push { off, .. } => *off,
+        };
+        match self.phase {
+            Phase::Addr { a_done, w_done } => {
+                if is_read {
+                    let fired = if bar0 { m.bit(o::S_AXIL_ARREADY) } else { m.bit(o::S_AXI_WQE_ARREADY) };
+                    if fired {
+                        self.phase = Phase::Resp;
+                    }
+                } else {
+                    let (aw, w) = if bar0 { (o::S_AXIL_AWREADY, o::S_AXIL_WREADY) } else { (o::S_AXI_WQE_AWREADY, o::S_AXI_WQE_WREADY) };
+                    let a = a_done || m.bit(aw);
+                    let wd = w_done || m.bit(w);
+                    self.phase = if a && wd { Phase::Resp } else { Phase::Addr { a_done: a, w_done: wd } };
+                }
+            }
+            Phase::Resp => {
+                if is_read {
+                    let (v, fired) = if bar0 {
+                        (m.get(o::S_AXIL_RDATA) as u32, m.bit(o::S_AXIL_RVALID) && self.ready_r)
+                    } else {
+                        let mut beat = [0u8; 64];
+                        m.get_bytes(o::S_AXI_WQE_RDATA, &mut beat);
+                        let l = (off & 60) as usize;
+                        (u32::from_le_bytes([beat[l], beat[l + 1], beat[l + 2], beat[l + 3]]), m.bit(o::S_AXI_WQE_RVALID) && self.ready_r)
+                    };
+                    if fired {
+                        self.result = v;
+                        self.phase = Phase::Latency(self.cfg.read_latency);
+                    }
+                } else {
+                    let fired = if bar0 { m.bit(o::S_AXIL_BVALID) } else { m.bit(o::S_AXI_WQE_BVALID) } && self.ready_b;
+                    if fired {
+                        self.finish(0, false);
+                    }
+                }
+            }
+            Phase::Latency(n) => {
+                if n <= 1 {
+                    let r = self.result;
+                    self.finish(r, true);
+                } else {
+                    self.phase = Phase::Latency(n - 1);
+                }
+            }
+            Phase::Idle | Phase::Delay(_) => {}
+        }
+    }
+}
