@@ -39,7 +39,11 @@ impl DmaBuf {
     pub fn check(&self, off: usize, len: usize) -> Result<()> {
         match off.checked_add(len) {
             Some(end) if end <= self.len => Ok(()),
-            _ => Err(Error::DmaRange { off, len, size: self.len }),
+            _ => Err(Error::DmaRange {
+                off,
+                len,
+                size: self.len,
+            }),
         }
     }
 }
@@ -79,9 +83,14 @@ pub trait Device {
 
 /// Check a BAR access against the BAR size and alignment (shared by the backends).
 pub fn check_bar(bar: Bar, bar_len: u64, off: u64, len: u64) -> Result<()> {
-    let aligned = off % len.max(1) == 0;
+    let aligned = off.is_multiple_of(len.max(1));
     match off.checked_add(len) {
         Some(end) if end <= bar_len && aligned => Ok(()),
-        _ => Err(Error::BarRange { bar, off, len, bar_len }),
+        _ => Err(Error::BarRange {
+            bar,
+            off,
+            len,
+            bar_len,
+        }),
     }
 }

@@ -24,9 +24,27 @@ pub struct DeviceInfo {
 impl std::fmt::Display for DeviceInfo {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let p = &self.params;
-        writeln!(f, "rnic engine {}.{}.{}, register ABI {}.{}", self.hw_version.0, self.hw_version.1, self.hw_version.2, self.abi_version.0, self.abi_version.1)?;
-        writeln!(f, "  QPs {}  CQs {}  MRs {}  SQ depth {}  RQ depth {}  max MTU {}", p.num_qps, p.num_cqs, p.num_mrs, p.sq_depth, p.rq_depth, p.max_mtu)?;
-        writeln!(f, "  datapath {} bits at {} MHz  ring memory {} KiB", p.datapath_bits, p.clock_khz / 1000, self.ring_bytes / 1024)?;
+        writeln!(
+            f,
+            "rnic engine {}.{}.{}, register ABI {}.{}",
+            self.hw_version.0,
+            self.hw_version.1,
+            self.hw_version.2,
+            self.abi_version.0,
+            self.abi_version.1
+        )?;
+        writeln!(
+            f,
+            "  QPs {}  CQs {}  MRs {}  SQ depth {}  RQ depth {}  max MTU {}",
+            p.num_qps, p.num_cqs, p.num_mrs, p.sq_depth, p.rq_depth, p.max_mtu
+        )?;
+        writeln!(
+            f,
+            "  datapath {} bits at {} MHz  ring memory {} KiB",
+            p.datapath_bits,
+            p.clock_khz / 1000,
+            self.ring_bytes / 1024
+        )?;
         write!(f, "  blocks:")?;
         for (name, kind, maj, min, off) in &self.blocks {
             write!(f, " {name}@{off:#06x}(type {kind:#x} v{maj}.{min})")?;
@@ -75,10 +93,17 @@ impl<D: Device> Rnic<D> {
         let ty = r(dev, dev::BASE + regs::BLK_TYPE)?;
         let magic = r(dev, dev::MAGIC)?;
         if magic != dev::MAGIC_VALUE {
-            return Err(Error::NotRnic { found: magic, expected: dev::MAGIC_VALUE });
+            return Err(Error::NotRnic {
+                found: magic,
+                expected: dev::MAGIC_VALUE,
+            });
         }
         if ty as u16 != regs::kind::DEVICE || ty >> 16 != 0 {
-            return Err(Error::WrongBlock { off: dev::BASE, found: ty as u16, expected: regs::kind::DEVICE });
+            return Err(Error::WrongBlock {
+                off: dev::BASE,
+                found: ty as u16,
+                expected: regs::kind::DEVICE,
+            });
         }
         // walk the chain
         let mut blocks = Vec::new();
@@ -86,11 +111,17 @@ impl<D: Device> Rnic<D> {
         let mut visited = 0;
         loop {
             if visited >= 64 {
-                return Err(Error::BrokenChain { off, why: "more than 64 blocks (loop?)".into() });
+                return Err(Error::BrokenChain {
+                    off,
+                    why: "more than 64 blocks (loop?)".into(),
+                });
             }
             visited += 1;
-            if off as u64 + 0xC > dev.bar_len(Bar::Regs) || off % 4 != 0 {
-                return Err(Error::BrokenChain { off, why: "NEXT points outside BAR0 or is misaligned".into() });
+            if off as u64 + 0xC > dev.bar_len(Bar::Regs) || !off.is_multiple_of(4) {
+                return Err(Error::BrokenChain {
+                    off,
+                    why: "NEXT points outside BAR0 or is misaligned".into(),
+                });
             }
             let kind = r(dev, off + regs::BLK_TYPE)? as u16;
             let ver = r(dev, off + regs::BLK_VERSION)?;
@@ -101,14 +132,21 @@ impl<D: Device> Rnic<D> {
             if let Some(b) = known
                 && major != b.major
             {
-                return Err(Error::UnsupportedVersion { block: b.name, found: major, supported: b.major });
+                return Err(Error::UnsupportedVersion {
+                    block: b.name,
+                    found: major,
+                    supported: b.major,
+                });
             }
             blocks.push((name, kind, major, minor, off));
             if next == 0 {
                 break;
             }
             if next <= off {
-                return Err(Error::BrokenChain { off, why: format!("NEXT {next:#x} does not move forward") });
+                return Err(Error::BrokenChain {
+                    off,
+                    why: format!("NEXT {next:#x} does not move forward"),
+                });
             }
             off = next;
         }
@@ -178,7 +216,12 @@ impl<D: Device> Rnic<D> {
         Ok(((hi as u64) << 32) | lo as u64)
     }
 
-    fn wait_until(&mut self, what: &'static str, timeout_ns: u64, mut done: impl FnMut(&mut Self) -> Result<bool>) -> Result<()> {
+    fn wait_until(
+        &mut self,
+        what: &'static str,
+        timeout_ns: u64,
+        mut done: impl FnMut(&mut Self) -> Result<bool>,
+    ) -> Result<()> {
         let t0 = self.dev.now_ns();
         loop {
             if done(self)? {
@@ -196,7 +239,10 @@ impl<D: Device> Rnic<D> {
     pub fn push_sq_wqe(&mut self, qpn: u32, idx: u32, wqe: &rnic_abi::queue::Wqe) -> Result<()> {
         let p = self.info.params;
         if qpn >= p.num_qps {
-            return Err(Error::InvalidArgument(format!("QP {qpn} out of range (device has {})", p.num_qps)));
+            return Err(Error::InvalidArgument(format!(
+                "QP {qpn} out of range (device has {})",
+                p.num_qps
+            )));
         }
         self.dev.push_wqe(p.sq_slot(qpn, idx) as u64, &wqe.encode())
     }
@@ -205,7 +251,10 @@ impl<D: Device> Rnic<D> {
     pub fn push_rq_wqe(&mut self, qpn: u32, idx: u32, wqe: &rnic_abi::queue::Wqe) -> Result<()> {
         let p = self.info.params;
         if qpn >= p.num_qps {
-            return Err(Error::InvalidArgument(format!("QP {qpn} out of range (device has {})", p.num_qps)));
+            return Err(Error::InvalidArgument(format!(
+                "QP {qpn} out of range (device has {})",
+                p.num_qps
+            )));
         }
         self.dev.push_wqe(p.rq_slot(qpn, idx) as u64, &wqe.encode())
     }
@@ -216,10 +265,16 @@ impl<D: Device> Rnic<D> {
         let limit = match kind {
             db::SQ | db::RQ => p.num_qps,
             db::CQ => p.num_cqs,
-            _ => return Err(Error::InvalidArgument(format!("{kind:#x} is not a doorbell register"))),
+            _ => {
+                return Err(Error::InvalidArgument(format!(
+                    "{kind:#x} is not a doorbell register"
+                )));
+            }
         };
         if queue >= limit {
-            return Err(Error::InvalidArgument(format!("queue {queue} out of range (device has {limit})")));
+            return Err(Error::InvalidArgument(format!(
+                "queue {queue} out of range (device has {limit})"
+            )));
         }
         self.write_reg(kind, db::word(queue as u16, index))
     }
@@ -230,19 +285,27 @@ impl<D: Device> Rnic<D> {
             ctx::TABLE_QP => Ok(p.num_qps),
             ctx::TABLE_CQ => Ok(p.num_cqs),
             ctx::TABLE_MR => Ok(p.num_mrs),
-            _ => Err(Error::InvalidArgument(format!("context table {table} does not exist"))),
+            _ => Err(Error::InvalidArgument(format!(
+                "context table {table} does not exist"
+            ))),
         }
     }
 
     fn ctx_command(&mut self, op: u32, table: u32, index: u32) -> Result<()> {
         let limit = self.ctx_limit(table)?;
         if index >= limit {
-            return Err(Error::InvalidArgument(format!("context index {index} out of range for table {table} ({limit} entries)")));
+            return Err(Error::InvalidArgument(format!(
+                "context index {index} out of range for table {table} ({limit} entries)"
+            )));
         }
         self.write_reg(ctx::CMD, ctx::cmd(op, table, index as u16))?;
-        self.wait_until("context command", CMD_TIMEOUT_NS, |s| Ok(s.read_reg(ctx::STATUS)? & ctx::STATUS_BUSY == 0))?;
+        self.wait_until("context command", CMD_TIMEOUT_NS, |s| {
+            Ok(s.read_reg(ctx::STATUS)? & ctx::STATUS_BUSY == 0)
+        })?;
         if self.read_reg(ctx::STATUS)? & ctx::STATUS_ERROR != 0 {
-            return Err(Error::Device(format!("context command op {op} table {table} index {index} failed")));
+            return Err(Error::Device(format!(
+                "context command op {op} table {table} index {index} failed"
+            )));
         }
         Ok(())
     }
@@ -251,7 +314,10 @@ impl<D: Device> Rnic<D> {
     pub fn write_context(&mut self, table: u32, index: u32, rec: &[u8; 64]) -> Result<()> {
         self.ctx_limit(table)?;
         for (i, w) in rec.chunks_exact(4).enumerate() {
-            self.write_reg(ctx::DATA + 4 * i as u32, u32::from_le_bytes([w[0], w[1], w[2], w[3]]))?;
+            self.write_reg(
+                ctx::DATA + 4 * i as u32,
+                u32::from_le_bytes([w[0], w[1], w[2], w[3]]),
+            )?;
         }
         self.ctx_command(ctx::OP_WRITE, table, index)
     }
@@ -267,9 +333,19 @@ impl<D: Device> Rnic<D> {
         Ok(rec)
     }
 
-    fn dmatest_run(&mut self, ctrl: u32, buf: &DmaBuf, off: usize, len: usize, seed: u8) -> Result<DmaTestResult> {
+    fn dmatest_run(
+        &mut self,
+        ctrl: u32,
+        buf: &DmaBuf,
+        off: usize,
+        len: usize,
+        seed: u8,
+    ) -> Result<DmaTestResult> {
         if len == 0 || len > dmat::MAX_LEN as usize {
-            return Err(Error::InvalidArgument(format!("DMA self-test length {len} not in 1..={}", dmat::MAX_LEN)));
+            return Err(Error::InvalidArgument(format!(
+                "DMA self-test length {len} not in 1..={}",
+                dmat::MAX_LEN
+            )));
         }
         buf.check(off, len)?;
         let iova = buf.iova + off as u64;
@@ -287,7 +363,9 @@ impl<D: Device> Rnic<D> {
             return Err(Error::Device("DMA self-test refused its arguments".into()));
         }
         if st & dmat::STATUS_BUS_ERROR != 0 {
-            return Err(Error::Device(format!("DMA self-test got a bus error at IOVA {iova:#x}")));
+            return Err(Error::Device(format!(
+                "DMA self-test got a bus error at IOVA {iova:#x}"
+            )));
         }
         Ok(DmaTestResult {
             checksum: self.read_reg(dmat::CHECKSUM)?,
@@ -297,13 +375,25 @@ impl<D: Device> Rnic<D> {
     }
 
     /// DMA self-test, write direction: the device writes `len` pattern bytes at `buf+off`.
-    pub fn dmatest_write(&mut self, buf: &DmaBuf, off: usize, len: usize, seed: u8) -> Result<DmaTestResult> {
+    pub fn dmatest_write(
+        &mut self,
+        buf: &DmaBuf,
+        off: usize,
+        len: usize,
+        seed: u8,
+    ) -> Result<DmaTestResult> {
         self.dmatest_run(dmat::CTRL_WRITE, buf, off, len, seed)
     }
 
     /// DMA self-test, read direction: the device reads `len` bytes at `buf+off`, compares them
     /// with the pattern, and reports mismatches and the checksum.
-    pub fn dmatest_read(&mut self, buf: &DmaBuf, off: usize, len: usize, seed: u8) -> Result<DmaTestResult> {
+    pub fn dmatest_read(
+        &mut self,
+        buf: &DmaBuf,
+        off: usize,
+        len: usize,
+        seed: u8,
+    ) -> Result<DmaTestResult> {
         self.dmatest_run(dmat::CTRL_READ, buf, off, len, seed)
     }
 
@@ -311,9 +401,15 @@ impl<D: Device> Rnic<D> {
     pub fn mac_send(&mut self, frame: &[u8]) -> Result<()> {
         let n = frame.len();
         if n < mac::MIN_LEN as usize || n > mac::BUF_BYTES as usize {
-            return Err(Error::InvalidArgument(format!("frame of {n} bytes: must be {}..={}", mac::MIN_LEN, mac::BUF_BYTES)));
+            return Err(Error::InvalidArgument(format!(
+                "frame of {n} bytes: must be {}..={}",
+                mac::MIN_LEN,
+                mac::BUF_BYTES
+            )));
         }
-        self.wait_until("MAC debug TX idle", CMD_TIMEOUT_NS, |s| Ok(s.read_reg(mac::TX_STATUS)? & mac::TX_STATUS_BUSY == 0))?;
+        self.wait_until("MAC debug TX idle", CMD_TIMEOUT_NS, |s| {
+            Ok(s.read_reg(mac::TX_STATUS)? & mac::TX_STATUS_BUSY == 0)
+        })?;
         for (i, c) in frame.chunks(4).enumerate() {
             let mut w = [0u8; 4];
             w[..c.len()].copy_from_slice(c);
@@ -322,14 +418,18 @@ impl<D: Device> Rnic<D> {
         self.write_reg(mac::TX_LEN, n as u32)?;
         self.write_reg(mac::TX_CTRL, mac::TX_CTRL_SEND)?;
         if self.read_reg(mac::TX_STATUS)? & mac::TX_STATUS_BAD_LEN != 0 {
-            return Err(Error::Device("MAC debug path refused the frame length".into()));
+            return Err(Error::Device(
+                "MAC debug path refused the frame length".into(),
+            ));
         }
         Ok(())
     }
 
     /// Wait until the TX debug path has sent its frame.
     pub fn mac_tx_wait(&mut self) -> Result<()> {
-        self.wait_until("MAC debug TX", CMD_TIMEOUT_NS, |s| Ok(s.read_reg(mac::TX_STATUS)? & mac::TX_STATUS_BUSY == 0))
+        self.wait_until("MAC debug TX", CMD_TIMEOUT_NS, |s| {
+            Ok(s.read_reg(mac::TX_STATUS)? & mac::TX_STATUS_BUSY == 0)
+        })
     }
 
     /// Counters of the MAC debug path.
@@ -344,7 +444,9 @@ impl<D: Device> Rnic<D> {
 
     /// Wait for the RX frame counter to reach `count`, then return the last captured frame.
     pub fn mac_recv(&mut self, count: u32, timeout_ns: u64) -> Result<Vec<u8>> {
-        self.wait_until("MAC debug RX frame", timeout_ns, |s| Ok(s.read_reg(mac::RX_FRAMES)? >= count))?;
+        self.wait_until("MAC debug RX frame", timeout_ns, |s| {
+            Ok(s.read_reg(mac::RX_FRAMES)? >= count)
+        })?;
         let n = (self.read_reg(mac::RX_LAST_LEN)? as usize).min(mac::BUF_BYTES as usize);
         let mut out = Vec::with_capacity(n);
         for i in 0..n.div_ceil(4) {

@@ -12,6 +12,6 @@ pub mod driver;
 pub mod error;
 pub mod vfio;
 
-pub use device::{Bar, DmaBuf, Device};
+pub use device::{Bar, Device, DmaBuf};
 pub use driver::{DeviceInfo, Rnic};
 pub use error::{Error, Result};

@@ -34,7 +34,6 @@ check-vivado:
 verilog: check-board-arg
 	@mkdir -p $(VDIR)
 	$(CARGO) run -q -p rnic-rtl --bin rnic-verilog -- $(VDIR)
-	RNIC_CDC_OUT=$(VDIR) $(CARGO) test -q -p rnic-rtl --test cdc -- --exact emit_board_cdc_verilog
 	$(CARGO) run -q -p rnic-abi --bin rnic-pcie-tcl -- $(OUT)/pcie_ids.tcl
 
 bitstream: check-board-arg check-vivado verilog

@@ -2,9 +2,9 @@
 //! DMA self-test on each, a frame across the link, a pcap of the wire, simulated cycles and
 //! simulation speed.
 
-use crate::device::{world, SimNic};
+use crate::device::{SimNic, world};
 use crate::pcap::to_pcap;
-use crate::world::{WorldConfig, NS_PER_CYCLE};
+use crate::world::{NS_PER_CYCLE, WorldConfig};
 use rnic::{Device, Rnic};
 use rnic_abi::dmatest;
 use std::fmt::Write;
@@ -53,15 +53,31 @@ pub fn run(cfg: WorldConfig) -> anyhow::Result<DemoReport> {
         let mut host = vec![0u8; buf.len];
         nic.device().dma_read(&buf, 0, &mut host)?;
         let bad = (0..buf.len).filter(|&k| {
-            let want = if k >= off && k < off + len { dmatest::pattern_byte(seed, (k - off) as u64) } else { 0 };
+            let want = if k >= off && k < off + len {
+                dmatest::pattern_byte(seed, (k - off) as u64)
+            } else {
+                0
+            };
             host[k] != want
         });
         let bad = bad.count();
         let want_sum = dmatest::pattern_checksum(buf.iova + off as u64, len as u64, seed);
-        anyhow::ensure!(bad == 0, "NIC {name}: DMA self-test wrote {bad} wrong bytes");
-        anyhow::ensure!(wr.checksum == want_sum, "NIC {name}: write checksum {:#x}, expected {want_sum:#x}", wr.checksum);
+        anyhow::ensure!(
+            bad == 0,
+            "NIC {name}: DMA self-test wrote {bad} wrong bytes"
+        );
+        anyhow::ensure!(
+            wr.checksum == want_sum,
+            "NIC {name}: write checksum {:#x}, expected {want_sum:#x}",
+            wr.checksum
+        );
         let rd = nic.dmatest_read(&buf, off, len, seed)?;
-        anyhow::ensure!(rd.mismatches == 0 && rd.checksum == want_sum, "NIC {name}: read-back mismatches {} checksum {:#x}", rd.mismatches, rd.checksum);
+        anyhow::ensure!(
+            rd.mismatches == 0 && rd.checksum == want_sum,
+            "NIC {name}: read-back mismatches {} checksum {:#x}",
+            rd.mismatches,
+            rd.checksum
+        );
         writeln!(
             out,
             "NIC {name}: DMA self-test {len} B at IOVA {:#x}: write {} cycles, read+verify {} cycles, checksum {:#010x}, 0 mismatches",
@@ -73,15 +89,32 @@ pub fn run(cfg: WorldConfig) -> anyhow::Result<DemoReport> {
         nic.device().dma_free(buf)?;
     }
     // a frame across the link, A -> B
-    let frame = test_frame([0x02, 0, 0, 0, 0, 0x0B], [0x02, 0, 0, 0, 0, 0x0A], 1000, 0xA5);
+    let frame = test_frame(
+        [0x02, 0, 0, 0, 0, 0x0B],
+        [0x02, 0, 0, 0, 0, 0x0A],
+        1000,
+        0xA5,
+    );
     let c0 = w.borrow().cycle;
     a.mac_send(&frame)?;
     let got = b.mac_recv(1, 1_000_000)?;
     let c1 = w.borrow().cycle;
-    anyhow::ensure!(got == frame, "frame arrived changed ({} bytes sent, {} received)", frame.len(), got.len());
+    anyhow::ensure!(
+        got == frame,
+        "frame arrived changed ({} bytes sent, {} received)",
+        frame.len(),
+        got.len()
+    );
     let ca = a.mac_counters()?;
     let cb = b.mac_counters()?;
-    writeln!(out, "frame A->B: {} bytes arrived unchanged ({} cycles from the first TX register write to the RX read-back); A tx {} / B rx {}", got.len(), c1 - c0, ca.tx_frames, cb.rx_frames)?;
+    writeln!(
+        out,
+        "frame A->B: {} bytes arrived unchanged ({} cycles from the first TX register write to the RX read-back); A tx {} / B rx {}",
+        got.len(),
+        c1 - c0,
+        ca.tx_frames,
+        cb.rx_frames
+    )?;
     let wall = t0.elapsed().as_secs_f64();
     let cycles = w.borrow().cycle;
     let frames: Vec<_> = w.borrow().wire.iter().map(|(_, f)| f.clone()).collect();
@@ -94,5 +127,10 @@ pub fn run(cfg: WorldConfig) -> anyhow::Result<DemoReport> {
         wall,
         cycles as f64 / wall
     )?;
-    Ok(DemoReport { text: out, cycles, wall_seconds: wall, pcap })
+    Ok(DemoReport {
+        text: out,
+        cycles,
+        wall_seconds: wall,
+        pcap,
+    })
 }

@@ -4,7 +4,7 @@
 
 use crate::mmio::MmioOp;
 use crate::world::{World, WorldConfig};
-use rnic::device::{check_bar, Bar, Device, DmaBuf};
+use rnic::device::{Bar, Device, DmaBuf, check_bar};
 use rnic::error::{Error, Result};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -36,9 +36,15 @@ impl SimNic {
     pub fn new(world: &SharedWorld, idx: usize) -> Result<SimNic> {
         let n = world.borrow().nics.len();
         if idx >= n {
-            return Err(Error::InvalidArgument(format!("the simulated world has {n} NICs, no NIC {idx}")));
+            return Err(Error::InvalidArgument(format!(
+                "the simulated world has {n} NICs, no NIC {idx}"
+            )));
         }
-        Ok(SimNic { world: world.clone(), idx, bufs: HashMap::new() })
+        Ok(SimNic {
+            world: world.clone(),
+            idx,
+            bufs: HashMap::new(),
+        })
     }
 
     /// The world this NIC lives in.
@@ -63,7 +69,10 @@ impl SimNic {
                 return Ok(v);
             }
             if w.cycle - start > MMIO_LIMIT_CYCLES {
-                return Err(Error::Timeout { what: "BAR read (device not answering on AXI)", ns: (w.cycle - start) * 4 });
+                return Err(Error::Timeout {
+                    what: "BAR read (device not answering on AXI)",
+                    ns: (w.cycle - start) * 4,
+                });
             }
             w.step();
         }
@@ -80,7 +89,12 @@ impl SimNic {
 impl Device for SimNic {
     fn describe(&self) -> String {
         let w = self.world.borrow();
-        format!("simulator: NIC {} of {} (Verilated rnic_top, seed {})", self.idx, w.nics.len(), w.cfg.seed)
+        format!(
+            "simulator: NIC {} of {} (Verilated rnic_top, seed {})",
+            self.idx,
+            w.nics.len(),
+            w.cfg.seed
+        )
     }
 
     fn bar_len(&self, bar: Bar) -> u64 {
@@ -92,24 +106,49 @@ impl Device for SimNic {
 
     fn read32(&mut self, bar: Bar, off: u64) -> Result<u32> {
         check_bar(bar, self.bar_len(bar), off, 4)?;
-        self.bar_op(MmioOp::Read { bar0: bar == Bar::Regs, off }, true)
+        self.bar_op(
+            MmioOp::Read {
+                bar0: bar == Bar::Regs,
+                off,
+            },
+            true,
+        )
     }
 
     fn write32(&mut self, bar: Bar, off: u64, val: u32) -> Result<()> {
         check_bar(bar, self.bar_len(bar), off, 4)?;
-        self.bar_op(MmioOp::Write { bar0: bar == Bar::Regs, off, val }, false).map(|_| ())
+        self.bar_op(
+            MmioOp::Write {
+                bar0: bar == Bar::Regs,
+                off,
+                val,
+            },
+            false,
+        )
+        .map(|_| ())
     }
 
     fn push_wqe(&mut self, off: u64, wqe: &[u8; 64]) -> Result<()> {
         check_bar(Bar::Rings, self.bar_len(Bar::Rings), off, 64)?;
-        self.bar_op(MmioOp::Push { off, data: Box::new(*wqe) }, false).map(|_| ())
+        self.bar_op(
+            MmioOp::Push {
+                off,
+                data: Box::new(*wqe),
+            },
+            false,
+        )
+        .map(|_| ())
     }
 
     fn dma_alloc(&mut self, len: usize) -> Result<DmaBuf> {
         if len == 0 || len > MAX_DMA_BYTES {
-            return Err(Error::InvalidArgument(format!("DMA buffer of {len} bytes: must be 1..={MAX_DMA_BYTES}")));
+            return Err(Error::InvalidArgument(format!(
+                "DMA buffer of {len} bytes: must be 1..={MAX_DMA_BYTES}"
+            )));
         }
-        let (id, iova) = self.world.borrow_mut().nics[self.idx].mem.map(len as u64, true);
+        let (id, iova) = self.world.borrow_mut().nics[self.idx]
+            .mem
+            .map(len as u64, true);
         let b = DmaBuf { id, iova, len };
         self.bufs.insert(id, b);
         Ok(b)
@@ -125,14 +164,18 @@ impl Device for SimNic {
     fn dma_read(&mut self, buf: &DmaBuf, off: usize, out: &mut [u8]) -> Result<()> {
         self.buf(buf)?;
         buf.check(off, out.len())?;
-        self.world.borrow().nics[self.idx].mem.read(buf.iova + off as u64, out);
+        self.world.borrow().nics[self.idx]
+            .mem
+            .read(buf.iova + off as u64, out);
         Ok(())
     }
 
     fn dma_write(&mut self, buf: &DmaBuf, off: usize, data: &[u8]) -> Result<()> {
         self.buf(buf)?;
         buf.check(off, data.len())?;
-        self.world.borrow_mut().nics[self.idx].mem.write(buf.iova + off as u64, data);
+        self.world.borrow_mut().nics[self.idx]
+            .mem
+            .write(buf.iova + off as u64, data);
         Ok(())
     }
 
@@ -146,7 +189,9 @@ impl Device for SimNic {
 
     fn wait_irq(&mut self, vector: u32, timeout_ns: u64) -> Result<bool> {
         if vector != 0 {
-            return Err(Error::InvalidArgument(format!("interrupt vector {vector}: the engine has one (0)")));
+            return Err(Error::InvalidArgument(format!(
+                "interrupt vector {vector}: the engine has one (0)"
+            )));
         }
         let mut w = self.world.borrow_mut();
         let t0 = w.now_ns();

@@ -3,7 +3,7 @@
 //! bit flips) and an optional pcap tap. Frames are store-and-forward: a frame is on the far
 //! side `latency` cycles after its last byte left the sender, then streamed one beat a cycle.
 
-use crate::model::{ports::i, ports::o, Model};
+use crate::model::{Model, ports::i, ports::o};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use rnic_abi::roce::WIRE_OVERHEAD_BYTES;
@@ -26,7 +26,13 @@ pub struct LinkConfig {
 
 impl Default for LinkConfig {
     fn default() -> Self {
-        LinkConfig { gbps: 100.0, latency: 25, loss: 0.0, bit_flip: 0.0, stall: 0.0 }
+        LinkConfig {
+            gbps: 100.0,
+            latency: 25,
+            loss: 0.0,
+            bit_flip: 0.0,
+            stall: 0.0,
+        }
     }
 }
 
@@ -83,7 +89,8 @@ impl Link {
     /// Drive the sender's tready.
     pub fn drive_tx(&mut self, m: &mut Model, rng: &mut ChaCha8Rng) {
         self.credit = (self.credit + self.bytes_per_cycle).min(64.0);
-        self.tready = self.credit > 0.0 && !(self.cfg.stall > 0.0 && rng.random_bool(self.cfg.stall));
+        self.tready =
+            self.credit > 0.0 && !(self.cfg.stall > 0.0 && rng.random_bool(self.cfg.stall));
         m.set_bit(i::M_AXIS_TX_TREADY, self.tready);
     }
 
@@ -103,7 +110,10 @@ impl Link {
             let mut frame = std::mem::take(&mut self.assembling);
             self.stats.frames += 1;
             self.stats.bytes += frame.len() as u64;
-            self.tap.push(WireFrame { sent_at: now, data: frame.clone() });
+            self.tap.push(WireFrame {
+                sent_at: now,
+                data: frame.clone(),
+            });
             if self.cfg.loss > 0.0 && rng.random_bool(self.cfg.loss) {
                 self.stats.lost += 1;
                 return;
@@ -129,7 +139,10 @@ impl Link {
         };
         let n = (f.len() - *pos).min(64);
         m.set_bytes(i::S_AXIS_RX_TDATA, &f[*pos..*pos + n]);
-        m.set(i::S_AXIS_RX_TKEEP, if n == 64 { u64::MAX } else { (1u64 << n) - 1 });
+        m.set(
+            i::S_AXIS_RX_TKEEP,
+            if n == 64 { u64::MAX } else { (1u64 << n) - 1 },
+        );
         m.set_bit(i::S_AXIS_RX_TLAST, *pos + n == f.len());
         m.set_bit(i::S_AXIS_RX_TUSER, false);
         m.set_bit(i::S_AXIS_RX_TVALID, true);

@@ -3,7 +3,7 @@
 //! limit, and an IOMMU-like map of the IOVAs the driver registered. Accesses outside a mapped
 //! buffer are refused (DECERR, nothing written) and recorded as faults. Every write is audited.
 
-use crate::model::{ports::i, ports::o, Model};
+use crate::model::{Model, ports::i, ports::o};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -25,7 +25,13 @@ pub struct MemConfig {
 
 impl Default for MemConfig {
     fn default() -> Self {
-        MemConfig { read_latency: 150, write_latency: 100, bytes_per_cycle: 52, max_reads: 32, stall: 0.0 }
+        MemConfig {
+            read_latency: 150,
+            write_latency: 100,
+            bytes_per_cycle: 52,
+            max_reads: 32,
+            stall: 0.0,
+        }
     }
 }
 
@@ -118,13 +124,25 @@ impl HostMem {
         for p in 0..pages {
             self.pages.insert(iova / 4096 + p, Box::new([0u8; 4096]));
         }
-        self.maps.insert(iova, (Mapping { iova, len, writable }, id));
+        self.maps.insert(
+            iova,
+            (
+                Mapping {
+                    iova,
+                    len,
+                    writable,
+                },
+                id,
+            ),
+        );
         (id, iova)
     }
 
     /// Unmap a buffer by id; false if unknown.
     pub fn unmap(&mut self, id: u64) -> bool {
-        let Some((&iova, &(m, _))) = self.maps.iter().find(|(_, (_, mid))| *mid == id) else { return false };
+        let Some((&iova, &(m, _))) = self.maps.iter().find(|(_, (_, mid))| *mid == id) else {
+            return false;
+        };
         self.maps.remove(&iova);
         for p in 0..m.len.div_ceil(4096).max(1) {
             self.pages.remove(&(iova / 4096 + p));
@@ -134,7 +152,11 @@ impl HostMem {
 
     /// The mapping containing `addr`, if any.
     pub fn mapping(&self, addr: u64) -> Option<Mapping> {
-        self.maps.range(..=addr).next_back().map(|(_, (m, _))| *m).filter(|m| addr < m.iova + m.len)
+        self.maps
+            .range(..=addr)
+            .next_back()
+            .map(|(_, (m, _))| *m)
+            .filter(|m| addr < m.iova + m.len)
     }
 
     /// Host CPU access (no simulated time): read bytes.
@@ -152,7 +174,9 @@ impl HostMem {
     }
 
     pub fn byte(&self, a: u64) -> u8 {
-        self.pages.get(&(a / 4096)).map_or(0, |p| p[(a % 4096) as usize])
+        self.pages
+            .get(&(a / 4096))
+            .map_or(0, |p| p[(a % 4096) as usize])
     }
 
     fn set_byte(&mut self, a: u64, v: u8) {
@@ -168,7 +192,9 @@ impl HostMem {
             .range(..=addr)
             .next_back()
             .map(|(_, (m, _))| *m)
-            .is_some_and(|m| addr + len <= m.iova + m.len.div_ceil(4096).max(1) * 4096 && (!write || m.writable))
+            .is_some_and(|m| {
+                addr + len <= m.iova + m.len.div_ceil(4096).max(1) * 4096 && (!write || m.writable)
+            })
     }
 
     /// Drive the slave's outputs (the model's m_axi inputs) for this cycle.
@@ -180,7 +206,9 @@ impl HostMem {
         self.arready = self.reads.len() < self.cfg.max_reads;
         self.awready = self.writes.len() < 8;
         self.wready = !self.writes.is_empty() && self.wr_tokens >= 64 && !stall(rng);
-        self.rvalid = self.reads.front().is_some_and(|r| r.ready_at <= now) && self.rd_tokens >= 64 && !stall(rng);
+        self.rvalid = self.reads.front().is_some_and(|r| r.ready_at <= now)
+            && self.rd_tokens >= 64
+            && !stall(rng);
         self.bvalid = self.bresp.front().is_some_and(|(t, _)| *t <= now) && !stall(rng);
         m.set_bit(i::M_AXI_ARREADY, self.arready);
         m.set_bit(i::M_AXI_AWREADY, self.awready);
@@ -215,7 +243,12 @@ impl HostMem {
             if !ok {
                 self.faults.push((now, addr, false));
             }
-            self.reads.push_back(Burst { addr: addr & !63, beats, ready_at: now + self.cfg.read_latency, ok });
+            self.reads.push_back(Burst {
+                addr: addr & !63,
+                beats,
+                ready_at: now + self.cfg.read_latency,
+                ok,
+            });
         }
         if self.rvalid && m.bit(o::M_AXI_RREADY) {
             self.rd_tokens -= 64;
@@ -230,7 +263,12 @@ impl HostMem {
         if self.awready && m.bit(o::M_AXI_AWVALID) {
             let addr = m.get(o::M_AXI_AWADDR);
             let beats = m.get(o::M_AXI_AWLEN) as u32 + 1;
-            self.writes.push_back(Burst { addr: addr & !63, beats, ready_at: 0, ok: true });
+            self.writes.push_back(Burst {
+                addr: addr & !63,
+                beats,
+                ready_at: 0,
+                ok: true,
+            });
         }
         if self.wready && m.bit(o::M_AXI_WVALID) {
             self.wr_tokens -= 64;
@@ -242,7 +280,11 @@ impl HostMem {
             let base = w.addr;
             w.addr += 64;
             w.beats = w.beats.saturating_sub(1);
-            let mut rec = WriteRecord { cycle: now, addr: base, bytes: Vec::new() };
+            let mut rec = WriteRecord {
+                cycle: now,
+                addr: base,
+                bytes: Vec::new(),
+            };
             let mut ok = true;
             for lane in 0..64u64 {
                 if strb >> lane & 1 == 1 {

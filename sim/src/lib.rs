@@ -15,5 +15,5 @@ pub mod model;
 pub mod pcap;
 pub mod world;
 
-pub use device::{world, SharedWorld, SimNic};
+pub use device::{SharedWorld, SimNic, world};
 pub use world::{World, WorldConfig};

@@ -4,7 +4,7 @@
 //! Reads pay an extra PCIe round trip. Valid signals start after a random idle delay and
 //! ready signals see random backpressure, both from the world's seeded RNG.
 
-use crate::model::{ports::i, ports::o, Model};
+use crate::model::{Model, ports::i, ports::o};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::{HashMap, VecDeque};
@@ -40,7 +40,10 @@ pub struct MmioConfig {
 
 impl Default for MmioConfig {
     fn default() -> Self {
-        MmioConfig { read_latency: 150, jitter: 0.0 }
+        MmioConfig {
+            read_latency: 150,
+            jitter: 0.0,
+        }
     }
 }
 
@@ -105,34 +108,65 @@ impl Mmio {
     /// Drive the masters' outputs (model inputs) for this cycle.
     pub fn drive(&mut self, m: &mut Model, rng: &mut ChaCha8Rng) {
         let jit = self.cfg.jitter;
-        if self.cur.is_none() {
-            if let Some(op) = self.queue.pop_front() {
-                self.cur = Some(op);
-                let d = if jit > 0.0 && rng.random_bool(jit) { rng.random_range(1..4) } else { 0 };
-                self.phase = if d > 0 { Phase::Delay(d) } else { Phase::Addr { a_done: false, w_done: false } };
-            }
+        if self.cur.is_none()
+            && let Some(op) = self.queue.pop_front()
+        {
+            self.cur = Some(op);
+            let d = if jit > 0.0 && rng.random_bool(jit) {
+                rng.random_range(1..4)
+            } else {
+                0
+            };
+            self.phase = if d > 0 {
+                Phase::Delay(d)
+            } else {
+                Phase::Addr {
+                    a_done: false,
+                    w_done: false,
+                }
+            };
         }
         if let Phase::Delay(d) = self.phase {
-            self.phase = if d <= 1 { Phase::Addr { a_done: false, w_done: false } } else { Phase::Delay(d - 1) };
+            self.phase = if d <= 1 {
+                Phase::Addr {
+                    a_done: false,
+                    w_done: false,
+                }
+            } else {
+                Phase::Delay(d - 1)
+            };
         }
         self.ready_b = !(jit > 0.0 && rng.random_bool(jit));
         self.ready_r = !(jit > 0.0 && rng.random_bool(jit));
         // defaults: nothing valid
-        for p in [i::S_AXIL_AWVALID, i::S_AXIL_WVALID, i::S_AXIL_ARVALID, i::S_AXI_WQE_AWVALID, i::S_AXI_WQE_WVALID, i::S_AXI_WQE_ARVALID] {
+        for p in [
+            i::S_AXIL_AWVALID,
+            i::S_AXIL_WVALID,
+            i::S_AXIL_ARVALID,
+            i::S_AXI_WQE_AWVALID,
+            i::S_AXI_WQE_WVALID,
+            i::S_AXI_WQE_ARVALID,
+        ] {
             m.set_bit(p, false);
         }
         m.set_bit(i::S_AXIL_BREADY, self.ready_b);
         m.set_bit(i::S_AXIL_RREADY, self.ready_r);
         m.set_bit(i::S_AXI_WQE_BREADY, self.ready_b);
         m.set_bit(i::S_AXI_WQE_RREADY, self.ready_r);
-        let Phase::Addr { a_done, w_done } = self.phase else { return };
+        let Phase::Addr { a_done, w_done } = self.phase else {
+            return;
+        };
         let Some((_, op)) = &self.cur else { return };
         match op {
             MmioOp::Read { bar0: true, off } => {
                 m.set(i::S_AXIL_ARADDR, *off);
                 m.set_bit(i::S_AXIL_ARVALID, true);
             }
-            MmioOp::Write { bar0: true, off, val } => {
+            MmioOp::Write {
+                bar0: true,
+                off,
+                val,
+            } => {
                 m.set(i::S_AXIL_AWADDR, *off);
                 m.set_bit(i::S_AXIL_AWVALID, !a_done);
                 m.set(i::S_AXIL_WDATA, *val as u64);
@@ -147,17 +181,30 @@ impl Mmio {
                 m.set(i::S_AXI_WQE_ARID, 0);
                 m.set_bit(i::S_AXI_WQE_ARVALID, true);
             }
-            MmioOp::Write { bar0: false, off, val } => {
+            MmioOp::Write {
+                bar0: false,
+                off,
+                val,
+            } => {
                 let mut beat = [0u8; 64];
                 let lane = (off & 63) as usize;
                 beat[lane..lane + 4].copy_from_slice(&val.to_le_bytes());
                 Self::drive_wqe_write(m, off & !63, &beat, 0xF << lane, a_done, w_done);
             }
-            MmioOp::Push { off, data } => Self::drive_wqe_write(m, *off, data, u64::MAX, a_done, w_done),
+            MmioOp::Push { off, data } => {
+                Self::drive_wqe_write(m, *off, data, u64::MAX, a_done, w_done)
+            }
         }
     }
 
-    fn drive_wqe_write(m: &mut Model, addr: u64, beat: &[u8; 64], strb: u64, a_done: bool, w_done: bool) {
+    fn drive_wqe_write(
+        m: &mut Model,
+        addr: u64,
+        beat: &[u8; 64],
+        strb: u64,
+        a_done: bool,
+        w_done: bool,
+    ) {
         m.set(i::S_AXI_WQE_AWADDR, addr);
         m.set(i::S_AXI_WQE_AWLEN, 0);
         m.set(i::S_AXI_WQE_AWSIZE, 6);
@@ -184,33 +231,58 @@ impl Mmio {
         match self.phase {
             Phase::Addr { a_done, w_done } => {
                 if is_read {
-                    let fired = if bar0 { m.bit(o::S_AXIL_ARREADY) } else { m.bit(o::S_AXI_WQE_ARREADY) };
+                    let fired = if bar0 {
+                        m.bit(o::S_AXIL_ARREADY)
+                    } else {
+                        m.bit(o::S_AXI_WQE_ARREADY)
+                    };
                     if fired {
                         self.phase = Phase::Resp;
                     }
                 } else {
-                    let (aw, w) = if bar0 { (o::S_AXIL_AWREADY, o::S_AXIL_WREADY) } else { (o::S_AXI_WQE_AWREADY, o::S_AXI_WQE_WREADY) };
+                    let (aw, w) = if bar0 {
+                        (o::S_AXIL_AWREADY, o::S_AXIL_WREADY)
+                    } else {
+                        (o::S_AXI_WQE_AWREADY, o::S_AXI_WQE_WREADY)
+                    };
                     let a = a_done || m.bit(aw);
                     let wd = w_done || m.bit(w);
-                    self.phase = if a && wd { Phase::Resp } else { Phase::Addr { a_done: a, w_done: wd } };
+                    self.phase = if a && wd {
+                        Phase::Resp
+                    } else {
+                        Phase::Addr {
+                            a_done: a,
+                            w_done: wd,
+                        }
+                    };
                 }
             }
             Phase::Resp => {
                 if is_read {
                     let (v, fired) = if bar0 {
-                        (m.get(o::S_AXIL_RDATA) as u32, m.bit(o::S_AXIL_RVALID) && self.ready_r)
+                        (
+                            m.get(o::S_AXIL_RDATA) as u32,
+                            m.bit(o::S_AXIL_RVALID) && self.ready_r,
+                        )
                     } else {
                         let mut beat = [0u8; 64];
                         m.get_bytes(o::S_AXI_WQE_RDATA, &mut beat);
                         let l = (off & 60) as usize;
-                        (u32::from_le_bytes([beat[l], beat[l + 1], beat[l + 2], beat[l + 3]]), m.bit(o::S_AXI_WQE_RVALID) && self.ready_r)
+                        (
+                            u32::from_le_bytes([beat[l], beat[l + 1], beat[l + 2], beat[l + 3]]),
+                            m.bit(o::S_AXI_WQE_RVALID) && self.ready_r,
+                        )
                     };
                     if fired {
                         self.result = v;
                         self.phase = Phase::Latency(self.cfg.read_latency);
                     }
                 } else {
-                    let fired = if bar0 { m.bit(o::S_AXIL_BVALID) } else { m.bit(o::S_AXI_WQE_BVALID) } && self.ready_b;
+                    let fired = if bar0 {
+                        m.bit(o::S_AXIL_BVALID)
+                    } else {
+                        m.bit(o::S_AXI_WQE_BVALID)
+                    } && self.ready_b;
                     if fired {
                         self.finish(0, false);
                     }

@@ -28,7 +28,11 @@ impl Model {
         // pointer; it has no preconditions.
         let handle = unsafe { vm_new() };
         assert!(!handle.is_null(), "Verilated model allocation failed");
-        Model { handle, inp: vec![0; ports::IN_WORDS], out: vec![0; ports::OUT_WORDS] }
+        Model {
+            handle,
+            inp: vec![0; ports::IN_WORDS],
+            out: vec![0; ports::OUT_WORDS],
+        }
     }
 
     /// One clock cycle: apply `inp`, settle, sample `out`, clock edge.
@@ -68,7 +72,11 @@ impl Model {
     #[inline]
     pub fn get(&self, p: (usize, usize)) -> u64 {
         let lo = self.out[p.0] as u64;
-        if p.1 > 32 { lo | ((self.out[p.0 + 1] as u64) << 32) } else { lo }
+        if p.1 > 32 {
+            lo | ((self.out[p.0 + 1] as u64) << 32)
+        } else {
+            lo
+        }
     }
     /// Read a wide output port into little-endian bytes.
     pub fn get_bytes(&self, p: (usize, usize), out: &mut [u8]) {

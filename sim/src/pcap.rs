@@ -8,7 +8,9 @@ use pcap_file::{DataLink, Endianness, TsResolution};
 use std::time::Duration;
 
 /// Encode frames as a pcap file (Ethernet link type, nanosecond resolution).
-pub fn to_pcap<'a>(frames: impl IntoIterator<Item = &'a WireFrame>) -> Result<Vec<u8>, pcap_file::PcapError> {
+pub fn to_pcap<'a>(
+    frames: impl IntoIterator<Item = &'a WireFrame>,
+) -> Result<Vec<u8>, pcap_file::PcapError> {
     let header = PcapHeader {
         version_major: 2,
         version_minor: 4,
@@ -22,7 +24,11 @@ pub fn to_pcap<'a>(frames: impl IntoIterator<Item = &'a WireFrame>) -> Result<Ve
     let mut w = PcapWriter::with_header(Vec::new(), header)?;
     for f in frames {
         let ns = (f.sent_at as f64 * NS_PER_CYCLE) as u64;
-        w.write_packet(&PcapPacket::new(Duration::from_nanos(ns), f.data.len() as u32, &f.data))?;
+        w.write_packet(&PcapPacket::new(
+            Duration::from_nanos(ns),
+            f.data.len() as u32,
+            &f.data,
+        ))?;
     }
     Ok(w.into_writer())
 }

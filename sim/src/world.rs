@@ -5,7 +5,7 @@
 use crate::eth::{Link, LinkConfig, WireFrame};
 use crate::hostmem::{HostMem, MemConfig};
 use crate::mmio::{Mmio, MmioConfig};
-use crate::model::{ports::i, ports::o, Model};
+use crate::model::{Model, ports::i, ports::o};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -28,7 +28,14 @@ pub struct WorldConfig {
 
 impl Default for WorldConfig {
     fn default() -> Self {
-        WorldConfig { seed: 1, nics: 2, mem: MemConfig::default(), mmio: MmioConfig::default(), link: LinkConfig::default(), reset_cycles: 4 }
+        WorldConfig {
+            seed: 1,
+            nics: 2,
+            mem: MemConfig::default(),
+            mmio: MmioConfig::default(),
+            link: LinkConfig::default(),
+            reset_cycles: 4,
+        }
     }
 }
 
@@ -65,7 +72,12 @@ impl World {
     /// Build a world; with two or more NICs, NIC k's port is cabled to NIC k^1's.
     pub fn new(cfg: WorldConfig) -> World {
         let nics: Vec<Nic> = (0..cfg.nics)
-            .map(|_| Nic { model: Model::new(), mem: HostMem::new(cfg.mem), mmio: Mmio::new(cfg.mmio), irq: false })
+            .map(|_| Nic {
+                model: Model::new(),
+                mem: HostMem::new(cfg.mem),
+                mmio: Mmio::new(cfg.mmio),
+                irq: false,
+            })
             .collect();
         let mut links = Vec::new();
         if cfg.nics >= 2 {
@@ -77,7 +89,14 @@ impl World {
             // a loopback cable
             links.push(Link::new(cfg.link, 0, 0, CLOCK_HZ));
         }
-        let mut w = World { cfg, nics, links, cycle: 0, rng: ChaCha8Rng::seed_from_u64(cfg.seed), wire: Vec::new() };
+        let mut w = World {
+            cfg,
+            nics,
+            links,
+            cycle: 0,
+            rng: ChaCha8Rng::seed_from_u64(cfg.seed),
+            wire: Vec::new(),
+        };
         for n in &mut w.nics {
             n.model.set_bit(i::RST, true);
         }

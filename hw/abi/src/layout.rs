@@ -25,7 +25,7 @@ pub const fn check_fields(fields: &[FieldDesc], size: usize) -> bool {
     let mut i = 0;
     while i < fields.len() {
         let a = &fields[i];
-        if a.bits == 0 || a.bits % 8 != 0 || a.offset + a.bits / 8 > size {
+        if a.bits == 0 || !a.bits.is_multiple_of(8) || a.offset + a.bits / 8 > size {
             return false;
         }
         let mut j = i + 1;

@@ -30,7 +30,8 @@ impl BuildParams {
     }
     /// BAR2 offset of slot `idx` of QP `qpn`'s receive queue.
     pub const fn rq_slot(&self, qpn: u32, idx: u32) -> u32 {
-        (self.num_qps * self.sq_depth + qpn * self.rq_depth + (idx % self.rq_depth)) * crate::WQE_BYTES as u32
+        (self.num_qps * self.sq_depth + qpn * self.rq_depth + (idx % self.rq_depth))
+            * crate::WQE_BYTES as u32
     }
     /// Number of 64-byte ring slots (log2), for the ring RAM address width.
     pub const fn ring_slots_log2(&self) -> u32 {

@@ -243,24 +243,114 @@ pub const BLOCKS: &[Block] = &[
         next: db::BASE,
         doc: "Identity, version, build parameters, scratch, control, interrupt status.",
         regs: &[
-            Reg { name: "MAGIC", offset: dev::MAGIC, access: Ro, doc: "0x524E4943 (\"RNIC\")." },
-            Reg { name: "HW_VERSION", offset: dev::HW_VERSION, access: Ro, doc: "Engine version: major 31:24, minor 23:16, patch 15:0." },
-            Reg { name: "NUM_QPS", offset: dev::NUM_QPS, access: Ro, doc: "Build parameter: number of queue pairs." },
-            Reg { name: "SQ_DEPTH", offset: dev::SQ_DEPTH, access: Ro, doc: "Build parameter: send-queue ring depth (WQEs) per QP." },
-            Reg { name: "RQ_DEPTH", offset: dev::RQ_DEPTH, access: Ro, doc: "Build parameter: receive-queue ring depth (WQEs) per QP." },
-            Reg { name: "MAX_MTU", offset: dev::MAX_MTU, access: Ro, doc: "Build parameter: largest path MTU in bytes." },
-            Reg { name: "DATAPATH_BITS", offset: dev::DATAPATH_BITS, access: Ro, doc: "Build parameter: datapath width in bits." },
-            Reg { name: "CLOCK_KHZ", offset: dev::CLOCK_KHZ, access: Ro, doc: "Build parameter: nominal core clock in kHz." },
-            Reg { name: "NUM_CQS", offset: dev::NUM_CQS, access: Ro, doc: "Build parameter: number of completion queues." },
-            Reg { name: "NUM_MRS", offset: dev::NUM_MRS, access: Ro, doc: "Build parameter: memory-region table entries." },
-            Reg { name: "RING_BYTES", offset: dev::RING_BYTES, access: Ro, doc: "Bytes of BAR2 ring memory (SQ rings, then RQ rings)." },
-            Reg { name: "SCRATCH", offset: dev::SCRATCH, access: Rw, doc: "Scratch register, no effect." },
-            Reg { name: "CONTROL", offset: dev::CONTROL, access: Rw, doc: "Bit 0: soft reset of counters and engines (self-clearing)." },
-            Reg { name: "STATUS", offset: dev::STATUS, access: Ro, doc: "Bit 0: ready." },
-            Reg { name: "CYCLE_LO", offset: dev::CYCLE_LO, access: Ro, doc: "Free-running core-clock cycle counter, bits 31:0 (reading LO latches HI)." },
-            Reg { name: "CYCLE_HI", offset: dev::CYCLE_HI, access: Ro, doc: "Cycle counter bits 63:32, latched by the last CYCLE_LO read." },
-            Reg { name: "IRQ_STATUS", offset: dev::IRQ_STATUS, access: W1c, doc: "Pending interrupt causes: bit 0 DMA self-test done, bit 1 MAC debug frame received." },
-            Reg { name: "IRQ_ENABLE", offset: dev::IRQ_ENABLE, access: Rw, doc: "Interrupt enables, same bits; irq_o = |(IRQ_STATUS & IRQ_ENABLE)." },
+            Reg {
+                name: "MAGIC",
+                offset: dev::MAGIC,
+                access: Ro,
+                doc: "0x524E4943 (\"RNIC\").",
+            },
+            Reg {
+                name: "HW_VERSION",
+                offset: dev::HW_VERSION,
+                access: Ro,
+                doc: "Engine version: major 31:24, minor 23:16, patch 15:0.",
+            },
+            Reg {
+                name: "NUM_QPS",
+                offset: dev::NUM_QPS,
+                access: Ro,
+                doc: "Build parameter: number of queue pairs.",
+            },
+            Reg {
+                name: "SQ_DEPTH",
+                offset: dev::SQ_DEPTH,
+                access: Ro,
+                doc: "Build parameter: send-queue ring depth (WQEs) per QP.",
+            },
+            Reg {
+                name: "RQ_DEPTH",
+                offset: dev::RQ_DEPTH,
+                access: Ro,
+                doc: "Build parameter: receive-queue ring depth (WQEs) per QP.",
+            },
+            Reg {
+                name: "MAX_MTU",
+                offset: dev::MAX_MTU,
+                access: Ro,
+                doc: "Build parameter: largest path MTU in bytes.",
+            },
+            Reg {
+                name: "DATAPATH_BITS",
+                offset: dev::DATAPATH_BITS,
+                access: Ro,
+                doc: "Build parameter: datapath width in bits.",
+            },
+            Reg {
+                name: "CLOCK_KHZ",
+                offset: dev::CLOCK_KHZ,
+                access: Ro,
+                doc: "Build parameter: nominal core clock in kHz.",
+            },
+            Reg {
+                name: "NUM_CQS",
+                offset: dev::NUM_CQS,
+                access: Ro,
+                doc: "Build parameter: number of completion queues.",
+            },
+            Reg {
+                name: "NUM_MRS",
+                offset: dev::NUM_MRS,
+                access: Ro,
+                doc: "Build parameter: memory-region table entries.",
+            },
+            Reg {
+                name: "RING_BYTES",
+                offset: dev::RING_BYTES,
+                access: Ro,
+                doc: "Bytes of BAR2 ring memory (SQ rings, then RQ rings).",
+            },
+            Reg {
+                name: "SCRATCH",
+                offset: dev::SCRATCH,
+                access: Rw,
+                doc: "Scratch register, no effect.",
+            },
+            Reg {
+                name: "CONTROL",
+                offset: dev::CONTROL,
+                access: Rw,
+                doc: "Bit 0: soft reset of counters and engines (self-clearing).",
+            },
+            Reg {
+                name: "STATUS",
+                offset: dev::STATUS,
+                access: Ro,
+                doc: "Bit 0: ready.",
+            },
+            Reg {
+                name: "CYCLE_LO",
+                offset: dev::CYCLE_LO,
+                access: Ro,
+                doc: "Free-running core-clock cycle counter, bits 31:0 (reading LO latches HI).",
+            },
+            Reg {
+                name: "CYCLE_HI",
+                offset: dev::CYCLE_HI,
+                access: Ro,
+                doc: "Cycle counter bits 63:32, latched by the last CYCLE_LO read.",
+            },
+            Reg {
+                name: "IRQ_STATUS",
+                offset: dev::IRQ_STATUS,
+                access: W1c,
+                doc: "Pending interrupt causes: bit 0 DMA self-test done, bit 1 MAC debug frame received.",
+            },
+            Reg {
+                name: "IRQ_ENABLE",
+                offset: dev::IRQ_ENABLE,
+                access: Rw,
+                doc: "Interrupt enables, same bits; irq_o = |(IRQ_STATUS & IRQ_ENABLE).",
+            },
         ],
         windows: &[],
     },
@@ -273,12 +363,42 @@ pub const BLOCKS: &[Block] = &[
         next: ctx::BASE,
         doc: "Doorbells: bits 15:0 queue number, bits 31:16 new producer (consumer for CQ) index.",
         regs: &[
-            Reg { name: "SQ", offset: db::SQ, access: Wo, doc: "Send-queue doorbell." },
-            Reg { name: "RQ", offset: db::RQ, access: Wo, doc: "Receive-queue doorbell." },
-            Reg { name: "CQ", offset: db::CQ, access: Wo, doc: "Completion-queue consumer-index doorbell." },
-            Reg { name: "COUNT", offset: db::COUNT, access: Ro, doc: "Doorbells received since reset." },
-            Reg { name: "LAST", offset: db::LAST, access: Ro, doc: "Last doorbell word written." },
-            Reg { name: "LAST_KIND", offset: db::LAST_KIND, access: Ro, doc: "Kind of the last doorbell: 0 SQ, 1 RQ, 2 CQ." },
+            Reg {
+                name: "SQ",
+                offset: db::SQ,
+                access: Wo,
+                doc: "Send-queue doorbell.",
+            },
+            Reg {
+                name: "RQ",
+                offset: db::RQ,
+                access: Wo,
+                doc: "Receive-queue doorbell.",
+            },
+            Reg {
+                name: "CQ",
+                offset: db::CQ,
+                access: Wo,
+                doc: "Completion-queue consumer-index doorbell.",
+            },
+            Reg {
+                name: "COUNT",
+                offset: db::COUNT,
+                access: Ro,
+                doc: "Doorbells received since reset.",
+            },
+            Reg {
+                name: "LAST",
+                offset: db::LAST,
+                access: Ro,
+                doc: "Last doorbell word written.",
+            },
+            Reg {
+                name: "LAST_KIND",
+                offset: db::LAST_KIND,
+                access: Ro,
+                doc: "Kind of the last doorbell: 0 SQ, 1 RQ, 2 CQ.",
+            },
         ],
         windows: &[],
     },
@@ -291,9 +411,24 @@ pub const BLOCKS: &[Block] = &[
         next: dmat::BASE,
         doc: "Context mailbox: write DATA[0..16], then CMD to store a 64-byte QP context, CQ context or MR entry; or CMD read, then DATA.",
         regs: &[
-            Reg { name: "CMD", offset: ctx::CMD, access: Wo, doc: "Bits 1:0 op (1 write, 2 read), bits 7:4 table (0 QP, 1 CQ, 2 MR), bits 31:16 index." },
-            Reg { name: "STATUS", offset: ctx::STATUS, access: Ro, doc: "Bit 0 busy; bit 1 error of the last command (bad op/table, index out of range)." },
-            Reg { name: "DATA0..DATA15", offset: ctx::DATA, access: Rw, doc: "Staging record, 16 words at DATA + 4*i, little-endian." },
+            Reg {
+                name: "CMD",
+                offset: ctx::CMD,
+                access: Wo,
+                doc: "Bits 1:0 op (1 write, 2 read), bits 7:4 table (0 QP, 1 CQ, 2 MR), bits 31:16 index.",
+            },
+            Reg {
+                name: "STATUS",
+                offset: ctx::STATUS,
+                access: Ro,
+                doc: "Bit 0 busy; bit 1 error of the last command (bad op/table, index out of range).",
+            },
+            Reg {
+                name: "DATA0..DATA15",
+                offset: ctx::DATA,
+                access: Rw,
+                doc: "Staging record, 16 words at DATA + 4*i, little-endian.",
+            },
         ],
         windows: &[],
     },
@@ -306,15 +441,60 @@ pub const BLOCKS: &[Block] = &[
         next: mac::BASE,
         doc: "DMA self-test over m_axi: write byte i = (SEED + i) mod 256 to IOVA..IOVA+LEN, or read it back and verify.",
         regs: &[
-            Reg { name: "IOVA_LO", offset: dmat::IOVA_LO, access: Rw, doc: "Target IOVA bits 31:0 (any byte alignment)." },
-            Reg { name: "IOVA_HI", offset: dmat::IOVA_HI, access: Rw, doc: "Target IOVA bits 63:32." },
-            Reg { name: "LEN", offset: dmat::LEN, access: Rw, doc: "Length in bytes, 1..=65536." },
-            Reg { name: "SEED", offset: dmat::SEED, access: Rw, doc: "Pattern seed (bits 7:0)." },
-            Reg { name: "CTRL", offset: dmat::CTRL, access: Wo, doc: "Bit 0 start write; bit 1 start read-and-verify." },
-            Reg { name: "STATUS", offset: dmat::STATUS, access: Ro, doc: "Bit 0 busy, 1 done, 2 bus error, 3 mismatch, 4 bad argument." },
-            Reg { name: "CHECKSUM", offset: dmat::CHECKSUM, access: Ro, doc: "Checksum of the bytes moved (see rnic_abi::dmatest::checksum)." },
-            Reg { name: "MISMATCH", offset: dmat::MISMATCH, access: Ro, doc: "Read-and-verify: bytes that differed from the pattern." },
-            Reg { name: "CYCLES", offset: dmat::CYCLES, access: Ro, doc: "Core cycles the last operation took, start to last response." },
+            Reg {
+                name: "IOVA_LO",
+                offset: dmat::IOVA_LO,
+                access: Rw,
+                doc: "Target IOVA bits 31:0 (any byte alignment).",
+            },
+            Reg {
+                name: "IOVA_HI",
+                offset: dmat::IOVA_HI,
+                access: Rw,
+                doc: "Target IOVA bits 63:32.",
+            },
+            Reg {
+                name: "LEN",
+                offset: dmat::LEN,
+                access: Rw,
+                doc: "Length in bytes, 1..=65536.",
+            },
+            Reg {
+                name: "SEED",
+                offset: dmat::SEED,
+                access: Rw,
+                doc: "Pattern seed (bits 7:0).",
+            },
+            Reg {
+                name: "CTRL",
+                offset: dmat::CTRL,
+                access: Wo,
+                doc: "Bit 0 start write; bit 1 start read-and-verify.",
+            },
+            Reg {
+                name: "STATUS",
+                offset: dmat::STATUS,
+                access: Ro,
+                doc: "Bit 0 busy, 1 done, 2 bus error, 3 mismatch, 4 bad argument.",
+            },
+            Reg {
+                name: "CHECKSUM",
+                offset: dmat::CHECKSUM,
+                access: Ro,
+                doc: "Checksum of the bytes moved (see rnic_abi::dmatest::checksum).",
+            },
+            Reg {
+                name: "MISMATCH",
+                offset: dmat::MISMATCH,
+                access: Ro,
+                doc: "Read-and-verify: bytes that differed from the pattern.",
+            },
+            Reg {
+                name: "CYCLES",
+                offset: dmat::CYCLES,
+                access: Ro,
+                doc: "Core cycles the last operation took, start to last response.",
+            },
         ],
         windows: &[],
     },
@@ -327,27 +507,89 @@ pub const BLOCKS: &[Block] = &[
         next: 0,
         doc: "MAC debug path: send the frame in the TX window on m_axis_tx; count and capture frames from s_axis_rx.",
         regs: &[
-            Reg { name: "TX_LEN", offset: mac::TX_LEN, access: Rw, doc: "Frame length in bytes, 14..=2048 (no FCS)." },
-            Reg { name: "TX_CTRL", offset: mac::TX_CTRL, access: Wo, doc: "Bit 0: send." },
-            Reg { name: "TX_STATUS", offset: mac::TX_STATUS, access: Ro, doc: "Bit 0 busy; bit 1 the last send had a bad length and was refused." },
-            Reg { name: "TX_FRAMES", offset: mac::TX_FRAMES, access: Ro, doc: "Frames sent by the debug path." },
-            Reg { name: "RX_FRAMES", offset: mac::RX_FRAMES, access: Ro, doc: "Good frames received." },
-            Reg { name: "RX_BYTES", offset: mac::RX_BYTES, access: Ro, doc: "Bytes in good frames received." },
-            Reg { name: "RX_LAST_LEN", offset: mac::RX_LAST_LEN, access: Ro, doc: "Length of the last good frame (captured in RX_BUF up to 2048 bytes)." },
-            Reg { name: "RX_ERRORS", offset: mac::RX_ERRORS, access: Ro, doc: "Frames received with tuser (MAC error) set; not counted as good (RX_BUF may hold part of one)." },
-            Reg { name: "TX_BUF_OFF", offset: mac::TX_BUF_OFF, access: Ro, doc: "BAR0 offset of the TX window." },
-            Reg { name: "RX_BUF_OFF", offset: mac::RX_BUF_OFF, access: Ro, doc: "BAR0 offset of the RX window." },
+            Reg {
+                name: "TX_LEN",
+                offset: mac::TX_LEN,
+                access: Rw,
+                doc: "Frame length in bytes, 14..=2048 (no FCS).",
+            },
+            Reg {
+                name: "TX_CTRL",
+                offset: mac::TX_CTRL,
+                access: Wo,
+                doc: "Bit 0: send.",
+            },
+            Reg {
+                name: "TX_STATUS",
+                offset: mac::TX_STATUS,
+                access: Ro,
+                doc: "Bit 0 busy; bit 1 the last send had a bad length and was refused.",
+            },
+            Reg {
+                name: "TX_FRAMES",
+                offset: mac::TX_FRAMES,
+                access: Ro,
+                doc: "Frames sent by the debug path.",
+            },
+            Reg {
+                name: "RX_FRAMES",
+                offset: mac::RX_FRAMES,
+                access: Ro,
+                doc: "Good frames received.",
+            },
+            Reg {
+                name: "RX_BYTES",
+                offset: mac::RX_BYTES,
+                access: Ro,
+                doc: "Bytes in good frames received.",
+            },
+            Reg {
+                name: "RX_LAST_LEN",
+                offset: mac::RX_LAST_LEN,
+                access: Ro,
+                doc: "Length of the last good frame (captured in RX_BUF up to 2048 bytes).",
+            },
+            Reg {
+                name: "RX_ERRORS",
+                offset: mac::RX_ERRORS,
+                access: Ro,
+                doc: "Frames received with tuser (MAC error) set; not counted as good (RX_BUF may hold part of one).",
+            },
+            Reg {
+                name: "TX_BUF_OFF",
+                offset: mac::TX_BUF_OFF,
+                access: Ro,
+                doc: "BAR0 offset of the TX window.",
+            },
+            Reg {
+                name: "RX_BUF_OFF",
+                offset: mac::RX_BUF_OFF,
+                access: Ro,
+                doc: "BAR0 offset of the RX window.",
+            },
         ],
         windows: &[
-            Window { name: "TX_BUF", offset: mac::TX_BUF, bytes: mac::BUF_BYTES, access: Wo, doc: "Frame to send (write-only; reads return 0)." },
-            Window { name: "RX_BUF", offset: mac::RX_BUF, bytes: mac::BUF_BYTES, access: Ro, doc: "Last good frame received." },
+            Window {
+                name: "TX_BUF",
+                offset: mac::TX_BUF,
+                bytes: mac::BUF_BYTES,
+                access: Wo,
+                doc: "Frame to send (write-only; reads return 0).",
+            },
+            Window {
+                name: "RX_BUF",
+                offset: mac::RX_BUF,
+                bytes: mac::BUF_BYTES,
+                access: Ro,
+                doc: "Last good frame received.",
+            },
         ],
     },
 ];
 
 /// Is `off` a valid 32-bit register or window offset in BAR0? (Reserved offsets read 0.)
 pub fn bar0_in_range(off: u64) -> bool {
-    off % 4 == 0 && off < BAR0_BYTES as u64
+    off.is_multiple_of(4) && off < BAR0_BYTES as u64
 }
 
 const fn check_blocks() -> bool {
@@ -366,7 +608,7 @@ const fn check_blocks() -> bool {
         let mut j = 0;
         while j < b.regs.len() {
             let r = &b.regs[j];
-            if r.offset % 4 != 0 || r.offset < b.base + 0xC || r.offset >= limit {
+            if !r.offset.is_multiple_of(4) || r.offset < b.base + 0xC || r.offset >= limit {
                 return false;
             }
             j += 1;
@@ -375,6 +617,11 @@ const fn check_blocks() -> bool {
     }
     true
 }
-const _: () = assert!(check_blocks(), "register map: block chain or register offsets are inconsistent");
-const _: () = assert!(mac::TX_BUF + mac::BUF_BYTES <= mac::RX_BUF && mac::RX_BUF + mac::BUF_BYTES <= BAR0_BYTES);
+const _: () = assert!(
+    check_blocks(),
+    "register map: block chain or register offsets are inconsistent"
+);
+const _: () = assert!(
+    mac::TX_BUF + mac::BUF_BYTES <= mac::RX_BUF && mac::RX_BUF + mac::BUF_BYTES <= BAR0_BYTES
+);
 const _: () = assert!(ctx::DATA + 4 * ctx::DATA_WORDS <= dmat::BASE);

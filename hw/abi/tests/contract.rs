@@ -4,8 +4,12 @@ use rnic_abi::{dmatest, params, regs};
 #[test]
 fn regdoc_is_fresh() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/REGISTERS.md");
-    let have = std::fs::read_to_string(&path).expect("docs/REGISTERS.md missing: run `make regdoc`");
-    assert!(have == rnic_abi::regdoc::markdown(), "docs/REGISTERS.md is stale: run `make regdoc`");
+    let have =
+        std::fs::read_to_string(&path).expect("docs/REGISTERS.md missing: run `make regdoc`");
+    assert!(
+        have == rnic_abi::regdoc::markdown(),
+        "docs/REGISTERS.md is stale: run `make regdoc`"
+    );
 }
 
 #[test]
@@ -32,19 +36,44 @@ fn wqe_roundtrip_and_offsets() {
 
 #[test]
 fn cqe_and_contexts_roundtrip() {
-    let c = Cqe { wr_id: 7, byte_len: 4096, qp_num: 3, flags: cqe_flag::OWNER, ..Default::default() };
+    let c = Cqe {
+        wr_id: 7,
+        byte_len: 4096,
+        qp_num: 3,
+        flags: cqe_flag::OWNER,
+        ..Default::default()
+    };
     assert_eq!(Cqe::decode(&c.encode()), c);
-    let q = QpContext { state: qp_state::RTS, dest_mac: [1, 2, 3, 4, 5, 6], sq_psn: 0xABCDEF, ..Default::default() };
+    let q = QpContext {
+        state: qp_state::RTS,
+        dest_mac: [1, 2, 3, 4, 5, 6],
+        sq_psn: 0xABCDEF,
+        ..Default::default()
+    };
     assert_eq!(QpContext::decode(&q.encode()), q);
-    let m = MrEntry { key: make_key(5, 9), length: 1 << 40, ..Default::default() };
+    let m = MrEntry {
+        key: make_key(5, 9),
+        length: 1 << 40,
+        ..Default::default()
+    };
     assert_eq!(key_parts(MrEntry::decode(&m.encode()).key), (5, 9));
 }
 
 #[test]
 fn layout_checker_rejects_overlap() {
-    use rnic_abi::layout::{check_fields, FieldDesc};
-    let a = FieldDesc { name: "a", offset: 0, bits: 32, doc: "" };
-    let b = FieldDesc { name: "b", offset: 2, bits: 16, doc: "" };
+    use rnic_abi::layout::{FieldDesc, check_fields};
+    let a = FieldDesc {
+        name: "a",
+        offset: 0,
+        bits: 32,
+        doc: "",
+    };
+    let b = FieldDesc {
+        name: "b",
+        offset: 2,
+        bits: 16,
+        doc: "",
+    };
     assert!(!check_fields(&[a, b], 8));
     assert!(!check_fields(&[a], 3));
     assert!(check_fields(&[a], 4));
@@ -55,7 +84,10 @@ fn block_chain_is_walkable() {
     let mut off = 0u32;
     let mut seen = 0;
     loop {
-        let b = regs::BLOCKS.iter().find(|b| b.base == off).expect("chain points at a block");
+        let b = regs::BLOCKS
+            .iter()
+            .find(|b| b.base == off)
+            .expect("chain points at a block");
         seen += 1;
         if b.next == 0 {
             break;
@@ -72,8 +104,14 @@ fn ring_slots_and_doorbells() {
     assert_eq!(p.sq_slot(1, 0), 64 * p.sq_depth);
     assert_eq!(p.sq_slot(0, p.sq_depth), 0, "index wraps");
     assert_eq!(p.rq_slot(0, 0), p.num_qps * p.sq_depth * 64);
-    assert_eq!(p.rq_slot(p.num_qps - 1, p.rq_depth - 1) + 64, p.ring_bytes());
-    assert_eq!(regs::db::unpack(regs::db::word(0x1234, 0xBEEF)), (0x1234, 0xBEEF));
+    assert_eq!(
+        p.rq_slot(p.num_qps - 1, p.rq_depth - 1) + 64,
+        p.ring_bytes()
+    );
+    assert_eq!(
+        regs::db::unpack(regs::db::word(0x1234, 0xBEEF)),
+        (0x1234, 0xBEEF)
+    );
 }
 
 #[test]

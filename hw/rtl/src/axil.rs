@@ -24,9 +24,12 @@ impl Logic for AxilFront {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, bvalid, rvalid, rpending, rdata);
-        self.write_fire.next = self.s.awvalid.val() && self.s.wvalid.val() && !self.bvalid.q.val() && !self.rpending.q.val();
+        self.write_fire.next = self.s.awvalid.val()
+            && self.s.wvalid.val()
+            && !self.bvalid.q.val()
+            && !self.rpending.q.val();
         self.read_fire.next = self.s.arvalid.val()
-            && !(self.s.awvalid.val() && self.s.wvalid.val())
+            && (!self.s.awvalid.val() || !self.s.wvalid.val())
             && !self.rvalid.q.val()
             && !self.rpending.q.val()
             && !self.bvalid.q.val();

@@ -46,7 +46,8 @@ impl<const ADDR: usize> Logic for BeRam<ADDR> {
                         mask = mask | (Bits::<512>::from(0xFFu64) << (8 * lane as u64));
                     }
                 }
-                self._mem.insert(wa, (old & !mask) | (self.write_data.val() & mask));
+                self._mem
+                    .insert(wa, (old & !mask) | (self.write_data.val() & mask));
             }
         }
     }

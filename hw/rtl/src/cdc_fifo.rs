@@ -328,9 +328,18 @@ pub fn board_cdc_verilog() -> Vec<(String, String)> {
     let mut rs = crate::reset_sync::ResetSync::default();
     rs.connect_all();
     vec![
-        (format!("{TX_FIFO_MODULE}.v"), cdc_vgen::verilog_named(&tx, TX_FIFO_MODULE)),
-        (format!("{RX_FIFO_MODULE}.v"), cdc_vgen::verilog_named(&rx, RX_FIFO_MODULE)),
-        (format!("{RESET_SYNC_MODULE}.v"), cdc_vgen::verilog_named(&rs, RESET_SYNC_MODULE)),
+        (
+            format!("{TX_FIFO_MODULE}.v"),
+            cdc_vgen::verilog_named(&tx, TX_FIFO_MODULE),
+        ),
+        (
+            format!("{RX_FIFO_MODULE}.v"),
+            cdc_vgen::verilog_named(&rx, RX_FIFO_MODULE),
+        ),
+        (
+            format!("{RESET_SYNC_MODULE}.v"),
+            cdc_vgen::verilog_named(&rs, RESET_SYNC_MODULE),
+        ),
     ]
 }
 
@@ -390,14 +399,21 @@ mod tests {
     #[test]
     fn board_fifos_generate_without_dollars() {
         for (name, v) in board_cdc_verilog() {
-            assert!(!v.contains("$signed") || !v.replace("$signed", "").contains('$'), "{name}");
+            assert!(
+                !v.contains("$signed") || !v.replace("$signed", "").contains('$'),
+                "{name}"
+            );
             assert!(v.contains("module rnic_"), "{name}");
         }
     }
 
     #[test]
     fn yosys_accepts_small_fifo() {
-        if std::process::Command::new("yosys").arg("-V").output().is_err() {
+        if std::process::Command::new("yosys")
+            .arg("-V")
+            .output()
+            .is_err()
+        {
             eprintln!("yosys not installed: skipped");
             return;
         }

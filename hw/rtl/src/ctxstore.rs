@@ -131,16 +131,25 @@ impl Logic for CtxStore {
                     self.error.d.next = true;
                 }
             } else if self.in_data.val() {
-                self.staging.d.next = (self.staging.q.val() & !(self.ones32.val() << self.word_off.val()))
+                self.staging.d.next = (self.staging.q.val()
+                    & !(self.ones32.val() << self.word_off.val()))
                     | (bit_cast::<512, 32>(self.bus.wdata.val()) << self.word_off.val());
             }
         }
         self.rdata.d.next = 0.into();
         if self.bus.rd.val() {
             if self.bus.addr.val() == self.a_status.val() {
-                self.rdata.d.next = self.zero32.val().replace_bit(0, self.pending.q.val()).replace_bit(1, self.error.q.val());
+                self.rdata.d.next = self
+                    .zero32
+                    .val()
+                    .replace_bit(0, self.pending.q.val())
+                    .replace_bit(1, self.error.q.val());
             } else if self.in_data.val() {
-                self.rdata.d.next = self.staging.q.val().get_bits::<32>(self.word_off.val().index());
+                self.rdata.d.next = self
+                    .staging
+                    .q
+                    .val()
+                    .get_bits::<32>(self.word_off.val().index());
             }
         }
         self.bus.rdata.next = self.rdata.q.val();

@@ -38,7 +38,10 @@ pub fn rom_contents(p: &BuildParams) -> BTreeMap<u32, u32> {
     m.insert(w(dev::RING_BYTES), p.ring_bytes());
     m.insert(w(mac::TX_BUF_OFF), mac::TX_BUF);
     m.insert(w(mac::RX_BUF_OFF), mac::RX_BUF);
-    assert!(m.keys().all(|k| *k < (1 << ROM_ADDR_BITS)), "identity ROM overflows its window");
+    assert!(
+        m.keys().all(|k| *k < (1 << ROM_ADDR_BITS)),
+        "identity ROM overflows its window"
+    );
     m
 }
 
@@ -89,8 +92,10 @@ pub struct DevRegs {
 
 impl DevRegs {
     pub fn new(p: &BuildParams) -> Self {
-        let rom: BTreeMap<Bits<ROM_ADDR_BITS>, Bits<32>> =
-            rom_contents(p).into_iter().map(|(k, v)| ((k as u64).into(), (v as u64).into())).collect();
+        let rom: BTreeMap<Bits<ROM_ADDR_BITS>, Bits<32>> = rom_contents(p)
+            .into_iter()
+            .map(|(k, v)| ((k as u64).into(), (v as u64).into()))
+            .collect();
         DevRegs {
             clock: Default::default(),
             rst: Default::default(),
@@ -139,7 +144,21 @@ impl Default for DevRegs {
 impl Logic for DevRegs {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, rom_sel, rdata, scratch, cycles, cycle_hi_latch, irq_status, irq_enable, db_count, db_last, db_last_kind, reset_pulse);
+        dff_setup!(
+            self,
+            clock,
+            rom_sel,
+            rdata,
+            scratch,
+            cycles,
+            cycle_hi_latch,
+            irq_status,
+            irq_enable,
+            db_count,
+            db_last,
+            db_last_kind,
+            reset_pulse
+        );
         self.rom.clock.next = self.clock.val();
         self.rom.address.next = self.bus.addr.val().get_bits::<9>(2);
         self.cycles.d.next = self.cycles.q.val() + 1;
@@ -186,7 +205,9 @@ impl Logic for DevRegs {
             } else if self.bus.addr.val() == self.a_control.val() {
                 self.reset_pulse.d.next = self.bus.wdata.val().get_bit(0);
             } else if self.bus.addr.val() == self.a_irq_status.val() {
-                self.irq_status.d.next = (self.irq_status.q.val() & !self.bus.wdata.val().get_bits::<2>(0)) | self.irq_set.val();
+                self.irq_status.d.next = (self.irq_status.q.val()
+                    & !self.bus.wdata.val().get_bits::<2>(0))
+                    | self.irq_set.val();
             } else if self.bus.addr.val() == self.a_irq_enable.val() {
                 self.irq_enable.d.next = self.bus.wdata.val().get_bits::<2>(0);
             } else if self.bus.addr.val() == self.a_db_sq.val() {

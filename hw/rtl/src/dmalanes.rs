@@ -82,16 +82,45 @@ pub fn lanes_verilog() -> String {
     let mut s = String::from("reg [511:0] masked;\nalways @(*) begin\n");
     for k in 0..64 {
         // lane 63 is at or above any `lo`: no comparison (Verilator flags constant ones)
-        let lo_ok = if k == 63 { "1'b1".to_string() } else { format!("(!first || 6'd{k} >= lo)") };
+        let lo_ok = if k == 63 {
+            "1'b1".to_string()
+        } else {
+            format!("(!first || 6'd{k} >= lo)")
+        };
         let _ = writeln!(s, "    strb[{k}] = {lo_ok} && (!last || 7'd{k} < hi);");
-        let _ = writeln!(s, "    pattern[{}:{}] = strb[{k}] ? base + 8'd{k} : 8'd0;", 8 * k + 7, 8 * k);
-        let _ = writeln!(s, "    masked[{}:{}] = strb[{k}] ? data[{}:{}] : 8'd0;", 8 * k + 7, 8 * k, 8 * k + 7, 8 * k);
+        let _ = writeln!(
+            s,
+            "    pattern[{}:{}] = strb[{k}] ? base + 8'd{k} : 8'd0;",
+            8 * k + 7,
+            8 * k
+        );
+        let _ = writeln!(
+            s,
+            "    masked[{}:{}] = strb[{k}] ? data[{}:{}] : 8'd0;",
+            8 * k + 7,
+            8 * k,
+            8 * k + 7,
+            8 * k
+        );
     }
-    let words = |v: &str| (0..16).map(|w| format!("{v}[{}:{}]", 32 * w + 31, 32 * w)).collect::<Vec<_>>().join(" ^ ");
+    let words = |v: &str| {
+        (0..16)
+            .map(|w| format!("{v}[{}:{}]", 32 * w + 31, 32 * w))
+            .collect::<Vec<_>>()
+            .join(" ^ ")
+    };
     let _ = writeln!(s, "    fold_pattern = {};", words("pattern"));
     let _ = writeln!(s, "    fold_data = {};", words("masked"));
     let terms: Vec<String> = (0..64)
-        .map(|k| format!("{{6'd0, (strb[{k}] && (data[{}:{}] != pattern[{}:{}]))}}", 8 * k + 7, 8 * k, 8 * k + 7, 8 * k))
+        .map(|k| {
+            format!(
+                "{{6'd0, (strb[{k}] && (data[{}:{}] != pattern[{}:{}]))}}",
+                8 * k + 7,
+                8 * k,
+                8 * k + 7,
+                8 * k
+            )
+        })
         .collect();
     let _ = writeln!(s, "    mismatches = {};", terms.join(" + "));
     s.push_str("end\n");

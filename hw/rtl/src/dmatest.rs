@@ -136,11 +136,19 @@ impl Default for DmaTest {
 impl Logic for DmaTest {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, rdata, iova, len, seed, busy, dir_read, done, bus_err, bad_arg, first_beat, last_beat, lo, hi, base0);
-        dff_setup!(self, clock, a_beat, a_done, bursts, d_beat, d_done, w_bursts, b_count, checksum, mismatches, cycles);
+        dff_setup!(
+            self, clock, rdata, iova, len, seed, busy, dir_read, done, bus_err, bad_arg,
+            first_beat, last_beat, lo, hi, base0
+        );
+        dff_setup!(
+            self, clock, a_beat, a_done, bursts, d_beat, d_done, w_bursts, b_count, checksum,
+            mismatches, cycles
+        );
         self.done_pulse.next = false;
         // ---------------- register reads
-        self.status.next = self.zero5.val()
+        self.status.next = self
+            .zero5
+            .val()
             .replace_bit(0, self.busy.q.val())
             .replace_bit(1, self.done.q.val())
             .replace_bit(2, self.bus_err.q.val())
@@ -171,40 +179,46 @@ impl Logic for DmaTest {
         self.end_addr.next = self.iova.q.val() + bit_cast::<64, 32>(self.len.q.val()) - 1;
         if self.bus.wr.val() && !self.busy.q.val() {
             if self.bus.addr.val() == self.a_iova_lo.val() {
-                self.iova.d.next = (self.iova.q.val() & 0xFFFF_FFFF_0000_0000_u64) | bit_cast::<64, 32>(self.bus.wdata.val());
+                self.iova.d.next = (self.iova.q.val() & 0xFFFF_FFFF_0000_0000_u64)
+                    | bit_cast::<64, 32>(self.bus.wdata.val());
             } else if self.bus.addr.val() == self.a_iova_hi.val() {
-                self.iova.d.next = (self.iova.q.val() & 0xFFFF_FFFF_u64) | (bit_cast::<64, 32>(self.bus.wdata.val()) << 32);
+                self.iova.d.next = (self.iova.q.val() & 0xFFFF_FFFF_u64)
+                    | (bit_cast::<64, 32>(self.bus.wdata.val()) << 32);
             } else if self.bus.addr.val() == self.a_len.val() {
                 self.len.d.next = self.bus.wdata.val();
             } else if self.bus.addr.val() == self.a_seed.val() {
                 self.seed.d.next = self.bus.wdata.val().get_bits::<8>(0);
-            } else if self.bus.addr.val() == self.a_ctrl.val() {
-                if self.bus.wdata.val().get_bits::<2>(0).any() {
-                    self.done.d.next = false;
-                    self.bus_err.d.next = false;
-                    self.bad_arg.d.next = false;
-                    self.checksum.d.next = 0.into();
-                    self.mismatches.d.next = 0.into();
-                    self.cycles.d.next = 0.into();
-                    if (self.len.q.val() == 0) || (self.len.q.val() > self.max_len.val()) || (self.end_addr.val() < self.iova.q.val()) {
-                        self.bad_arg.d.next = true;
-                    } else {
-                        self.busy.d.next = true;
-                        self.dir_read.d.next = !self.bus.wdata.val().get_bit(0);
-                        self.first_beat.d.next = self.iova.q.val().get_bits::<58>(6);
-                        self.last_beat.d.next = self.end_addr.val().get_bits::<58>(6);
-                        self.lo.d.next = self.iova.q.val().get_bits::<6>(0);
-                        self.hi.d.next = bit_cast::<7, 6>(self.end_addr.val().get_bits::<6>(0)) + 1;
-                        // pattern byte of lane 0 of the first beat: seed - iova[5:0]
-                        self.base0.d.next = self.seed.q.val() - bit_cast::<8, 6>(self.iova.q.val().get_bits::<6>(0));
-                        self.a_beat.d.next = self.iova.q.val().get_bits::<58>(6);
-                        self.d_beat.d.next = self.iova.q.val().get_bits::<58>(6);
-                        self.a_done.d.next = false;
-                        self.d_done.d.next = false;
-                        self.bursts.d.next = 0.into();
-                        self.w_bursts.d.next = 0.into();
-                        self.b_count.d.next = 0.into();
-                    }
+            } else if self.bus.addr.val() == self.a_ctrl.val()
+                && self.bus.wdata.val().get_bits::<2>(0).any()
+            {
+                self.done.d.next = false;
+                self.bus_err.d.next = false;
+                self.bad_arg.d.next = false;
+                self.checksum.d.next = 0.into();
+                self.mismatches.d.next = 0.into();
+                self.cycles.d.next = 0.into();
+                if (self.len.q.val() == 0)
+                    || (self.len.q.val() > self.max_len.val())
+                    || (self.end_addr.val() < self.iova.q.val())
+                {
+                    self.bad_arg.d.next = true;
+                } else {
+                    self.busy.d.next = true;
+                    self.dir_read.d.next = !self.bus.wdata.val().get_bit(0);
+                    self.first_beat.d.next = self.iova.q.val().get_bits::<58>(6);
+                    self.last_beat.d.next = self.end_addr.val().get_bits::<58>(6);
+                    self.lo.d.next = self.iova.q.val().get_bits::<6>(0);
+                    self.hi.d.next = bit_cast::<7, 6>(self.end_addr.val().get_bits::<6>(0)) + 1;
+                    // pattern byte of lane 0 of the first beat: seed - iova[5:0]
+                    self.base0.d.next =
+                        self.seed.q.val() - bit_cast::<8, 6>(self.iova.q.val().get_bits::<6>(0));
+                    self.a_beat.d.next = self.iova.q.val().get_bits::<58>(6);
+                    self.d_beat.d.next = self.iova.q.val().get_bits::<58>(6);
+                    self.a_done.d.next = false;
+                    self.d_done.d.next = false;
+                    self.bursts.d.next = 0.into();
+                    self.w_bursts.d.next = 0.into();
+                    self.b_count.d.next = 0.into();
                 }
             }
         }
@@ -230,7 +244,8 @@ impl Logic for DmaTest {
         self.m.arburst.next = 1.into();
         self.m.awvalid.next = self.busy.q.val() && !self.dir_read.q.val() && !self.a_done.q.val();
         self.m.arvalid.next = self.busy.q.val() && self.dir_read.q.val() && !self.a_done.q.val();
-        self.a_fire.next = (self.m.awvalid.val() && self.m.awready.val()) || (self.m.arvalid.val() && self.m.arready.val());
+        self.a_fire.next = (self.m.awvalid.val() && self.m.awready.val())
+            || (self.m.arvalid.val() && self.m.arready.val());
         if self.a_fire.val() {
             self.a_beat.d.next = self.a_beat.q.val() + self.blen.val() + 1;
             self.bursts.d.next = self.bursts.q.val() + 1;
@@ -240,22 +255,28 @@ impl Logic for DmaTest {
         }
         // ---------------- data lanes for the current data beat
         self.d_off.next = self.d_beat.q.val() - self.first_beat.q.val();
-        self.lanes.base.next = self.base0.q.val() + (bit_cast::<8, 2>(self.d_off.val().get_bits::<2>(0)) << 6);
+        self.lanes.base.next =
+            self.base0.q.val() + (bit_cast::<8, 2>(self.d_off.val().get_bits::<2>(0)) << 6);
         self.lanes.lo.next = self.lo.q.val();
         self.lanes.hi.next = self.hi.q.val();
         self.lanes.first.next = self.d_beat.q.val() == self.first_beat.q.val();
         self.lanes.last.next = self.d_beat.q.val() == self.last_beat.q.val();
         self.lanes.data.next = self.m.rdata.val();
         self.d_is_last.next = self.d_beat.q.val() == self.last_beat.q.val();
-        self.d_last_in_burst.next = self.d_is_last.val() || (self.d_beat.q.val().get_bits::<6>(0) == 0x3F);
+        self.d_last_in_burst.next =
+            self.d_is_last.val() || (self.d_beat.q.val().get_bits::<6>(0) == 0x3F);
         // ---------------- W channel: only for bursts whose AW was issued
         self.m.wdata.next = self.lanes.pattern.val();
         self.m.wstrb.next = self.lanes.strb.val();
         self.m.wlast.next = self.d_last_in_burst.val();
-        self.m.wvalid.next = self.busy.q.val() && !self.dir_read.q.val() && !self.d_done.q.val() && (self.w_bursts.q.val() < self.bursts.q.val());
+        self.m.wvalid.next = self.busy.q.val()
+            && !self.dir_read.q.val()
+            && !self.d_done.q.val()
+            && (self.w_bursts.q.val() < self.bursts.q.val());
         self.m.rready.next = self.busy.q.val() && self.dir_read.q.val();
         self.m.bready.next = true;
-        self.d_fire.next = (self.m.wvalid.val() && self.m.wready.val()) || (self.m.rvalid.val() && self.m.rready.val());
+        self.d_fire.next = (self.m.wvalid.val() && self.m.wready.val())
+            || (self.m.rvalid.val() && self.m.rready.val());
         if self.dir_read.q.val() {
             self.fold.next = self.lanes.fold_data.val();
         } else {
@@ -263,7 +284,8 @@ impl Logic for DmaTest {
         }
         if self.d_fire.val() {
             self.d_beat.d.next = self.d_beat.q.val() + 1;
-            self.checksum.d.next = ((self.checksum.q.val() << 1) | (self.checksum.q.val() >> 31)) ^ self.fold.val();
+            self.checksum.d.next =
+                ((self.checksum.q.val() << 1) | (self.checksum.q.val() >> 31)) ^ self.fold.val();
             if self.d_is_last.val() {
                 self.d_done.d.next = true;
             }
@@ -271,7 +293,8 @@ impl Logic for DmaTest {
                 self.w_bursts.d.next = self.w_bursts.q.val() + 1;
             }
             if self.dir_read.q.val() {
-                self.mismatches.d.next = self.mismatches.q.val() + bit_cast::<32, 7>(self.lanes.mismatches.val());
+                self.mismatches.d.next =
+                    self.mismatches.q.val() + bit_cast::<32, 7>(self.lanes.mismatches.val());
                 if self.m.rresp.val() != 0 {
                     self.bus_err.d.next = true;
                 }
@@ -286,7 +309,10 @@ impl Logic for DmaTest {
         // ---------------- completion
         if self.busy.q.val() {
             self.cycles.d.next = self.cycles.q.val() + 1;
-            if self.a_done.q.val() && self.d_done.q.val() && (self.dir_read.q.val() || (self.b_count.q.val() == self.bursts.q.val())) {
+            if self.a_done.q.val()
+                && self.d_done.q.val()
+                && (self.dir_read.q.val() || (self.b_count.q.val() == self.bursts.q.val()))
+            {
                 self.busy.d.next = false;
                 self.done.d.next = true;
                 self.done_pulse.next = true;

@@ -121,21 +121,38 @@ impl Default for MacDebug {
 impl Logic for MacDebug {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, rdata, rx_rd, rx_off, tx_len, tx_busy, tx_bad_len, tx_ok, tx_beat, tx_frames);
-        dff_setup!(self, clock, rx_beat, rx_len, rx_frames, rx_bytes, rx_last_len, rx_errors);
+        dff_setup!(
+            self, clock, rdata, rx_rd, rx_off, tx_len, tx_busy, tx_bad_len, tx_ok, tx_beat,
+            tx_frames
+        );
+        dff_setup!(
+            self,
+            clock,
+            rx_beat,
+            rx_len,
+            rx_frames,
+            rx_bytes,
+            rx_last_len,
+            rx_errors
+        );
         self.txram.clock.next = self.clock.val();
         self.rxram.clock.next = self.clock.val();
         self.rx_pulse.next = false;
         // ---------------- register reads (+ RX window, registered RAM read)
         self.rdata.d.next = 0.into();
-        self.rx_rd.d.next = self.bus.rd.val() && (self.bus.addr.val().get_bits::<5>(11) == self.w_rx.val());
+        self.rx_rd.d.next =
+            self.bus.rd.val() && (self.bus.addr.val().get_bits::<5>(11) == self.w_rx.val());
         self.rx_off.d.next = bit_cast::<9, 4>(self.bus.addr.val().get_bits::<4>(2)) << 5;
         self.rxram.read_address.next = self.bus.addr.val().get_bits::<5>(6);
         if self.bus.rd.val() {
             if self.bus.addr.val() == self.a_tx_len.val() {
                 self.rdata.d.next = self.tx_len.q.val();
             } else if self.bus.addr.val() == self.a_tx_status.val() {
-                self.rdata.d.next = self.zero32.val().replace_bit(0, self.tx_busy.q.val()).replace_bit(1, self.tx_bad_len.q.val());
+                self.rdata.d.next = self
+                    .zero32
+                    .val()
+                    .replace_bit(0, self.tx_busy.q.val())
+                    .replace_bit(1, self.tx_bad_len.q.val());
             } else if self.bus.addr.val() == self.a_tx_frames.val() {
                 self.rdata.d.next = self.tx_frames.q.val();
             } else if self.bus.addr.val() == self.a_rx_frames.val() {
@@ -149,7 +166,12 @@ impl Logic for MacDebug {
             }
         }
         if self.rx_rd.q.val() {
-            self.bus.rdata.next = self.rdata.q.val() | self.rxram.read_data.val().get_bits::<32>(self.rx_off.q.val().index());
+            self.bus.rdata.next = self.rdata.q.val()
+                | self
+                    .rxram
+                    .read_data
+                    .val()
+                    .get_bits::<32>(self.rx_off.q.val().index());
         } else {
             self.bus.rdata.next = self.rdata.q.val();
         }
@@ -163,21 +185,23 @@ impl Logic for MacDebug {
         self.txram.write_address.next = self.bus.addr.val().get_bits::<5>(6);
         self.txram.write_enable.next = 0.into();
         if self.bus.wr.val() && (self.bus.addr.val().get_bits::<5>(11) == self.w_tx.val()) {
-            self.txram.write_enable.next = self.nibble.val() << (bit_cast::<64, 4>(self.bus.addr.val().get_bits::<4>(2)) << 2);
+            self.txram.write_enable.next =
+                self.nibble.val() << (bit_cast::<64, 4>(self.bus.addr.val().get_bits::<4>(2)) << 2);
         }
         // ---------------- TX control
         if self.bus.wr.val() && !self.tx_busy.q.val() {
             if self.bus.addr.val() == self.a_tx_len.val() {
                 self.tx_len.d.next = self.bus.wdata.val();
-            } else if self.bus.addr.val() == self.a_tx_ctrl.val() {
-                if self.bus.wdata.val().get_bit(0) {
-                    if (self.tx_len.q.val() < self.min_len.val()) || (self.tx_len.q.val() > self.max_len.val()) {
-                        self.tx_bad_len.d.next = true;
-                    } else {
-                        self.tx_bad_len.d.next = false;
-                        self.tx_busy.d.next = true;
-                        self.tx_beat.d.next = 0.into();
-                    }
+            } else if self.bus.addr.val() == self.a_tx_ctrl.val() && self.bus.wdata.val().get_bit(0)
+            {
+                if (self.tx_len.q.val() < self.min_len.val())
+                    || (self.tx_len.q.val() > self.max_len.val())
+                {
+                    self.tx_bad_len.d.next = true;
+                } else {
+                    self.tx_bad_len.d.next = false;
+                    self.tx_busy.d.next = true;
+                    self.tx_beat.d.next = 0.into();
                 }
             }
         }
@@ -192,7 +216,8 @@ impl Logic for MacDebug {
         self.tx.tuser.next = false;
         self.tx.tkeep.next = self.ones64.val();
         if self.tx_is_last.val() && self.tx_len.q.val().get_bits::<6>(0).any() {
-            self.tx.tkeep.next = !(self.ones64.val() << bit_cast::<64, 6>(self.tx_len.q.val().get_bits::<6>(0)));
+            self.tx.tkeep.next =
+                !(self.ones64.val() << bit_cast::<64, 6>(self.tx_len.q.val().get_bits::<6>(0)));
         }
         if self.tx.tvalid.val() && self.tx.tready.val() {
             self.tx_ok.d.next = false;

@@ -64,7 +64,23 @@ impl Default for RingMem {
 impl Logic for RingMem {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, w_active, w_addr, w_size, w_id, b_valid, b_id, burst_count, r_active, r_addr, r_size, r_left, r_id, r_ok);
+        dff_setup!(
+            self,
+            clock,
+            w_active,
+            w_addr,
+            w_size,
+            w_id,
+            b_valid,
+            b_id,
+            burst_count,
+            r_active,
+            r_addr,
+            r_size,
+            r_left,
+            r_id,
+            r_ok
+        );
         self.ram.clock.next = self.clock.val();
         // ---- write channel
         self.s.awready.next = !self.w_active.q.val() && !self.b_valid.q.val();

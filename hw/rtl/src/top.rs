@@ -88,9 +88,13 @@ impl Logic for RnicTop {
         self.macd.bus.wdata.next = self.axil.bus.wdata.val();
         self.macd.bus.wr.next = self.axil.bus.wr.val();
         self.macd.bus.rd.next = self.axil.bus.rd.val();
-        self.axil.bus.rdata.next = self.devregs.bus.rdata.val() | self.ctxs.bus.rdata.val() | self.dmat.bus.rdata.val() | self.macd.bus.rdata.val();
+        self.axil.bus.rdata.next = self.devregs.bus.rdata.val()
+            | self.ctxs.bus.rdata.val()
+            | self.dmat.bus.rdata.val()
+            | self.macd.bus.rdata.val();
         // interrupts and soft reset
-        self.devregs.irq_set.next = bit_cast::<2, 1>(self.dmat.done_pulse.val().into()) | (bit_cast::<2, 1>(self.macd.rx_pulse.val().into()) << 1);
+        self.devregs.irq_set.next = bit_cast::<2, 1>(self.dmat.done_pulse.val().into())
+            | (bit_cast::<2, 1>(self.macd.rx_pulse.val().into()) << 1);
         self.macd.soft_reset.next = self.devregs.soft_reset.val();
         self.irq_req.next = self.devregs.irq_req.val();
     }

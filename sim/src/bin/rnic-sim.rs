@@ -2,10 +2,13 @@
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use rnic::{Device, Rnic};
-use rnic_sim::{world, SimNic, WorldConfig};
+use rnic_sim::{SimNic, WorldConfig, world};
 
 #[derive(Parser)]
-#[command(version, about = "rnic: the Verilated RoCE v2 engine in a simulated world")]
+#[command(
+    version,
+    about = "rnic: the Verilated RoCE v2 engine in a simulated world"
+)]
 struct Cli {
     /// Seed of the world (same seed, same cycles, same pcap).
     #[arg(long, default_value_t = 1)]
@@ -28,15 +31,22 @@ enum Cmd {
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    let cfg = WorldConfig { seed: cli.seed, ..Default::default() };
-    match cli.cmd.unwrap_or(Cmd::Run { pcap: "out/rnic-sim.pcap".into() }) {
+    let cfg = WorldConfig {
+        seed: cli.seed,
+        ..Default::default()
+    };
+    match cli.cmd.unwrap_or(Cmd::Run {
+        pcap: "out/rnic-sim.pcap".into(),
+    }) {
         Cmd::Run { pcap } => {
             let r = rnic_sim::demo::run(cfg)?;
             print!("{}", r.text);
             if let Some(dir) = pcap.parent() {
-                std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("creating {}", dir.display()))?;
             }
-            std::fs::write(&pcap, &r.pcap).with_context(|| format!("writing {}", pcap.display()))?;
+            std::fs::write(&pcap, &r.pcap)
+                .with_context(|| format!("writing {}", pcap.display()))?;
             println!("pcap: {} ({} bytes)", pcap.display(), r.pcap.len());
         }
         Cmd::Info => {

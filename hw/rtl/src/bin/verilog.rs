@@ -1,8 +1,14 @@
-//! Writes `<outdir>/rnic_top.v` (default outdir: build/verilog).
+//! Writes `<outdir>/rnic_top.v` and the board CDC blocks (default outdir: build/verilog).
+//! `--waivers` prints the Verilator lint waiver flags (see `rnic_rtl::vlt::LINT_WAIVERS`).
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let dir = std::env::args().nth(1).unwrap_or_else(|| "build/verilog".into());
+    let arg = std::env::args().nth(1);
+    if arg.as_deref() == Some("--waivers") {
+        println!("{}", rnic_rtl::vlt::waiver_flags().join(" "));
+        return ExitCode::SUCCESS;
+    }
+    let dir = std::path::PathBuf::from(arg.unwrap_or_else(|| "build/verilog".into()));
     let v = match rnic_rtl::top_verilog() {
         Ok(v) => v,
         Err(e) => {
@@ -10,11 +16,19 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let path = std::path::Path::new(&dir).join(format!("{}.v", rnic_rtl::TOP));
-    if let Err(e) = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&path, &v)) {
-        eprintln!("cannot write {}: {e}", path.display());
+    let path = dir.join(format!("{}.v", rnic_rtl::TOP));
+    let written = std::fs::create_dir_all(&dir)
+        .and_then(|_| std::fs::write(&path, &v))
+        .and_then(|_| rnic_rtl::cdc_fifo::write_board_cdc_verilog(&dir));
+    if let Err(e) = written {
+        eprintln!("cannot write into {}: {e}", dir.display());
         return ExitCode::FAILURE;
     }
-    println!("wrote {} ({} lines, {} modules)", path.display(), v.lines().count(), v.matches("\nmodule ").count() + usize::from(v.starts_with("module ")));
+    let modules = v.lines().filter(|l| l.starts_with("module ")).count();
+    println!(
+        "wrote {} ({} lines, {modules} modules) and the board CDC blocks",
+        path.display(),
+        v.lines().count()
+    );
     ExitCode::SUCCESS
 }
