@@ -159,3 +159,66 @@ impl Logic for CtxStore {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::*;
+    use rand::Rng;
+
+    #[test]
+    fn mailbox_writes_and_reads_every_table() {
+        let p = params::DEFAULT;
+        let mut m = model(CtxStore::default(), "ctxstore");
+        let mut r = rng(4);
+        reset(&mut m);
+        let mut written = Vec::new();
+        for (table, n) in [
+            (ctx::TABLE_QP, p.num_qps),
+            (ctx::TABLE_CQ, p.num_cqs),
+            (ctx::TABLE_MR, p.num_mrs),
+        ] {
+            for idx in [0, 1, n / 2, n - 1] {
+                let rec: Vec<u32> = (0..16).map(|_| r.random()).collect();
+                for (i, w) in rec.iter().enumerate() {
+                    bus_write(&mut m, ctx::DATA + 4 * i as u32, *w);
+                }
+                bus_write(&mut m, ctx::CMD, ctx::cmd(ctx::OP_WRITE, table, idx as u16));
+                assert_eq!(bus_read(&mut m, ctx::STATUS), 0);
+                written.push((table, idx, rec));
+            }
+        }
+        for (table, idx, rec) in &written {
+            bus_write(
+                &mut m,
+                ctx::CMD,
+                ctx::cmd(ctx::OP_READ, *table, *idx as u16),
+            );
+            let mut st = bus_read(&mut m, ctx::STATUS);
+            for _ in 0..4 {
+                if st & ctx::STATUS_BUSY == 0 {
+                    break;
+                }
+                st = bus_read(&mut m, ctx::STATUS);
+            }
+            assert_eq!(st, 0, "read command finishes without error");
+            let got: Vec<u32> = (0..16)
+                .map(|i| bus_read(&mut m, ctx::DATA + 4 * i))
+                .collect();
+            assert_eq!(&got, rec, "table {table} index {idx}");
+        }
+        for bad in [
+            ctx::cmd(ctx::OP_READ, ctx::TABLE_QP, p.num_qps as u16),
+            ctx::cmd(ctx::OP_WRITE, ctx::TABLE_MR, p.num_mrs as u16),
+            ctx::cmd(3, 0, 0),
+            ctx::cmd(ctx::OP_READ, 5, 0),
+        ] {
+            bus_write(&mut m, ctx::CMD, bad);
+            assert_eq!(
+                bus_read(&mut m, ctx::STATUS),
+                ctx::STATUS_ERROR,
+                "command {bad:#x}"
+            );
+        }
+    }
+}

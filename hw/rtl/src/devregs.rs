@@ -240,3 +240,59 @@ impl Logic for DevRegs {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::*;
+
+    #[test]
+    fn identity_rom_registers_doorbells_and_irq() {
+        let p = params::DEFAULT;
+        let mut m = model(DevRegs::default(), "devregs");
+        reset(&mut m);
+        for (word, val) in rom_contents(&p) {
+            assert_eq!(
+                bus_read(&mut m, 4 * word),
+                val,
+                "ROM word at {:#x}",
+                4 * word
+            );
+        }
+        bus_write(&mut m, dev::SCRATCH, 0xA5A5_5A5A);
+        assert_eq!(bus_read(&mut m, dev::SCRATCH), 0xA5A5_5A5A);
+        assert_eq!(bus_read(&mut m, 0x0FFC), 0, "reserved");
+        assert_eq!(bus_read(&mut m, 0x3000), 0, "outside the ROM window");
+        // doorbells: event pulses and counters
+        m.set("bus_addr", db::SQ as u64);
+        m.set("bus_wdata", db::word(7, 9) as u64);
+        m.set("bus_wr", 1);
+        m.tick();
+        assert!(m.bit("db_valid"));
+        assert_eq!(
+            (m.get("db_kind"), m.get("db_word") as u32),
+            (0, db::word(7, 9))
+        );
+        m.set("bus_wr", 0);
+        bus_write(&mut m, db::CQ, db::word(1, 2));
+        assert_eq!(bus_read(&mut m, db::COUNT), 2);
+        assert_eq!(bus_read(&mut m, db::LAST_KIND), db::KIND_CQ);
+        // interrupts: set by a pulse, masked by IRQ_ENABLE, W1C
+        m.set("irq_set", 0b10);
+        m.tick();
+        m.set("irq_set", 0);
+        m.tick();
+        assert!(!m.bit("irq_req"));
+        bus_write(&mut m, dev::IRQ_ENABLE, dev::IRQ_MAC_RX);
+        m.tick();
+        assert!(m.bit("irq_req"));
+        bus_write(&mut m, dev::IRQ_STATUS, dev::IRQ_MAC_RX);
+        m.tick();
+        assert!(!m.bit("irq_req"));
+        assert_eq!(bus_read(&mut m, dev::IRQ_STATUS), 0);
+        // soft reset pulse clears the doorbell counters
+        bus_write(&mut m, dev::CONTROL, dev::CONTROL_SOFT_RESET);
+        m.tick();
+        assert_eq!(bus_read(&mut m, db::COUNT), 0);
+    }
+}

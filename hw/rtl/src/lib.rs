@@ -17,6 +17,8 @@ pub mod dmatest;
 pub mod macdbg;
 pub mod reset_sync;
 pub mod ringmem;
+#[cfg(test)]
+pub(crate) mod testutil;
 pub mod top;
 pub mod vgen;
 pub mod vlt;

@@ -16,7 +16,8 @@ use std::process::Command;
 /// Word layout of a model's inputs and outputs.
 #[derive(Debug, Clone)]
 pub struct Layout {
-    pub clock: String,
+    /// The clock input, if the module has one (a purely combinational block has none).
+    pub clock: Option<String>,
     pub inputs: Vec<(Port, usize)>,
     pub outputs: Vec<(Port, usize)>,
     pub in_words: usize,
@@ -28,6 +29,7 @@ impl Layout {
     pub fn new(ports: &[Port], clock: &str) -> Layout {
         let (mut inputs, mut outputs) = (vec![], vec![]);
         let (mut iw, mut ow) = (0, 0);
+        let has_clock = ports.iter().any(|p| p.input && p.name == clock);
         for p in ports {
             let words = p.width.div_ceil(32);
             if p.input {
@@ -41,7 +43,7 @@ impl Layout {
             }
         }
         Layout {
-            clock: clock.to_string(),
+            clock: has_clock.then(|| clock.to_string()),
             inputs,
             outputs,
             in_words: iw,
@@ -109,20 +111,27 @@ pub fn shim_cpp(top: &str, layout: &Layout) -> String {
         "struct VmHandle {{ VerilatedContext* ctx; V{top}* m; }};\n\n"
     ));
     s.push_str("extern \"C\" void* vm_new(void) {\n    VmHandle* h = new VmHandle;\n    h->ctx = new VerilatedContext;\n    h->ctx->randReset(0);\n");
-    s.push_str(&format!("    h->m = new V{top}(h->ctx, \"{top}\");\n    h->m->{} = 0;\n    h->m->eval();\n    return h;\n}}\n\n", layout.clock));
+    s.push_str(&format!("    h->m = new V{top}(h->ctx, \"{top}\");\n"));
+    if let Some(c) = &layout.clock {
+        s.push_str(&format!("    h->m->{c} = 0;\n"));
+    }
+    s.push_str("    h->m->eval();\n    return h;\n}\n\n");
     s.push_str("extern \"C\" void vm_free(void* p) {\n    VmHandle* h = (VmHandle*)p;\n    h->m->final();\n    delete h->m;\n    delete h->ctx;\n    delete h;\n}\n\n");
     s.push_str(&format!("extern \"C\" void vm_tick(void* p, const uint32_t* in, uint32_t* out) {{\n    V{top}* m = ((VmHandle*)p)->m;\n"));
     for (p, o) in &layout.inputs {
         s.push_str(&copy_in(p, *o));
     }
-    s.push_str(&format!("    m->{} = 0;\n    m->eval();\n", layout.clock));
+    if let Some(c) = &layout.clock {
+        s.push_str(&format!("    m->{c} = 0;\n"));
+    }
+    s.push_str("    m->eval();\n");
     for (p, o) in &layout.outputs {
         s.push_str(&copy_out(p, *o));
     }
-    s.push_str(&format!(
-        "    m->{} = 1;\n    m->eval();\n}}\n",
-        layout.clock
-    ));
+    if let Some(c) = &layout.clock {
+        s.push_str(&format!("    m->{c} = 1;\n    m->eval();\n"));
+    }
+    s.push_str("}\n");
     s
 }
 
@@ -291,4 +300,141 @@ pub fn build_shared(
         .args(["-lpthread", "-o"])
         .arg(&so))?;
     Ok(so)
+}
+
+/// A Verilated block loaded from a shared library at run time, with ports addressed by name:
+/// the harness of the block-level tests. (The simulator links `rnic_top` statically instead.)
+pub struct DynModel {
+    // field order: the handle is freed (Drop) before the library is unloaded
+    handle: *mut std::ffi::c_void,
+    free: unsafe extern "C" fn(*mut std::ffi::c_void),
+    tick_fn: unsafe extern "C" fn(*mut std::ffi::c_void, *const u32, *mut u32),
+    _lib: libloading::Library,
+    pub layout: Layout,
+    inp: Vec<u32>,
+    out: Vec<u32>,
+    pub cycle: u64,
+}
+
+impl DynModel {
+    /// Generate, lint (`-Wall` with [`LINT_WAIVERS`]), verilate and load block `uut` as module
+    /// `top`. Builds are cached under the system temp dir by a hash of the Verilog.
+    pub fn build<U: rust_hdl::prelude::Block>(
+        uut: &mut U,
+        top: &str,
+        clock: &str,
+    ) -> Result<DynModel, String> {
+        let v = crate::vgen::verilog(uut, top).map_err(|e| e.to_string())?;
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in v.as_bytes() {
+            h = (h ^ *b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        let dir = std::env::temp_dir()
+            .join("rnic-blocks")
+            .join(format!("{top}-{h:016x}"));
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        let vfile = dir.join(format!("{top}.v"));
+        std::fs::write(&vfile, &v).map_err(|e| e.to_string())?;
+        lint(&vfile, top)?;
+        let layout = Layout::new(&crate::vgen::ports(&v, top), clock);
+        let so = dir.join("libvm.so");
+        if !so.exists() {
+            let tmp = dir.join("build");
+            let built = build_shared(&vfile, top, &layout, &tmp)?;
+            std::fs::rename(built, &so).map_err(|e| e.to_string())?;
+        }
+        // SAFETY: the library is the shim generated above for exactly this layout; loading it
+        // runs no initialisers beyond the C++ runtime's.
+        let lib = unsafe { libloading::Library::new(&so) }.map_err(|e| e.to_string())?;
+        // SAFETY: the symbols are the shim's extern "C" functions with these signatures.
+        let (new, free, tick_fn) = unsafe {
+            let new: libloading::Symbol<unsafe extern "C" fn() -> *mut std::ffi::c_void> =
+                lib.get(b"vm_new").map_err(|e| e.to_string())?;
+            let free: libloading::Symbol<unsafe extern "C" fn(*mut std::ffi::c_void)> =
+                lib.get(b"vm_free").map_err(|e| e.to_string())?;
+            let tick: libloading::Symbol<
+                unsafe extern "C" fn(*mut std::ffi::c_void, *const u32, *mut u32),
+            > = lib.get(b"vm_tick").map_err(|e| e.to_string())?;
+            (*new, *free, *tick)
+        };
+        // SAFETY: vm_new has no preconditions and returns an owned model.
+        let handle = unsafe { new() };
+        let (iw, ow) = (layout.in_words, layout.out_words);
+        Ok(DynModel {
+            handle,
+            free,
+            tick_fn,
+            _lib: lib,
+            layout,
+            inp: vec![0; iw],
+            out: vec![0; ow],
+            cycle: 0,
+        })
+    }
+
+    fn ip(&self, name: &str) -> (usize, usize) {
+        self.layout
+            .input(name)
+            .unwrap_or_else(|| panic!("no input port {name}"))
+    }
+    fn op(&self, name: &str) -> (usize, usize) {
+        self.layout
+            .output(name)
+            .unwrap_or_else(|| panic!("no output port {name}"))
+    }
+
+    /// Set an input of up to 64 bits.
+    pub fn set(&mut self, name: &str, v: u64) {
+        let (o, w) = self.ip(name);
+        self.inp[o] = v as u32;
+        if w > 32 {
+            self.inp[o + 1] = (v >> 32) as u32;
+        }
+    }
+    /// Set a wide input from little-endian bytes.
+    pub fn set_bytes(&mut self, name: &str, b: &[u8]) {
+        let (o, w) = self.ip(name);
+        for k in 0..w.div_ceil(32) {
+            let mut x = [0u8; 4];
+            for (j, v) in x.iter_mut().enumerate() {
+                *v = b.get(4 * k + j).copied().unwrap_or(0);
+            }
+            self.inp[o + k] = u32::from_le_bytes(x);
+        }
+    }
+    /// An output of up to 64 bits, as sampled at the last edge.
+    pub fn get(&self, name: &str) -> u64 {
+        let (o, w) = self.op(name);
+        let lo = self.out[o] as u64;
+        if w > 32 {
+            lo | (self.out[o + 1] as u64) << 32
+        } else {
+            lo
+        }
+    }
+    /// A one-bit output.
+    pub fn bit(&self, name: &str) -> bool {
+        self.get(name) & 1 == 1
+    }
+    /// A wide output as little-endian bytes.
+    pub fn get_bytes(&self, name: &str) -> Vec<u8> {
+        let (o, w) = self.op(name);
+        (0..w.div_ceil(32))
+            .flat_map(|k| self.out[o + k].to_le_bytes())
+            .take(w.div_ceil(8))
+            .collect()
+    }
+    /// Apply the inputs, sample the outputs, clock edge.
+    pub fn tick(&mut self) {
+        // SAFETY: handle is live until Drop; the buffers have the layout's sizes.
+        unsafe { (self.tick_fn)(self.handle, self.inp.as_ptr(), self.out.as_mut_ptr()) };
+        self.cycle += 1;
+    }
+}
+
+impl Drop for DynModel {
+    fn drop(&mut self) {
+        // SAFETY: handle came from vm_new of this library and is freed once, before `_lib` drops.
+        unsafe { (self.free)(self.handle) }
+    }
 }
