@@ -6,6 +6,7 @@
 //! * [`world`]: N NICs and their links stepped cycle by cycle from one seed.
 //! * [`device`]: the driver's `Device` trait on a simulated NIC.
 
+pub mod bench;
 pub mod demo;
 pub mod device;
 pub mod eth;

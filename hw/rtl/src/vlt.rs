@@ -274,8 +274,10 @@ pub fn build_static(
         // the PyPI wheel's verilated.mk leaves the precompiled-header include flag empty, which
         // GCC then reads as a linker input; give GCC its flag
         .arg("CFG_CXXFLAGS_PCH_I=-include")
-        .env("OPT_FAST", "-O2")
-        .env("OPT_SLOW", "-O1"))?;
+        // verilated.mk defaults to -Os; the per-cycle code is the simulator's hot path
+        .arg("OPT_FAST=-O3")
+        .arg("OPT_SLOW=-O1")
+        .arg("OPT_GLOBAL=-O2"))?;
     Ok(obj)
 }
 

@@ -27,6 +27,8 @@ enum Cmd {
     },
     /// Open a simulated NIC through the driver and print what it reports.
     Info,
+    /// Benchmarks in simulated cycles, and the simulator's speed.
+    Bench,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -49,6 +51,7 @@ fn main() -> anyhow::Result<()> {
                 .with_context(|| format!("writing {}", pcap.display()))?;
             println!("pcap: {} ({} bytes)", pcap.display(), r.pcap.len());
         }
+        Cmd::Bench => print!("{}", rnic_sim::bench::run(cfg)?),
         Cmd::Info => {
             let w = world(WorldConfig { nics: 1, ..cfg });
             let mut nic = Rnic::open(SimNic::new(&w, 0)?)?;
