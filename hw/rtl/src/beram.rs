@@ -55,8 +55,10 @@ impl<const ADDR: usize> Logic for BeRam<ADDR> {
         self.read_data.connect();
     }
     fn hdl(&self) -> Verilog {
+        // deep instances (the 2 MiB ring memory) belong in UltraRAM on UltraScale+
+        let style = if ADDR >= 12 { "(* ram_style = \"ultra\" *) " } else { "" };
         Verilog::Custom(format!(
-            "reg [511:0] mem [0:{depth}];
+            "{style}reg [511:0] mem [0:{depth}];
 integer lane;
 always @(posedge clock) begin
     for (lane = 0; lane < 64; lane = lane + 1)
