@@ -1,6 +1,6 @@
 //! Ethernet links between NIC ports: 100 Gb/s pacing including 24 bytes of per-frame overhead
 //! (preamble+SFD 8, FCS 4, inter-frame gap 12), a fixed latency, seeded fault injection (loss,
-//! bit flips) and an optional pcap tap. Frames are store-and-forward: a frame is on the far
+//! bit flips, duplication, reordering) and an optional pcap tap. Frames are store-and-forward: a frame is on the far
 //! side `latency` cycles after its last byte left the sender, then streamed one beat a cycle.
 
 use crate::model::{Model, ports::i, ports::o};
@@ -20,6 +20,10 @@ pub struct LinkConfig {
     pub loss: f64,
     /// Probability a frame gets one flipped bit.
     pub bit_flip: f64,
+    /// Probability a frame is delivered twice.
+    pub duplicate: f64,
+    /// Probability a frame is held back and delivered after the next one.
+    pub reorder: f64,
     /// Probability the sender's tready is held low in a cycle it would be high (MAC stalls).
     pub stall: f64,
 }
@@ -31,6 +35,8 @@ impl Default for LinkConfig {
             latency: 25,
             loss: 0.0,
             bit_flip: 0.0,
+            duplicate: 0.0,
+            reorder: 0.0,
             stall: 0.0,
         }
     }
@@ -50,6 +56,8 @@ pub struct LinkStats {
     pub bytes: u64,
     pub lost: u64,
     pub flipped: u64,
+    pub duplicated: u64,
+    pub reordered: u64,
 }
 
 /// One direction of a cable: from NIC `from`'s TX to NIC `to`'s RX.
@@ -63,6 +71,7 @@ pub struct Link {
     tready: bool,
     assembling: Vec<u8>,
     in_flight: VecDeque<(u64, Vec<u8>)>,
+    held: Option<Vec<u8>>,
     rx_frame: Option<(Vec<u8>, usize)>,
     /// Frames sent, for the pcap tap and tests (drained by the world).
     pub tap: Vec<WireFrame>,
@@ -80,6 +89,7 @@ impl Link {
             tready: false,
             assembling: Vec::new(),
             in_flight: VecDeque::new(),
+            held: None,
             rx_frame: None,
             tap: Vec::new(),
             stats: LinkStats::default(),
@@ -123,7 +133,21 @@ impl Link {
                 frame[bit / 8] ^= 1 << (bit % 8);
                 self.stats.flipped += 1;
             }
-            self.in_flight.push_back((now + self.cfg.latency, frame));
+            let at = now + self.cfg.latency;
+            if self.cfg.duplicate > 0.0 && rng.random_bool(self.cfg.duplicate) {
+                self.stats.duplicated += 1;
+                self.in_flight.push_back((at, frame.clone()));
+            }
+            if self.held.is_none() && self.cfg.reorder > 0.0 && rng.random_bool(self.cfg.reorder) {
+                // hold this one back: it goes out right after the next frame
+                self.stats.reordered += 1;
+                self.held = Some(frame);
+                return;
+            }
+            self.in_flight.push_back((at, frame));
+            if let Some(h) = self.held.take() {
+                self.in_flight.push_back((at, h));
+            }
         }
     }
 
@@ -154,6 +178,9 @@ impl Link {
 
     /// Frames queued or being delivered.
     pub fn busy(&self) -> bool {
-        !self.in_flight.is_empty() || self.rx_frame.is_some() || !self.assembling.is_empty()
+        !self.in_flight.is_empty()
+            || self.rx_frame.is_some()
+            || !self.assembling.is_empty()
+            || self.held.is_some()
     }
 }

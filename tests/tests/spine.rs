@@ -657,3 +657,81 @@ fn pcap_decodes_in_tshark() {
         "malformed: {text}"
     );
 }
+
+#[test]
+fn link_fault_injection_is_seeded() {
+    use rnic_sim::eth::LinkConfig;
+    let send = |link: LinkConfig, n: usize| {
+        let cfg = WorldConfig {
+            seed: 5,
+            link,
+            ..WorldConfig::default()
+        };
+        let (w, mut a, mut b) = pair(cfg);
+        let mut got = Vec::new();
+        for k in 0..n {
+            a.mac_send(&test_frame(
+                [2, 0, 0, 0, 0, 0xB],
+                [2, 0, 0, 0, 0, 0xA],
+                64,
+                k as u8,
+            ))
+            .unwrap();
+            a.mac_tx_wait().unwrap();
+            w.borrow_mut().run(200);
+            got.push(b.mac_counters().unwrap().rx_frames);
+        }
+        let s = w.borrow().links[0].stats;
+        (got, s)
+    };
+    let (rx, s) = send(
+        LinkConfig {
+            loss: 1.0,
+            ..Default::default()
+        },
+        3,
+    );
+    assert_eq!((rx.last().copied(), s.lost), (Some(0), 3));
+    let (rx, s) = send(
+        LinkConfig {
+            duplicate: 1.0,
+            ..Default::default()
+        },
+        3,
+    );
+    assert_eq!((rx.last().copied(), s.duplicated), (Some(6), 3));
+    let (rx, s) = send(
+        LinkConfig {
+            bit_flip: 1.0,
+            ..Default::default()
+        },
+        2,
+    );
+    assert_eq!(
+        (rx.last().copied(), s.flipped),
+        (Some(2), 2),
+        "flipped frames still arrive (the MAC has no FCS check here)"
+    );
+    let (_, s1) = send(
+        LinkConfig {
+            loss: 0.5,
+            reorder: 0.3,
+            ..Default::default()
+        },
+        12,
+    );
+    let (_, s2) = send(
+        LinkConfig {
+            loss: 0.5,
+            reorder: 0.3,
+            ..Default::default()
+        },
+        12,
+    );
+    assert_eq!(
+        (s1.lost, s1.reordered),
+        (s2.lost, s2.reordered),
+        "same seed, same faults"
+    );
+    assert!(s1.lost > 0 && s1.lost < 12);
+}
