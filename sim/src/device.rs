@@ -71,7 +71,7 @@ impl SimNic {
             if w.cycle - start > MMIO_LIMIT_CYCLES {
                 return Err(Error::Timeout {
                     what: "BAR read (device not answering on AXI)",
-                    ns: (w.cycle - start) * 4,
+                    ns: ((w.cycle - start) as f64 * crate::world::NS_PER_CYCLE) as u64,
                 });
             }
             w.step();
