@@ -14,6 +14,7 @@ pub mod ctxstore;
 pub mod devregs;
 pub mod dmalanes;
 pub mod dmatest;
+pub mod icrc;
 pub mod macdbg;
 pub mod reset_sync;
 pub mod ringmem;
