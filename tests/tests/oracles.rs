@@ -1,0 +1,163 @@
+//! The independent packet oracles (`tests/oracle/`: a scapy + zlib ICRC check and a tshark
+//! malformed-frame check) on the shared SoftRoCE vectors, and on a copy with one payload byte
+//! flipped (the ICRC oracle must flag exactly that frame). The data-path tests run the same
+//! oracles on every capture our NICs write.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn vectors() -> PathBuf {
+    let p = root().join("../../shared/vectors/rxe-perftest-mtu1024.pcap");
+    assert!(
+        p.exists(),
+        "the shared vectors are missing: {}",
+        p.display()
+    );
+    p
+}
+
+fn icrc_oracle(pcap: &Path) -> Output {
+    Command::new("python3")
+        .arg(root().join("oracle/icrc.py"))
+        .arg(pcap)
+        .output()
+        .expect("python3 with scapy is installed by scripts/setup.sh")
+}
+
+fn tshark_oracle(pcap: &Path) -> Output {
+    Command::new("bash")
+        .arg(root().join("oracle/tshark.sh"))
+        .arg(pcap)
+        .output()
+        .expect("bash")
+}
+
+/// `(frame number, verdict)` lines of the ICRC oracle.
+fn verdicts(o: &Output) -> Vec<(usize, String)> {
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| {
+            let (n, v) = l.split_once(' ').unwrap_or_else(|| panic!("line {l:?}"));
+            (n.parse().unwrap(), v.to_string())
+        })
+        .collect()
+}
+
+fn show(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Byte ranges of the frames in a little-endian microsecond pcap file.
+fn frames(pcap: &[u8]) -> Vec<std::ops::Range<usize>> {
+    assert_eq!(pcap[..4], [0xd4, 0xc3, 0xb2, 0xa1], "little-endian pcap");
+    let mut off = 24;
+    let mut out = vec![];
+    while off + 16 <= pcap.len() {
+        let incl = u32::from_le_bytes(pcap[off + 8..off + 12].try_into().unwrap()) as usize;
+        out.push(off + 16..off + 16 + incl);
+        off += 16 + incl;
+    }
+    assert_eq!(off, pcap.len());
+    out
+}
+
+#[test]
+fn oracles_pass_on_the_shared_vectors() {
+    let v = vectors();
+    let o = icrc_oracle(&v);
+    assert!(o.status.success(), "{}", show(&o));
+    let got = verdicts(&o);
+    assert_eq!(got.len(), 204, "{}", show(&o));
+    assert_eq!(got.iter().filter(|x| x.1 == "ok").count(), 180);
+    assert_eq!(got.iter().filter(|x| x.1 == "skip").count(), 24);
+
+    let o = tshark_oracle(&v);
+    assert!(o.status.success(), "{}", show(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.lines().any(|l| l == "frames 204 roce 180 malformed 0"),
+        "{}",
+        show(&o)
+    );
+}
+
+#[test]
+fn icrc_oracle_flags_exactly_the_corrupted_frame() {
+    let mut pcap = std::fs::read(vectors()).unwrap();
+    let fr = frames(&pcap);
+    // the first RoCE frame with at least 64 bytes after the headers (Ethernet+IPv4+UDP+BTH)
+    let (idx, range) = fr
+        .iter()
+        .enumerate()
+        .find(|(_, r)| {
+            let f = &pcap[(*r).clone()];
+            f.len() >= 54 + 64 + 4 && f[12..14] == [8, 0] && f[36..38] == 4791u16.to_be_bytes()
+        })
+        .map(|(i, r)| (i, r.clone()))
+        .expect("a RoCE frame with payload");
+    pcap[range.start + 54 + 40] ^= 0x10;
+    let dir = std::env::temp_dir().join(format!("rnic-oracles-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("flipped.pcap");
+    std::fs::write(&path, &pcap).unwrap();
+
+    let o = icrc_oracle(&path);
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let bad: Vec<usize> = verdicts(&o)
+        .into_iter()
+        .filter(|x| x.1 == "bad")
+        .map(|x| x.0)
+        .collect();
+    assert_eq!(bad, vec![idx + 1], "{}", show(&o));
+    // the frame is still well-formed: tshark does not check the ICRC
+    let t = tshark_oracle(&path);
+    assert!(t.status.success(), "{}", show(&t));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn tshark_oracle_flags_a_truncated_frame() {
+    let pcap = std::fs::read(vectors()).unwrap();
+    let fr = frames(&pcap);
+    // rewrite the capture with one RoCE frame cut inside its BTH (lengths fixed up)
+    let cut = fr
+        .iter()
+        .position(|r| pcap[r.start + 36..r.start + 38] == 4791u16.to_be_bytes())
+        .unwrap();
+    let mut out = pcap[..24].to_vec();
+    for (i, r) in fr.iter().enumerate() {
+        let mut hdr = pcap[r.start - 16..r.start].to_vec();
+        let mut f = &pcap[r.clone()];
+        if i == cut {
+            f = &f[..48];
+            hdr[8..12].copy_from_slice(&48u32.to_le_bytes());
+            hdr[12..16].copy_from_slice(&48u32.to_le_bytes());
+        }
+        out.extend_from_slice(&hdr);
+        out.extend_from_slice(f);
+    }
+    let dir = std::env::temp_dir().join(format!("rnic-oracles-cut-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("cut.pcap");
+    std::fs::write(&path, &out).unwrap();
+    let t = tshark_oracle(&path);
+    assert_eq!(t.status.code(), Some(1), "{}", show(&t));
+    let o = icrc_oracle(&path);
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let bad: Vec<usize> = verdicts(&o)
+        .into_iter()
+        .filter(|x| x.1 == "bad")
+        .map(|x| x.0)
+        .collect();
+    assert_eq!(bad, vec![cut + 1]);
+    std::fs::remove_dir_all(&dir).ok();
+}
