@@ -1,5 +1,7 @@
 //! AXI4-Lite slave front end (BAR0): turns AXI4-Lite transactions into single-cycle pulses on
-//! the internal register bus. One transaction at a time; writes win over reads in the same
+//! the internal register bus, from registers (the bus never depends combinationally on the
+//! AXI inputs: a timing boundary, and it keeps the register decoders out of the simulator's
+//! per-input evaluation). One transaction at a time; writes win over reads in the same
 //! cycle. Only full-word writes (`wstrb == 0xF`) reach the registers; narrower writes are
 //! acknowledged and ignored. Responses are always OKAY (reserved offsets read 0).
 
@@ -17,35 +19,51 @@ pub struct AxilFront {
     bvalid: DFF<Bit>,
     rvalid: DFF<Bit>,
     rpending: DFF<Bit>,
+    rpending2: DFF<Bit>,
     rdata: DFF<Bits<32>>,
+    q_addr: DFF<Bits<16>>,
+    q_wdata: DFF<Bits<32>>,
+    q_wr: DFF<Bit>,
+    q_rd: DFF<Bit>,
 }
 
 impl Logic for AxilFront {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, bvalid, rvalid, rpending, rdata);
+        dff_setup!(
+            self, clock, bvalid, rvalid, rpending, rpending2, rdata, q_addr, q_wdata, q_wr, q_rd
+        );
         self.write_fire.next = self.s.awvalid.val()
             && self.s.wvalid.val()
             && !self.bvalid.q.val()
-            && !self.rpending.q.val();
+            && !self.rpending.q.val()
+            && !self.rpending2.q.val();
         self.read_fire.next = self.s.arvalid.val()
             && (!self.s.awvalid.val() || !self.s.wvalid.val())
             && !self.rvalid.q.val()
             && !self.rpending.q.val()
+            && !self.rpending2.q.val()
             && !self.bvalid.q.val();
         self.s.awready.next = self.write_fire.val();
         self.s.wready.next = self.write_fire.val();
         self.s.arready.next = self.read_fire.val();
-        self.bus.wdata.next = self.s.wdata.val();
-        self.bus.wr.next = self.write_fire.val() && (self.s.wstrb.val() == 0xF);
-        self.bus.rd.next = self.read_fire.val();
+        // the bus pulse goes out one cycle after the AXI handshake
+        self.q_wdata.d.next = self.s.wdata.val();
+        self.q_wr.d.next = self.write_fire.val() && (self.s.wstrb.val() == 0xF);
+        self.q_rd.d.next = self.read_fire.val();
         if self.write_fire.val() {
-            self.bus.addr.next = self.s.awaddr.val() & 0xFFFC;
+            self.q_addr.d.next = self.s.awaddr.val() & 0xFFFC;
         } else {
-            self.bus.addr.next = self.s.araddr.val() & 0xFFFC;
+            self.q_addr.d.next = self.s.araddr.val() & 0xFFFC;
         }
+        self.bus.wdata.next = self.q_wdata.q.val();
+        self.bus.wr.next = self.q_wr.q.val();
+        self.bus.rd.next = self.q_rd.q.val();
+        self.bus.addr.next = self.q_addr.q.val();
+        // read: handshake (t), bus pulse (t+1), block answers (t+2), RVALID (t+3)
         self.rpending.d.next = self.read_fire.val();
-        if self.rpending.q.val() {
+        self.rpending2.d.next = self.rpending.q.val();
+        if self.rpending2.q.val() {
             self.rdata.d.next = self.bus.rdata.val();
             self.rvalid.d.next = true;
         }
@@ -67,6 +85,9 @@ impl Logic for AxilFront {
             self.bvalid.d.next = false;
             self.rvalid.d.next = false;
             self.rpending.d.next = false;
+            self.rpending2.d.next = false;
+            self.q_wr.d.next = false;
+            self.q_rd.d.next = false;
         }
     }
 }

@@ -56,16 +56,33 @@ impl<const ADDR: usize> Logic for BeRam<ADDR> {
     }
     fn hdl(&self) -> Verilog {
         // deep instances (the 2 MiB ring memory) belong in UltraRAM on UltraScale+
-        let style = if ADDR >= 12 { "(* ram_style = \"ultra\" *) " } else { "" };
+        let style = if ADDR >= 12 {
+            "(* ram_style = \"ultra\" *) "
+        } else {
+            ""
+        };
         Verilog::Custom(format!(
             "{style}reg [511:0] mem [0:{depth}];
+`ifdef VERILATOR
+// Simulation: one read-modify-write per cycle (Verilator commits a per-byte memory write
+// through 64 delayed-assignment flags every cycle, which dominated the simulator's time).
+// Same behaviour as the synthesis form below: read-before-write on the read port.
+wire [511:0] bitmask = {{{mask}}};
+always @(posedge clock) begin
+    if (|write_enable) mem[write_address] <= (mem[write_address] & ~bitmask) | (write_data & bitmask);
+    read_data <= mem[read_address];
+end
+`else
+// Synthesis: the byte-enable idiom Vivado and yosys map onto BRAM/URAM byte-write enables.
 integer lane;
 always @(posedge clock) begin
     for (lane = 0; lane < 64; lane = lane + 1)
         if (write_enable[lane]) mem[write_address][8*lane +: 8] <= write_data[8*lane +: 8];
     read_data <= mem[read_address];
 end
+`endif
 ",
+            mask = (0..64).rev().map(|l| format!("{{8{{write_enable[{l}]}}}}")).collect::<Vec<_>>().join(", "),
             depth = (1usize << ADDR) - 1
         ))
     }

@@ -19,6 +19,8 @@ pub struct DmaLanes {
     pub hi: Signal<In, Bits<7>>,
     pub first: Signal<In, Bit>,
     pub last: Signal<In, Bit>,
+    /// Compute only when set (all outputs 0 otherwise): the simulator skips idle cycles.
+    pub en: Signal<In, Bit>,
     /// Data read from host memory.
     pub data: Signal<In, Bits<512>>,
     pub strb: Signal<Out, Bits<64>>,
@@ -34,13 +36,14 @@ impl Logic for DmaLanes {
         let lo = self.lo.val().index();
         let hi = self.hi.val().index();
         let (first, last) = (self.first.val(), self.last.val());
+        let en = self.en.val();
         let data = self.data.val();
         let mut strb = Bits::<64>::default();
         let mut pat = Bits::<512>::default();
         let mut md = Bits::<512>::default();
         let mut mis = 0u64;
         for k in 0..64usize {
-            let valid = (!first || k >= lo) && (!last || k < hi);
+            let valid = en && (!first || k >= lo) && (!last || k < hi);
             if valid {
                 strb = strb.replace_bit(k, true);
                 let p = base.wrapping_add(k as u8) as u64;
@@ -79,7 +82,9 @@ impl Logic for DmaLanes {
 
 /// The generated body.
 pub fn lanes_verilog() -> String {
-    let mut s = String::from("reg [511:0] masked;\nalways @(*) begin\n");
+    let mut s = String::from(
+        "reg [511:0] masked;\nalways @(*) begin\n  if (!en) begin\n    strb = 64'd0;\n    pattern = 512'd0;\n    masked = 512'd0;\n    fold_pattern = 32'd0;\n    fold_data = 32'd0;\n    mismatches = 7'd0;\n  end else begin\n",
+    );
     for k in 0..64 {
         // lane 63 is at or above any `lo`: no comparison (Verilator flags constant ones)
         let lo_ok = if k == 63 {
@@ -123,7 +128,7 @@ pub fn lanes_verilog() -> String {
         })
         .collect();
     let _ = writeln!(s, "    mismatches = {};", terms.join(" + "));
-    s.push_str("end\n");
+    s.push_str("  end\nend\n");
     s
 }
 
@@ -154,6 +159,8 @@ mod tests {
             m.set("base", base as u64);
             m.set("lo", lo);
             m.set("hi", hi);
+            let en = r.random_bool(0.9);
+            m.set("en", en as u64);
             m.set("first", first as u64);
             m.set("last", last as u64);
             m.set_bytes("data", &data);
@@ -161,7 +168,7 @@ mod tests {
             let (mut strb, mut pat, mut fp, mut fd, mut mis) = (0u64, [0u8; 64], 0u32, 0u32, 0u64);
             let mut md = [0u8; 64];
             for k in 0..64usize {
-                let valid = (!first || k as u64 >= lo) && (!last || (k as u64) < hi);
+                let valid = en && (!first || k as u64 >= lo) && (!last || (k as u64) < hi);
                 if valid {
                     strb |= 1 << k;
                     pat[k] = base.wrapping_add(k as u8);

@@ -69,6 +69,10 @@ pub struct DmaTest {
     d_is_last: Signal<Local, Bit>,
     fold: Signal<Local, Bits<32>>,
     status: Signal<Local, Bits<5>>,
+    // R input register stage: a read beat is checked the cycle after its handshake
+    r_v: DFF<Bit>,
+    r_d: DFF<Bits<512>>,
+    r_err: DFF<Bit>,
     d_off: Signal<Local, Bits<58>>,
     page_left: Signal<Local, Bits<6>>,
     zero5: Constant<Bits<5>>,
@@ -126,6 +130,9 @@ impl Default for DmaTest {
             d_is_last: Default::default(),
             fold: Default::default(),
             status: Default::default(),
+            r_v: Default::default(),
+            r_d: Default::default(),
+            r_err: Default::default(),
             d_off: Default::default(),
             page_left: Default::default(),
             zero5: Constant::new(0u64.into()),
@@ -144,6 +151,7 @@ impl Logic for DmaTest {
             self, clock, a_beat, a_done, bursts, d_beat, d_done, w_bursts, b_count, checksum,
             mismatches, cycles
         );
+        dff_setup!(self, clock, r_v, r_d, r_err);
         self.done_pulse.next = false;
         // ---------------- register reads
         self.status.next = self
@@ -257,11 +265,12 @@ impl Logic for DmaTest {
         self.d_off.next = self.d_beat.q.val() - self.first_beat.q.val();
         self.lanes.base.next =
             self.base0.q.val() + (bit_cast::<8, 2>(self.d_off.val().get_bits::<2>(0)) << 6);
+        self.lanes.en.next = self.busy.q.val();
         self.lanes.lo.next = self.lo.q.val();
         self.lanes.hi.next = self.hi.q.val();
         self.lanes.first.next = self.d_beat.q.val() == self.first_beat.q.val();
         self.lanes.last.next = self.d_beat.q.val() == self.last_beat.q.val();
-        self.lanes.data.next = self.m.rdata.val();
+        self.lanes.data.next = self.r_d.q.val();
         self.d_is_last.next = self.d_beat.q.val() == self.last_beat.q.val();
         self.d_last_in_burst.next =
             self.d_is_last.val() || (self.d_beat.q.val().get_bits::<6>(0) == 0x3F);
@@ -275,8 +284,11 @@ impl Logic for DmaTest {
             && (self.w_bursts.q.val() < self.bursts.q.val());
         self.m.rready.next = self.busy.q.val() && self.dir_read.q.val();
         self.m.bready.next = true;
-        self.d_fire.next = (self.m.wvalid.val() && self.m.wready.val())
-            || (self.m.rvalid.val() && self.m.rready.val());
+        self.r_v.d.next = self.m.rvalid.val() && self.m.rready.val();
+        self.r_d.d.next = self.m.rdata.val();
+        self.r_err.d.next = self.m.rresp.val() != 0;
+        // a data beat: a W handshake, or the staged R beat
+        self.d_fire.next = (self.m.wvalid.val() && self.m.wready.val()) || self.r_v.q.val();
         if self.dir_read.q.val() {
             self.fold.next = self.lanes.fold_data.val();
         } else {
@@ -295,7 +307,7 @@ impl Logic for DmaTest {
             if self.dir_read.q.val() {
                 self.mismatches.d.next =
                     self.mismatches.q.val() + bit_cast::<32, 7>(self.lanes.mismatches.val());
-                if self.m.rresp.val() != 0 {
+                if self.r_err.q.val() {
                     self.bus_err.d.next = true;
                 }
             }
@@ -319,6 +331,7 @@ impl Logic for DmaTest {
             }
         }
         if self.rst.val() {
+            self.r_v.d.next = false;
             self.busy.d.next = false;
             self.done.d.next = false;
             self.bus_err.d.next = false;

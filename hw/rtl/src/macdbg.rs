@@ -58,6 +58,12 @@ pub struct MacDebug {
     rx_bytes: DFF<Bits<32>>,
     rx_last_len: DFF<Bits<32>>,
     rx_errors: DFF<Bits<32>>,
+    // RX input register stage: the MAC's beat, one cycle later
+    in_v: DFF<Bit>,
+    in_d: DFF<Bits<512>>,
+    in_k: DFF<Bits<64>>,
+    in_l: DFF<Bit>,
+    in_u: DFF<Bit>,
     rep: [Signal<Local, Bits<512>>; 5],
     pc: Vec<Signal<Local, Bits<7>>>,
     tx_last_beat: Signal<Local, Bits<6>>,
@@ -108,6 +114,11 @@ impl Default for MacDebug {
             rx_bytes: Default::default(),
             rx_last_len: Default::default(),
             rx_errors: Default::default(),
+            in_v: Default::default(),
+            in_d: Default::default(),
+            in_k: Default::default(),
+            in_l: Default::default(),
+            in_u: Default::default(),
             rep: Default::default(),
             pc: (0..65).map(|_| Default::default()).collect(),
             tx_last_beat: Default::default(),
@@ -135,6 +146,7 @@ impl Logic for MacDebug {
             rx_last_len,
             rx_errors
         );
+        dff_setup!(self, clock, in_v, in_d, in_k, in_l, in_u);
         self.txram.clock.next = self.clock.val();
         self.rxram.clock.next = self.clock.val();
         self.rx_pulse.next = false;
@@ -229,28 +241,40 @@ impl Logic for MacDebug {
         }
         // ---------------- RX: capture up to 32 beats, count bytes (tkeep popcount)
         self.rx.tready.next = true;
+        self.in_v.d.next = self.rx.tvalid.val();
+        self.in_d.d.next = self.rx.tdata.val();
+        self.in_k.d.next = self.rx.tkeep.val();
+        self.in_l.d.next = self.rx.tlast.val();
+        self.in_u.d.next = self.rx.tuser.val();
+        // popcount of the registered beat's tkeep (all paths assigned: no latch)
         self.pc[0].next = 0.into();
-        for i in 0..64 {
-            if self.rx.tkeep.val().get_bit(i) {
-                self.pc[i + 1].next = self.pc[i].val() + 1;
-            } else {
-                self.pc[i + 1].next = self.pc[i].val();
+        if self.in_v.q.val() {
+            for i in 0..64 {
+                if self.in_k.q.val().get_bit(i) {
+                    self.pc[i + 1].next = self.pc[i].val() + 1;
+                } else {
+                    self.pc[i + 1].next = self.pc[i].val();
+                }
+            }
+        } else {
+            for i in 0..64 {
+                self.pc[i + 1].next = 0.into();
             }
         }
         self.frame_len.next = self.rx_len.q.val() + bit_cast::<32, 7>(self.pc[64].val());
         self.rxram.write_address.next = self.rx_beat.q.val().get_bits::<5>(0);
-        self.rxram.write_data.next = self.rx.tdata.val();
+        self.rxram.write_data.next = self.in_d.q.val();
         self.rxram.write_enable.next = 0.into();
-        if self.rx.tvalid.val() {
+        if self.in_v.q.val() {
             if self.rx_beat.q.val() < 32 {
-                self.rxram.write_enable.next = self.rx.tkeep.val();
+                self.rxram.write_enable.next = self.in_k.q.val();
             }
             self.rx_beat.d.next = self.rx_beat.q.val() + 1;
             self.rx_len.d.next = self.frame_len.val();
-            if self.rx.tlast.val() {
+            if self.in_l.q.val() {
                 self.rx_beat.d.next = 0.into();
                 self.rx_len.d.next = 0.into();
-                if self.rx.tuser.val() {
+                if self.in_u.q.val() {
                     self.rx_errors.d.next = self.rx_errors.q.val() + 1;
                 } else {
                     self.rx_frames.d.next = self.rx_frames.q.val() + 1;
@@ -270,6 +294,9 @@ impl Logic for MacDebug {
             self.rx_errors.d.next = 0.into();
             self.rx_beat.d.next = 0.into();
             self.rx_len.d.next = 0.into();
+        }
+        if self.rst.val() {
+            self.in_v.d.next = false;
         }
     }
 }

@@ -32,6 +32,10 @@ pub struct RingMem {
     r_left: DFF<Bits<8>>,
     r_id: DFF<Bits<4>>,
     r_ok: DFF<Bit>,
+    st_slot: DFF<Bits<RING_SLOT_BITS>>,
+    st_data: DFF<Bits<512>>,
+    st_strb: DFF<Bits<64>>,
+    st_last: DFF<Bit>,
     one: Constant<Bits<BAR2_ADDR_BITS>>,
 }
 
@@ -56,6 +60,10 @@ impl Default for RingMem {
             r_left: Default::default(),
             r_id: Default::default(),
             r_ok: Default::default(),
+            st_slot: Default::default(),
+            st_data: Default::default(),
+            st_strb: Default::default(),
+            st_last: Default::default(),
             one: Constant::new(1u64.into()),
         }
     }
@@ -81,28 +89,42 @@ impl Logic for RingMem {
             r_id,
             r_ok
         );
+        dff_setup!(self, clock, st_slot, st_data, st_strb, st_last);
         self.ram.clock.next = self.clock.val();
-        // ---- write channel
-        self.s.awready.next = !self.w_active.q.val() && !self.b_valid.q.val();
-        if self.s.awvalid.val() && !self.w_active.q.val() && !self.b_valid.q.val() {
+        // ---- write channel: W beats pass one register stage before the RAM; B follows the
+        // commit of the last beat
+        self.s.awready.next =
+            !self.w_active.q.val() && !self.b_valid.q.val() && !self.st_last.q.val();
+        if self.s.awvalid.val()
+            && !self.w_active.q.val()
+            && !self.b_valid.q.val()
+            && !self.st_last.q.val()
+        {
             self.w_active.d.next = true;
             self.w_addr.d.next = self.s.awaddr.val();
             self.w_size.d.next = self.s.awsize.val();
             self.w_id.d.next = self.s.awid.val();
         }
         self.s.wready.next = self.w_active.q.val();
-        self.ram.write_address.next = self.w_addr.q.val().get_bits::<RING_SLOT_BITS>(6);
-        self.ram.write_data.next = self.s.wdata.val();
-        self.ram.write_enable.next = 0.into();
+        self.st_strb.d.next = 0.into();
+        self.st_last.d.next = false;
+        self.st_data.d.next = self.s.wdata.val();
+        self.st_slot.d.next = self.w_addr.q.val().get_bits::<RING_SLOT_BITS>(6);
         if self.w_active.q.val() && self.s.wvalid.val() {
-            self.ram.write_enable.next = self.s.wstrb.val();
+            self.st_strb.d.next = self.s.wstrb.val();
             self.w_addr.d.next = self.w_addr.q.val() + (self.one.val() << self.w_size.q.val());
             if self.s.wlast.val() {
                 self.w_active.d.next = false;
-                self.b_valid.d.next = true;
-                self.b_id.d.next = self.w_id.q.val();
-                self.burst_count.d.next = self.burst_count.q.val() + 1;
+                self.st_last.d.next = true;
             }
+        }
+        self.ram.write_address.next = self.st_slot.q.val();
+        self.ram.write_data.next = self.st_data.q.val();
+        self.ram.write_enable.next = self.st_strb.q.val();
+        if self.st_last.q.val() {
+            self.b_valid.d.next = true;
+            self.b_id.d.next = self.w_id.q.val();
+            self.burst_count.d.next = self.burst_count.q.val() + 1;
         }
         if self.b_valid.q.val() && self.s.bready.val() {
             self.b_valid.d.next = false;
@@ -141,6 +163,8 @@ impl Logic for RingMem {
             self.r_active.d.next = false;
             self.r_ok.d.next = false;
             self.burst_count.d.next = 0.into();
+            self.st_strb.d.next = 0.into();
+            self.st_last.d.next = false;
         }
     }
 }
