@@ -7,7 +7,7 @@ use rnic::{Device, Rnic};
 use std::fmt::Write;
 
 /// Run the benchmarks; returns a Markdown report.
-pub fn run(cfg: WorldConfig) -> anyhow::Result<String> {
+pub fn run(cfg: WorldConfig) -> Result<String, crate::Error> {
     let mut out = String::new();
     let w = world(cfg);
     let mut a = Rnic::open(SimNic::new(&w, 0)?)?;

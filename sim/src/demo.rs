@@ -3,6 +3,7 @@
 //! simulation speed.
 
 use crate::device::{SimNic, world};
+use crate::error::ensure;
 use crate::pcap::to_pcap;
 use crate::world::{NS_PER_CYCLE, WorldConfig};
 use rnic::{Device, Rnic};
@@ -35,7 +36,7 @@ pub fn test_frame(dst: [u8; 6], src: [u8; 6], len: usize, tag: u8) -> Vec<u8> {
 }
 
 /// Run the demo.
-pub fn run(cfg: WorldConfig) -> anyhow::Result<DemoReport> {
+pub fn run(cfg: WorldConfig) -> Result<DemoReport, crate::Error> {
     let t0 = std::time::Instant::now();
     let w = world(cfg);
     let mut out = String::new();
@@ -62,17 +63,17 @@ pub fn run(cfg: WorldConfig) -> anyhow::Result<DemoReport> {
         });
         let bad = bad.count();
         let want_sum = dmatest::pattern_checksum(buf.iova + off as u64, len as u64, seed);
-        anyhow::ensure!(
+        ensure!(
             bad == 0,
             "NIC {name}: DMA self-test wrote {bad} wrong bytes"
         );
-        anyhow::ensure!(
+        ensure!(
             wr.checksum == want_sum,
             "NIC {name}: write checksum {:#x}, expected {want_sum:#x}",
             wr.checksum
         );
         let rd = nic.dmatest_read(&buf, off, len, seed)?;
-        anyhow::ensure!(
+        ensure!(
             rd.mismatches == 0 && rd.checksum == want_sum,
             "NIC {name}: read-back mismatches {} checksum {:#x}",
             rd.mismatches,
@@ -99,7 +100,7 @@ pub fn run(cfg: WorldConfig) -> anyhow::Result<DemoReport> {
     a.mac_send(&frame)?;
     let got = b.mac_recv(1, 1_000_000)?;
     let c1 = w.borrow().cycle;
-    anyhow::ensure!(
+    ensure!(
         got == frame,
         "frame arrived changed ({} bytes sent, {} received)",
         frame.len(),

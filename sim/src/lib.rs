@@ -9,6 +9,7 @@
 pub mod bench;
 pub mod demo;
 pub mod device;
+pub mod error;
 pub mod eth;
 pub mod hostmem;
 pub mod mmio;
@@ -17,4 +18,5 @@ pub mod pcap;
 pub mod world;
 
 pub use device::{SharedWorld, SimNic, world};
+pub use error::Error;
 pub use world::{World, WorldConfig};
