@@ -104,14 +104,21 @@ mod tests {
         assert!(check_bar(Bar::Regs, 0x1_0000, 0xFFFC, 4).is_ok());
         assert!(check_bar(Bar::Regs, 0x1_0000, 0x1_0000, 4).is_err());
         assert!(check_bar(Bar::Regs, 0x1_0000, 2, 4).is_err(), "misaligned");
-        assert!(check_bar(Bar::Regs, 0x1_0000, u64::MAX - 1, 4).is_err(), "overflow");
+        assert!(
+            check_bar(Bar::Regs, 0x1_0000, u64::MAX - 1, 4).is_err(),
+            "overflow"
+        );
         assert!(check_bar(Bar::Rings, 1 << 21, 64, 64).is_ok());
         assert!(check_bar(Bar::Rings, 1 << 21, 32, 64).is_err());
     }
 
     #[test]
     fn dma_range_checks() {
-        let b = DmaBuf { id: 1, iova: 0x1000, len: 100 };
+        let b = DmaBuf {
+            id: 1,
+            iova: 0x1000,
+            len: 100,
+        };
         assert!(b.check(0, 100).is_ok());
         assert!(b.check(100, 0).is_ok());
         assert!(b.check(99, 2).is_err());

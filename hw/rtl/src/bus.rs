@@ -171,6 +171,12 @@ pub struct RegBusM {
     pub rdata: Signal<In, Bits<32>>,
 }
 
+/// A BAR0 register offset from `rnic-abi` as a 16-bit constant the register decoders compare
+/// against (`#[hdl_gen]` match arms cannot name Rust constants).
+pub fn reg_addr(offset: u32) -> Constant<Bits<16>> {
+    Constant::new((offset as u64).into())
+}
+
 /// BAR2 (WQE rings) AXI4 slave port of the default build.
 pub type WqeAxiS = AxiS<{ crate::BAR2_ADDR_BITS }>;
 /// Host-memory AXI4 master port: 64-bit addresses.

@@ -4,6 +4,7 @@
 //! in the data-path work.
 
 use crate::bus::RegBusS;
+use crate::bus::reg_addr;
 use rnic_abi::params::{self, BuildParams};
 use rnic_abi::regs::ctx;
 use rust_hdl::prelude::*;
@@ -15,9 +16,6 @@ pub const CTX_ADDR_BITS: usize = {
     (32 - (n - 1).leading_zeros()) as usize
 };
 
-fn c16(v: u32) -> Constant<Bits<16>> {
-    Constant::new((v as u64).into())
-}
 fn c(v: u32) -> Constant<Bits<CTX_ADDR_BITS>> {
     Constant::new((v as u64).into())
 }
@@ -58,12 +56,12 @@ impl CtxStore {
             rst: Default::default(),
             bus: Default::default(),
             ram: Default::default(),
-            a_cmd: c16(ctx::CMD),
-            a_status: c16(ctx::STATUS),
-            a_data: c16(ctx::DATA),
-            n_qp: c16(p.num_qps),
-            n_cq: c16(p.num_cqs),
-            n_mr: c16(p.num_mrs),
+            a_cmd: reg_addr(ctx::CMD),
+            a_status: reg_addr(ctx::STATUS),
+            a_data: reg_addr(ctx::DATA),
+            n_qp: reg_addr(p.num_qps),
+            n_cq: reg_addr(p.num_cqs),
+            n_mr: reg_addr(p.num_mrs),
             base_cq: c(p.num_qps),
             base_mr: c(p.num_qps + p.num_cqs),
             ones32: Constant::new(0xFFFF_FFFFu64.into()),

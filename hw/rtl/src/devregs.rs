@@ -8,6 +8,7 @@
 //!   word (for the schedulers), and are counted.
 
 use crate::bus::RegBusS;
+use crate::bus::reg_addr;
 use rnic_abi::params::{self, BuildParams};
 use rnic_abi::regs::{self, db, dev, mac};
 use rust_hdl::prelude::*;
@@ -43,10 +44,6 @@ pub fn rom_contents(p: &BuildParams) -> BTreeMap<u32, u32> {
         "identity ROM overflows its window"
     );
     m
-}
-
-fn c16(v: u32) -> Constant<Bits<16>> {
-    Constant::new((v as u64).into())
 }
 
 #[derive(LogicBlock)]
@@ -107,19 +104,19 @@ impl DevRegs {
             db_kind: Default::default(),
             db_word: Default::default(),
             rom: SyncROM::new(rom),
-            a_scratch: c16(dev::SCRATCH),
-            a_control: c16(dev::CONTROL),
-            a_status: c16(dev::STATUS),
-            a_cycle_lo: c16(dev::CYCLE_LO),
-            a_cycle_hi: c16(dev::CYCLE_HI),
-            a_irq_status: c16(dev::IRQ_STATUS),
-            a_irq_enable: c16(dev::IRQ_ENABLE),
-            a_db_sq: c16(db::SQ),
-            a_db_rq: c16(db::RQ),
-            a_db_cq: c16(db::CQ),
-            a_db_count: c16(db::COUNT),
-            a_db_last: c16(db::LAST),
-            a_db_last_kind: c16(db::LAST_KIND),
+            a_scratch: reg_addr(dev::SCRATCH),
+            a_control: reg_addr(dev::CONTROL),
+            a_status: reg_addr(dev::STATUS),
+            a_cycle_lo: reg_addr(dev::CYCLE_LO),
+            a_cycle_hi: reg_addr(dev::CYCLE_HI),
+            a_irq_status: reg_addr(dev::IRQ_STATUS),
+            a_irq_enable: reg_addr(dev::IRQ_ENABLE),
+            a_db_sq: reg_addr(db::SQ),
+            a_db_rq: reg_addr(db::RQ),
+            a_db_cq: reg_addr(db::CQ),
+            a_db_count: reg_addr(db::COUNT),
+            a_db_last: reg_addr(db::LAST),
+            a_db_last_kind: reg_addr(db::LAST_KIND),
             rom_sel: Default::default(),
             rdata: Default::default(),
             scratch: Default::default(),

@@ -7,14 +7,11 @@
 //! pattern, counts mismatching bytes, and checksums the data (see `rnic_abi::dmatest`).
 //! Registers (BAR0 block `dmatest`) are decoded here from the register bus.
 
+use crate::bus::reg_addr;
 use crate::bus::{HostAxiM, RegBusS};
 use crate::dmalanes::DmaLanes;
 use rnic_abi::regs::dmat;
 use rust_hdl::prelude::*;
-
-fn c16(v: u32) -> Constant<Bits<16>> {
-    Constant::new((v as u64).into())
-}
 
 #[derive(LogicBlock)]
 pub struct DmaTest {
@@ -87,15 +84,15 @@ impl Default for DmaTest {
             m: Default::default(),
             done_pulse: Default::default(),
             lanes: Default::default(),
-            a_iova_lo: c16(dmat::IOVA_LO),
-            a_iova_hi: c16(dmat::IOVA_HI),
-            a_len: c16(dmat::LEN),
-            a_seed: c16(dmat::SEED),
-            a_ctrl: c16(dmat::CTRL),
-            a_status: c16(dmat::STATUS),
-            a_checksum: c16(dmat::CHECKSUM),
-            a_mismatch: c16(dmat::MISMATCH),
-            a_cycles: c16(dmat::CYCLES),
+            a_iova_lo: reg_addr(dmat::IOVA_LO),
+            a_iova_hi: reg_addr(dmat::IOVA_HI),
+            a_len: reg_addr(dmat::LEN),
+            a_seed: reg_addr(dmat::SEED),
+            a_ctrl: reg_addr(dmat::CTRL),
+            a_status: reg_addr(dmat::STATUS),
+            a_checksum: reg_addr(dmat::CHECKSUM),
+            a_mismatch: reg_addr(dmat::MISMATCH),
+            a_cycles: reg_addr(dmat::CYCLES),
             max_len: Constant::new((dmat::MAX_LEN as u64).into()),
             rdata: Default::default(),
             iova: Default::default(),

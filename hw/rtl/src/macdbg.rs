@@ -3,13 +3,10 @@
 //! backpressures: a MAC cannot wait). Registers: BAR0 block `macdbg`.
 
 use crate::beram::BeRam;
+use crate::bus::reg_addr;
 use crate::bus::{RegBusS, StreamM, StreamS};
 use rnic_abi::regs::mac;
 use rust_hdl::prelude::*;
-
-fn c16(v: u32) -> Constant<Bits<16>> {
-    Constant::new((v as u64).into())
-}
 
 /// BAR0 window select: address bits 15:11 (2 KiB windows).
 fn win(v: u32) -> Constant<Bits<5>> {
@@ -84,14 +81,14 @@ impl Default for MacDebug {
             rx_pulse: Default::default(),
             txram: Default::default(),
             rxram: Default::default(),
-            a_tx_len: c16(mac::TX_LEN),
-            a_tx_ctrl: c16(mac::TX_CTRL),
-            a_tx_status: c16(mac::TX_STATUS),
-            a_tx_frames: c16(mac::TX_FRAMES),
-            a_rx_frames: c16(mac::RX_FRAMES),
-            a_rx_bytes: c16(mac::RX_BYTES),
-            a_rx_last_len: c16(mac::RX_LAST_LEN),
-            a_rx_errors: c16(mac::RX_ERRORS),
+            a_tx_len: reg_addr(mac::TX_LEN),
+            a_tx_ctrl: reg_addr(mac::TX_CTRL),
+            a_tx_status: reg_addr(mac::TX_STATUS),
+            a_tx_frames: reg_addr(mac::TX_FRAMES),
+            a_rx_frames: reg_addr(mac::RX_FRAMES),
+            a_rx_bytes: reg_addr(mac::RX_BYTES),
+            a_rx_last_len: reg_addr(mac::RX_LAST_LEN),
+            a_rx_errors: reg_addr(mac::RX_ERRORS),
             w_tx: win(mac::TX_BUF),
             w_rx: win(mac::RX_BUF),
             min_len: Constant::new((mac::MIN_LEN as u64).into()),
