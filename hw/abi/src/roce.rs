@@ -63,3 +63,12 @@ pub const fn mtu_bytes_to_enum(b: u32) -> Option<u8> {
         _ => None,
     }
 }
+
+/// IPv4 protocol number of UDP.
+pub const IPV4_PROTO_UDP: u8 = 17;
+/// IPv4 version 4 and IHL 5 (no options), the first header byte.
+pub const IPV4_VER_IHL: u8 = 0x45;
+/// BTH transport header version (TVer) of this spec.
+pub const BTH_TVER: u8 = 0;
+/// Highest valid RC opcode (`opcode::FETCH_ADD`); RC opcodes are 0x00..=RC_OPCODE_MAX.
+pub const RC_OPCODE_MAX: u8 = opcode::FETCH_ADD;

@@ -18,6 +18,7 @@ pub mod icrc;
 pub mod macdbg;
 pub mod reset_sync;
 pub mod ringmem;
+pub mod rxparse;
 #[cfg(test)]
 pub(crate) mod testutil;
 pub mod top;
