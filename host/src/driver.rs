@@ -4,7 +4,7 @@
 use crate::device::{Bar, Device, DmaBuf};
 use crate::error::{Error, Result};
 use rnic_abi::params::BuildParams;
-use rnic_abi::regs::{self, ctx, db, dev, dmat, mac};
+use rnic_abi::regs::{self, ctx, db, dev, dmat, mac, rxs};
 
 /// What `open()` read from the device.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,6 +68,28 @@ pub struct MacCounters {
     pub rx_frames: u32,
     pub rx_bytes: u32,
     pub rx_errors: u32,
+}
+
+/// Counters of the RX checks (header parser + ICRC) and the last good RoCE frame.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RxStats {
+    pub roce_ok: u32,
+    pub icrc_bad: u32,
+    pub last_opcode: u8,
+    pub last_qpn: u32,
+    pub last_psn: u32,
+    /// Parser drops per reason, named as in `rnic_abi::regs::rxs::DROP_REASONS`.
+    pub drops: Vec<(&'static str, u32)>,
+}
+
+impl RxStats {
+    /// Drops for one reason (0 for an unknown name).
+    pub fn drops_for(&self, reason: &str) -> u32 {
+        self.drops
+            .iter()
+            .find(|(n, _)| *n == reason)
+            .map_or(0, |(_, c)| *c)
+    }
 }
 
 /// An opened rnic device.
@@ -439,6 +461,22 @@ impl<D: Device> Rnic<D> {
             rx_frames: self.read_reg(mac::RX_FRAMES)?,
             rx_bytes: self.read_reg(mac::RX_BYTES)?,
             rx_errors: self.read_reg(mac::RX_ERRORS)?,
+        })
+    }
+
+    /// The RX check counters.
+    pub fn rx_stats(&mut self) -> Result<RxStats> {
+        let mut drops = Vec::with_capacity(rxs::DROP_REASONS.len());
+        for (i, name) in rxs::DROP_REASONS.iter().enumerate() {
+            drops.push((*name, self.read_reg(rxs::DROP + 4 * i as u32)?));
+        }
+        Ok(RxStats {
+            roce_ok: self.read_reg(rxs::ROCE_OK)?,
+            icrc_bad: self.read_reg(rxs::ICRC_BAD)?,
+            last_opcode: self.read_reg(rxs::LAST_OPCODE)? as u8,
+            last_qpn: self.read_reg(rxs::LAST_QPN)?,
+            last_psn: self.read_reg(rxs::LAST_PSN)?,
+            drops,
         })
     }
 

@@ -13,5 +13,5 @@ pub mod error;
 pub mod vfio;
 
 pub use device::{Bar, Device, DmaBuf};
-pub use driver::{DeviceInfo, Rnic};
+pub use driver::{DeviceInfo, Rnic, RxStats};
 pub use error::{Error, Result};

@@ -86,6 +86,7 @@ pub mod kind {
     pub const CONTEXT: u16 = 0x0003;
     pub const DMATEST: u16 = 0x0004;
     pub const MACDBG: u16 = 0x0005;
+    pub const RXSTAT: u16 = 0x0006;
 }
 
 /// Device block: identity, version, build parameters, scratch, control, interrupts.
@@ -228,6 +229,38 @@ pub mod mac {
     pub const BUF_BYTES: u32 = 2048;
     /// Smallest frame the debug path sends (Ethernet header).
     pub const MIN_LEN: u32 = 14;
+}
+
+/// RX statistics block: every frame arriving on `s_axis_rx` goes through the RoCE v2 header
+/// parser and the ICRC check; good RoCE frames and every drop reason are counted here.
+pub mod rxs {
+    pub const BASE: u32 = 0x0500;
+    pub const MAJOR: u16 = 1;
+    pub const MINOR: u16 = 0;
+    /// RoCE v2 frames whose headers parsed and whose ICRC matched.
+    pub const ROCE_OK: u32 = BASE + 0x0C;
+    /// Frames whose headers parsed but whose ICRC did not match (dropped).
+    pub const ICRC_BAD: u32 = BASE + 0x10;
+    /// Opcode, destination QP and PSN of the last good RoCE frame.
+    pub const LAST_OPCODE: u32 = BASE + 0x14;
+    pub const LAST_QPN: u32 = BASE + 0x18;
+    pub const LAST_PSN: u32 = BASE + 0x1C;
+    /// Drop counters, one word per parser drop reason, in [`DROP_REASONS`] order.
+    pub const DROP: u32 = BASE + 0x20;
+    /// Parser drop reasons (the parser's reason code is the index + 1).
+    pub const DROP_REASONS: [&str; 11] = [
+        "short",
+        "ethertype",
+        "ip_hdr",
+        "ip_csum",
+        "ip_len",
+        "frag",
+        "not_udp",
+        "udp_port",
+        "tver",
+        "opcode",
+        "payload",
+    ];
 }
 
 use Access::*;
@@ -504,7 +537,7 @@ pub const BLOCKS: &[Block] = &[
         major: mac::MAJOR,
         minor: mac::MINOR,
         base: mac::BASE,
-        next: 0,
+        next: rxs::BASE,
         doc: "MAC debug path: send the frame in the TX window on m_axis_tx; count and capture frames from s_axis_rx.",
         regs: &[
             Reg {
@@ -584,6 +617,54 @@ pub const BLOCKS: &[Block] = &[
                 doc: "Last good frame received.",
             },
         ],
+    },
+    Block {
+        name: "rxstat",
+        kind: kind::RXSTAT,
+        major: rxs::MAJOR,
+        minor: rxs::MINOR,
+        base: rxs::BASE,
+        next: 0,
+        doc: "RX path checks: RoCE v2 header parser (Eth/IPv4/UDP 4791/BTH, IPv4 checksum, lengths, RC opcodes) and ICRC check on every received frame.",
+        regs: &[
+            Reg {
+                name: "ROCE_OK",
+                offset: rxs::ROCE_OK,
+                access: Ro,
+                doc: "RoCE v2 frames with valid headers and ICRC.",
+            },
+            Reg {
+                name: "ICRC_BAD",
+                offset: rxs::ICRC_BAD,
+                access: Ro,
+                doc: "Frames with valid headers and a wrong ICRC (dropped).",
+            },
+            Reg {
+                name: "LAST_OPCODE",
+                offset: rxs::LAST_OPCODE,
+                access: Ro,
+                doc: "BTH opcode of the last good RoCE frame.",
+            },
+            Reg {
+                name: "LAST_QPN",
+                offset: rxs::LAST_QPN,
+                access: Ro,
+                doc: "Destination QP of the last good RoCE frame.",
+            },
+            Reg {
+                name: "LAST_PSN",
+                offset: rxs::LAST_PSN,
+                access: Ro,
+                doc: "PSN of the last good RoCE frame.",
+            },
+            Reg {
+                name: "DROP0..DROP10",
+                offset: rxs::DROP,
+                access: Ro,
+                doc: "Frames dropped by the parser, per reason (DROP + 4*i): short, ethertype, ip_hdr, ip_csum, ip_len, frag, not_udp, udp_port, tver, opcode, payload.",
+            },
+        ],
+        windows: &[],
     },
 ];
 

@@ -19,6 +19,7 @@ pub mod macdbg;
 pub mod reset_sync;
 pub mod ringmem;
 pub mod rxparse;
+pub mod rxstat;
 #[cfg(test)]
 pub(crate) mod testutil;
 pub mod top;

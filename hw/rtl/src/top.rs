@@ -7,8 +7,11 @@ use crate::bus::{AxilS, HostAxiM, StreamM, StreamS, WqeAxiS};
 use crate::ctxstore::CtxStore;
 use crate::devregs::DevRegs;
 use crate::dmatest::DmaTest;
+use crate::icrc::Icrc;
 use crate::macdbg::MacDebug;
 use crate::ringmem::RingMem;
+use crate::rxparse::RxParse;
+use crate::rxstat::RxStat;
 use rnic_abi::params::BuildParams;
 use rust_hdl::prelude::*;
 
@@ -28,6 +31,9 @@ pub struct RnicTop {
     dmat: DmaTest,
     macd: MacDebug,
     ring: RingMem,
+    rxp: RxParse,
+    rxcrc: Icrc,
+    rxs: RxStat,
 }
 
 impl RnicTop {
@@ -47,6 +53,9 @@ impl RnicTop {
             dmat: Default::default(),
             macd: Default::default(),
             ring: Default::default(),
+            rxp: Default::default(),
+            rxcrc: Default::default(),
+            rxs: Default::default(),
         }
     }
 }
@@ -66,6 +75,44 @@ impl Logic for RnicTop {
         self.dmat.rst.next = self.rst.val();
         self.macd.rst.next = self.rst.val();
         self.ring.rst.next = self.rst.val();
+        self.rxp.clock.next = self.clk.val();
+        self.rxcrc.clock.next = self.clk.val();
+        self.rxs.clock.next = self.clk.val();
+        self.rxp.rst.next = self.rst.val();
+        self.rxcrc.rst.next = self.rst.val();
+        self.rxs.rst.next = self.rst.val();
+        // RX checks: the parser and the ICRC checker watch every received beat
+        self.rxp.tdata.next = self.s_axis_rx.tdata.val();
+        self.rxp.tkeep.next = self.s_axis_rx.tkeep.val();
+        self.rxp.tlast.next = self.s_axis_rx.tlast.val();
+        self.rxp.tvalid.next = self.s_axis_rx.tvalid.val();
+        self.rxcrc.tdata.next = self.s_axis_rx.tdata.val();
+        self.rxcrc.tkeep.next = self.s_axis_rx.tkeep.val();
+        self.rxcrc.tlast.next = self.s_axis_rx.tlast.val();
+        self.rxcrc.tvalid.next = self.s_axis_rx.tvalid.val();
+        self.rxcrc.rx.next = true;
+        self.rxs.hdr_valid.next = self.rxp.hdr_valid.val();
+        self.rxs.drop.next = self.rxp.drop.val();
+        self.rxs.opcode.next = self.rxp.opcode.val();
+        self.rxs.dest_qpn.next = self.rxp.dest_qpn.val();
+        self.rxs.psn.next = self.rxp.psn.val();
+        self.rxs.drop_cnt[0].next = self.rxp.cnt_short.val();
+        self.rxs.drop_cnt[1].next = self.rxp.cnt_ethertype.val();
+        self.rxs.drop_cnt[2].next = self.rxp.cnt_ip_hdr.val();
+        self.rxs.drop_cnt[3].next = self.rxp.cnt_ip_csum.val();
+        self.rxs.drop_cnt[4].next = self.rxp.cnt_ip_len.val();
+        self.rxs.drop_cnt[5].next = self.rxp.cnt_frag.val();
+        self.rxs.drop_cnt[6].next = self.rxp.cnt_not_udp.val();
+        self.rxs.drop_cnt[7].next = self.rxp.cnt_udp_port.val();
+        self.rxs.drop_cnt[8].next = self.rxp.cnt_tver.val();
+        self.rxs.drop_cnt[9].next = self.rxp.cnt_opcode.val();
+        self.rxs.drop_cnt[10].next = self.rxp.cnt_payload.val();
+        self.rxs.icrc_done.next = self.rxcrc.done.val();
+        self.rxs.icrc_ok.next = self.rxcrc.icrc_ok.val();
+        self.rxs.bus.addr.next = self.axil.bus.addr.val();
+        self.rxs.bus.wdata.next = self.axil.bus.wdata.val();
+        self.rxs.bus.wr.next = self.axil.bus.wr.val();
+        self.rxs.bus.rd.next = self.axil.bus.rd.val();
         AxilS::link(&mut self.s_axil, &mut self.axil.s);
         WqeAxiS::link(&mut self.s_axi_wqe, &mut self.ring.s);
         HostAxiM::link(&mut self.m_axi, &mut self.dmat.m);
@@ -88,7 +135,8 @@ impl Logic for RnicTop {
         self.macd.bus.wdata.next = self.axil.bus.wdata.val();
         self.macd.bus.wr.next = self.axil.bus.wr.val();
         self.macd.bus.rd.next = self.axil.bus.rd.val();
-        self.axil.bus.rdata.next = self.devregs.bus.rdata.val()
+        self.axil.bus.rdata.next = self.rxs.bus.rdata.val()
+            | self.devregs.bus.rdata.val()
             | self.ctxs.bus.rdata.val()
             | self.dmat.bus.rdata.val()
             | self.macd.bus.rdata.val();
