@@ -116,6 +116,24 @@ pub fn run(cfg: WorldConfig) -> Result<DemoReport, crate::Error> {
         ca.tx_frames,
         cb.rx_frames
     )?;
+    let rx = b.rx_stats()?;
+    let drops: Vec<String> = rx
+        .drops
+        .iter()
+        .filter(|d| d.1 > 0)
+        .map(|(n, c)| format!("{n} {c}"))
+        .collect();
+    writeln!(
+        out,
+        "B RX checks (RoCE v2 parser + ICRC): {} good RoCE, {} bad ICRC, parser drops: {} (the demo frame is not RoCE)",
+        rx.roce_ok,
+        rx.icrc_bad,
+        if drops.is_empty() {
+            "none".to_string()
+        } else {
+            drops.join(", ")
+        }
+    )?;
     let wall = t0.elapsed().as_secs_f64();
     let cycles = w.borrow().cycle;
     let frames: Vec<_> = w.borrow().wire.iter().map(|(_, f)| f.clone()).collect();

@@ -34,6 +34,11 @@ pub struct RnicTop {
     rxp: RxParse,
     rxcrc: Icrc,
     rxs: RxStat,
+    // registered copy of the RX beat for the checks (keeps them off the input-evaluated path)
+    rxq_v: DFF<Bit>,
+    rxq_d: DFF<Bits<512>>,
+    rxq_k: DFF<Bits<64>>,
+    rxq_l: DFF<Bit>,
 }
 
 impl RnicTop {
@@ -56,6 +61,10 @@ impl RnicTop {
             rxp: Default::default(),
             rxcrc: Default::default(),
             rxs: Default::default(),
+            rxq_v: Default::default(),
+            rxq_d: Default::default(),
+            rxq_k: Default::default(),
+            rxq_l: Default::default(),
         }
     }
 }
@@ -81,15 +90,20 @@ impl Logic for RnicTop {
         self.rxp.rst.next = self.rst.val();
         self.rxcrc.rst.next = self.rst.val();
         self.rxs.rst.next = self.rst.val();
-        // RX checks: the parser and the ICRC checker watch every received beat
-        self.rxp.tdata.next = self.s_axis_rx.tdata.val();
-        self.rxp.tkeep.next = self.s_axis_rx.tkeep.val();
-        self.rxp.tlast.next = self.s_axis_rx.tlast.val();
-        self.rxp.tvalid.next = self.s_axis_rx.tvalid.val();
-        self.rxcrc.tdata.next = self.s_axis_rx.tdata.val();
-        self.rxcrc.tkeep.next = self.s_axis_rx.tkeep.val();
-        self.rxcrc.tlast.next = self.s_axis_rx.tlast.val();
-        self.rxcrc.tvalid.next = self.s_axis_rx.tvalid.val();
+        // RX checks: the parser and the ICRC checker watch every received beat, one cycle late
+        dff_setup!(self, clk, rxq_v, rxq_d, rxq_k, rxq_l);
+        self.rxq_v.d.next = self.s_axis_rx.tvalid.val() && !self.rst.val();
+        self.rxq_d.d.next = self.s_axis_rx.tdata.val();
+        self.rxq_k.d.next = self.s_axis_rx.tkeep.val();
+        self.rxq_l.d.next = self.s_axis_rx.tlast.val();
+        self.rxp.tdata.next = self.rxq_d.q.val();
+        self.rxp.tkeep.next = self.rxq_k.q.val();
+        self.rxp.tlast.next = self.rxq_l.q.val();
+        self.rxp.tvalid.next = self.rxq_v.q.val();
+        self.rxcrc.tdata.next = self.rxq_d.q.val();
+        self.rxcrc.tkeep.next = self.rxq_k.q.val();
+        self.rxcrc.tlast.next = self.rxq_l.q.val();
+        self.rxcrc.tvalid.next = self.rxq_v.q.val();
         self.rxcrc.rx.next = true;
         self.rxs.hdr_valid.next = self.rxp.hdr_valid.val();
         self.rxs.drop.next = self.rxp.drop.val();
