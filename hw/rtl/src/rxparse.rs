@@ -271,6 +271,28 @@ reg [16:0] pay;
 reg [3:0] reason;
 reg [31:0] immv;
 always @(*) begin
+    if (!(tvalid | p1_v)) begin
+        // idle: the clocked process reads these only under tvalid / p1_v, so constants are
+        // exact, and they spare the simulator the checksum and field logic on idle cycles
+        n = 7'd0;
+        ethertype = 16'd0;
+        tot = 16'd0;
+        csum = 20'd0;
+        fold1 = 17'd0;
+        fold2 = 16'd0;
+        opc = 8'd0;
+        op_ok = 1'b0;
+        ext = 7'd0;
+        x_reth = 1'b0;
+        x_aeth = 1'b0;
+        x_imm = 1'b0;
+        x_np = 1'b0;
+        x_fm = 1'b0;
+        immv = 32'd0;
+        need = 17'd0;
+        pay = 17'd0;
+        reason = 4'd0;
+    end else begin
     n = 7'd0;
 ",
         c1 = cap - 1
@@ -337,6 +359,7 @@ always @(*) begin
     else if (pay[16] || pay[1:0] != 2'd0 || (x_np && pay != 17'd0)
              || (x_fm && (pay == 17'd0 || {padc} != 2'd0))) reason = 4'd{r_pay};
     else reason = 4'd0;
+    end
 end
 always @(posedge clock) begin
     if (rst) begin
