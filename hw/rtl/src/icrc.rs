@@ -472,17 +472,10 @@ mod tests {
     use crate::vlt::DynModel;
     use rand::Rng;
     use rand_chacha::ChaCha8Rng;
-    use std::path::PathBuf;
 
     fn vectors() -> Vec<Vec<u8>> {
-        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../../shared/vectors/rxe-perftest-mtu1024.pcap");
-        let file = std::fs::File::open(&path)
-            .unwrap_or_else(|e| panic!("the shared vectors {}: {e}", path.display()));
-        let mut rd = pcap_file::pcap::PcapReader::new(file).expect("pcap header");
         let mut out = vec![];
-        while let Some(p) = rd.next_packet() {
-            let d = p.expect("pcap record").data.into_owned();
+        for d in vector_frames() {
             let roce = d.len() >= HDR_LEN + 4
                 && d[12..14] == [0x08, 0x00]
                 && d[14] == 0x45

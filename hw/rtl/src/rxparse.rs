@@ -480,20 +480,10 @@ mod tests {
     use crate::vlt::DynModel;
     use rand::Rng;
     use rand_chacha::ChaCha8Rng;
-    use std::path::PathBuf;
 
     /// All frames of the shared vectors, in order.
     fn all_frames() -> Vec<Vec<u8>> {
-        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../../shared/vectors/rxe-perftest-mtu1024.pcap");
-        let file = std::fs::File::open(&path)
-            .unwrap_or_else(|e| panic!("the shared vectors {}: {e}", path.display()));
-        let mut rd = pcap_file::pcap::PcapReader::new(file).expect("pcap header");
-        let mut out = vec![];
-        while let Some(p) = rd.next_packet() {
-            out.push(p.expect("pcap record").data.into_owned());
-        }
-        out
+        vector_frames()
     }
 
     /// Everything the block reports for one frame.
