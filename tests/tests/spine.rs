@@ -521,7 +521,7 @@ fn context_store_roundtrip_and_device_checks() {
     };
     let q_last = QpContext {
         remote_qpn: 7,
-        msn: 99,
+        una_psn: 99,
         ..q0
     };
     let cq = CqContext {

@@ -37,6 +37,24 @@ impl BuildParams {
     pub const fn ring_slots_log2(&self) -> u32 {
         (self.ring_bytes() / crate::WQE_BYTES as u32).trailing_zeros()
     }
+    /// First context-store record of each table (QP, CQ, MR, QP responder state): the
+    /// tables are stacked in that order in one RAM of 64-byte records.
+    pub const fn ctx_base(&self, table: u32) -> u32 {
+        match table {
+            0 => 0,
+            1 => self.num_qps,
+            2 => self.num_qps + self.num_cqs,
+            _ => self.num_qps + self.num_cqs + self.num_mrs,
+        }
+    }
+    /// Records in the context store (all four tables).
+    pub const fn ctx_records(&self) -> u32 {
+        2 * self.num_qps + self.num_cqs + self.num_mrs
+    }
+    /// Address bits of the context store.
+    pub const fn ctx_addr_bits(&self) -> u32 {
+        32 - (self.ctx_records() - 1).leading_zeros()
+    }
     /// Nominal clock in Hz.
     pub const fn clock_hz(&self) -> u64 {
         self.clock_khz as u64 * 1000

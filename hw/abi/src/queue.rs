@@ -118,15 +118,18 @@ pub mod access {
 }
 
 layout! {
-    /// QP context: one 64-byte record per QP in the context store (table 0).
+    /// QP context, requester half and addressing: one 64-byte record per QP in the context
+    /// store (table 0). Written whole by the driver (modify_qp); afterwards the engine writes
+    /// only its own fields with byte enables: the doorbell unit `sq_pi`, the TX requester
+    /// `sq_psn`/`sq_ci`, the ACK processor `una_psn`/`sq_ack_ci`/`state` (to ERR).
     pub struct QpContext [64] {
         state: u8 = 0, "qp_state.";
         qp_type: u8 = 1, "2 = RC.";
         path_mtu: u8 = 2, "IBTA MTU enum 1..5 (256..4096).";
         access: u8 = 3, "Remote access allowed on this QP (access bits 1..3).";
         remote_qpn: u32 = 4, "Destination QP number (24 bits).";
-        sq_psn: u32 = 8, "Next PSN to send (24 bits).";
-        rq_psn: u32 = 12, "Next PSN expected (24 bits).";
+        sq_psn: u32 = 8, "Next PSN to send (24 bits; TX).";
+        una_psn: u32 = 12, "PSN of the first packet of the oldest unacknowledged WQE (24 bits; ACK processor).";
         dest_mac: [u8; 6] = 16, "Destination MAC address.";
         udp_sport: u16 = 22, "UDP source port (0xC000..0xFFFF).";
         dest_ip: u32 = 24, "Destination IPv4 address (host order).";
@@ -134,18 +137,69 @@ layout! {
         pd: u32 = 32, "Protection domain.";
         send_cqn: u16 = 36, "CQ for send completions.";
         recv_cqn: u16 = 38, "CQ for receive completions.";
-        sq_pi: u16 = 40, "SQ producer index (from doorbells).";
-        sq_ci: u16 = 42, "SQ consumer index.";
-        rq_pi: u16 = 44, "RQ producer index.";
-        rq_ci: u16 = 46, "RQ consumer index.";
-        retry_cnt: u8 = 48, "Transport retries.";
-        rnr_retry: u8 = 49, "RNR retries.";
-        timeout: u8 = 50, "Local ACK timeout exponent.";
-        max_rd_atomic: u8 = 51, "Outstanding RDMA READ/atomic as requester.";
-        msn: u32 = 52, "Message sequence number (24 bits).";
+        sq_pi: u16 = 40, "SQ producer index (doorbell unit, free-running).";
+        sq_ci: u16 = 42, "Next SQ WQE to transmit (TX, free-running).";
+        sq_ack_ci: u16 = 44, "Next SQ WQE to complete (ACK processor, free-running).";
+        retry_cnt: u8 = 46, "Transport retries (stored; retransmission is not built yet).";
+        rnr_retry: u8 = 47, "RNR retries (stored).";
+        timeout: u8 = 48, "Local ACK timeout exponent (stored).";
+        max_rd_atomic: u8 = 49, "Outstanding RDMA READ/atomic as requester (stored).";
+        reserved0: u16 = 50, "Zero.";
+        reserved1: u32 = 52, "Zero.";
         src_mac: [u8; 6] = 56, "Source MAC address.";
-        reserved: u16 = 62, "Zero.";
+        reserved2: u16 = 62, "Zero.";
     }
+}
+
+/// Responder-state `flags` bits.
+pub mod rqs_flag {
+    /// A multi-packet SEND is in progress (next packet must be MIDDLE/LAST).
+    pub const IN_SEND: u8 = 1 << 0;
+    /// A multi-packet RDMA WRITE is in progress.
+    pub const IN_WRITE: u8 = 1 << 1;
+    /// A NAK (sequence error) was sent for `rq_psn`; no further NAK until it arrives.
+    pub const NAK_SENT: u8 = 1 << 2;
+    /// The current WRITE failed its access check: drop (and do not write) its remaining packets.
+    pub const WRITE_BAD: u8 = 1 << 3;
+}
+
+layout! {
+    /// QP responder state: one 64-byte record per QP (table 3). The driver writes it whole at
+    /// RESET->INIT/RTR (zero except `rq_psn`); afterwards the doorbell unit writes `rq_pi` and
+    /// the RX responder everything else.
+    pub struct RqState [64] {
+        rq_psn: u32 = 0, "Next PSN expected (24 bits).";
+        msn: u32 = 4, "Message sequence number of the last completed message (24 bits).";
+        rq_pi: u16 = 8, "RQ producer index (doorbell unit, free-running).";
+        rq_ci: u16 = 10, "Next RQ WQE to consume (free-running).";
+        flags: u8 = 12, "rqs_flag bits.";
+        reserved0: u8 = 13, "Zero.";
+        reserved1: u16 = 14, "Zero.";
+        wr_va: u64 = 16, "Next remote virtual address of the WRITE in progress.";
+        wr_rkey: u32 = 24, "rkey of the WRITE in progress.";
+        wr_left: u32 = 28, "Bytes of the WRITE in progress still allowed (RETH DMA length minus received).";
+        recv_off: u32 = 32, "Bytes received so far into the current receive WQE / WRITE message.";
+        reserved2: u32 = 36, "Zero.";
+        reserved3: u64 = 40, "Zero.";
+        reserved4: u64 = 48, "Zero.";
+        reserved5: u64 = 56, "Zero.";
+    }
+}
+
+/// AETH syndrome byte values (IBTA 9.7.5.1): bits 7:5 kind, 4:0 credit count / timer / NAK code.
+pub mod aeth {
+    /// ACK with "invalid credit count" (31): no end-to-end credits, as RC without SRQ credits.
+    pub const ACK: u8 = 0x1F;
+    /// RNR NAK with timer field 14 (an IBTA RNR timer code, not a time in any unit).
+    pub const RNR_NAK: u8 = 0x20 | 0x0E;
+    pub const NAK_PSN_SEQ_ERR: u8 = 0x60;
+    pub const NAK_INV_REQ: u8 = 0x61;
+    pub const NAK_REM_ACCESS: u8 = 0x62;
+    pub const NAK_REM_OP_ERR: u8 = 0x63;
+    /// Kind field (bits 7:5) values.
+    pub const KIND_ACK: u8 = 0;
+    pub const KIND_RNR: u8 = 1;
+    pub const KIND_NAK: u8 = 3;
 }
 
 layout! {

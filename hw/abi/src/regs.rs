@@ -168,6 +168,8 @@ pub mod ctx {
     pub const TABLE_QP: u32 = 0;
     pub const TABLE_CQ: u32 = 1;
     pub const TABLE_MR: u32 = 2;
+    /// QP responder state (`RqState`).
+    pub const TABLE_RQS: u32 = 3;
     pub const STATUS_BUSY: u32 = 1 << 0;
     pub const STATUS_ERROR: u32 = 1 << 1;
     pub const fn cmd(op: u32, table: u32, index: u16) -> u32 {

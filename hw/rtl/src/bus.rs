@@ -181,3 +181,235 @@ pub fn reg_addr(offset: u32) -> Constant<Bits<16>> {
 pub type WqeAxiS = AxiS<{ crate::BAR2_ADDR_BITS }>;
 /// Host-memory AXI4 master port: 64-bit addresses.
 pub type HostAxiM = AxiM<64>;
+
+// ---------------------------------------------------------------------------------------------
+// Data-path ports (docs/DATAPATH.md has the timing rules of each). `*M` = client/source side.
+
+/// Context-store record address bits (all four tables stacked, see `BuildParams::ctx_base`).
+pub const CTX_ADDR_BITS: usize = rnic_abi::params::DEFAULT.ctx_addr_bits() as usize;
+
+/// Context-store port, client side. Hold `req` with `we/addr/wdata/wbe` stable until `gnt`
+/// (high for one cycle when the store takes the request). A read's record appears on `rdata`
+/// with `rvalid` high for exactly one cycle, 2 cycles after the `gnt` cycle. Writes apply the
+/// byte enables `wbe` (byte i = `wdata[8i+7:8i]` = record byte i, ABI little-endian image).
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "CtxPortS"]
+pub struct CtxPortM {
+    pub req: Signal<Out, Bit>,
+    pub we: Signal<Out, Bit>,
+    pub addr: Signal<Out, Bits<CTX_ADDR_BITS>>,
+    pub wdata: Signal<Out, Bits<512>>,
+    pub wbe: Signal<Out, Bits<64>>,
+    pub gnt: Signal<In, Bit>,
+    pub rvalid: Signal<In, Bit>,
+    pub rdata: Signal<In, Bits<512>>,
+}
+
+/// Context-store port, store side.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "CtxPortM"]
+pub struct CtxPortS {
+    pub req: Signal<In, Bit>,
+    pub we: Signal<In, Bit>,
+    pub addr: Signal<In, Bits<CTX_ADDR_BITS>>,
+    pub wdata: Signal<In, Bits<512>>,
+    pub wbe: Signal<In, Bits<64>>,
+    pub gnt: Signal<Out, Bit>,
+    pub rvalid: Signal<Out, Bit>,
+    pub rdata: Signal<Out, Bits<512>>,
+}
+
+/// Ring-memory read port (one 64-byte WQE slot per read), client side. Same handshake as
+/// [`CtxPortM`]: hold `req`/`slot` until `gnt`; `rdata` valid with `rvalid` 2 cycles after.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "RingPortS"]
+pub struct RingPortM {
+    pub req: Signal<Out, Bit>,
+    pub slot: Signal<Out, Bits<{ crate::RING_SLOT_BITS }>>,
+    pub gnt: Signal<In, Bit>,
+    pub rvalid: Signal<In, Bit>,
+    pub rdata: Signal<In, Bits<512>>,
+}
+
+/// Ring-memory read port, memory side.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "RingPortM"]
+pub struct RingPortS {
+    pub req: Signal<In, Bit>,
+    pub slot: Signal<In, Bits<{ crate::RING_SLOT_BITS }>>,
+    pub gnt: Signal<Out, Bit>,
+    pub rvalid: Signal<Out, Bit>,
+    pub rdata: Signal<Out, Bits<512>>,
+}
+
+/// DMA read client (host memory -> engine), client side. A command (`cmd_*`, valid/ready)
+/// reads `cmd_len` (1..=8192) bytes at any byte address `cmd_addr`; its data comes back in
+/// command order on `dat_*` (valid/ready), packed: beat k holds request bytes 64k..64k+63 in
+/// `dat_data` bytes 0.. (byte 0 = bits 7:0), `dat_keep` marks the valid bytes (all ones except
+/// possibly the last beat), `dat_last` on the command's last beat, `dat_err` on any beat whose
+/// bus response was an error (the bytes are then undefined).
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "DmaRdS"]
+pub struct DmaRdM {
+    pub cmd_valid: Signal<Out, Bit>,
+    pub cmd_ready: Signal<In, Bit>,
+    pub cmd_addr: Signal<Out, Bits<64>>,
+    pub cmd_len: Signal<Out, Bits<14>>,
+    pub dat_valid: Signal<In, Bit>,
+    pub dat_ready: Signal<Out, Bit>,
+    pub dat_data: Signal<In, Bits<512>>,
+    pub dat_keep: Signal<In, Bits<64>>,
+    pub dat_last: Signal<In, Bit>,
+    pub dat_err: Signal<In, Bit>,
+}
+
+/// DMA read client, engine side.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "DmaRdM"]
+pub struct DmaRdS {
+    pub cmd_valid: Signal<In, Bit>,
+    pub cmd_ready: Signal<Out, Bit>,
+    pub cmd_addr: Signal<In, Bits<64>>,
+    pub cmd_len: Signal<In, Bits<14>>,
+    pub dat_valid: Signal<Out, Bit>,
+    pub dat_ready: Signal<In, Bit>,
+    pub dat_data: Signal<Out, Bits<512>>,
+    pub dat_keep: Signal<Out, Bits<64>>,
+    pub dat_last: Signal<Out, Bit>,
+    pub dat_err: Signal<Out, Bit>,
+}
+
+/// DMA write client (engine -> host memory), client side. A command writes `cmd_len`
+/// (1..=8192) bytes at any byte address `cmd_addr`; the client then supplies exactly
+/// ceil(len/64) beats on `dat_*` (valid/ready), packed from byte 0 like [`DmaRdM`] data,
+/// `dat_last` on the last. The client may present data before or after the command is taken;
+/// commands of one client are written in order. `done` pulses once per command, in command
+/// order, when every bus response of it has returned (`err` high with it if any was an error).
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "DmaWrS"]
+pub struct DmaWrM {
+    pub cmd_valid: Signal<Out, Bit>,
+    pub cmd_ready: Signal<In, Bit>,
+    pub cmd_addr: Signal<Out, Bits<64>>,
+    pub cmd_len: Signal<Out, Bits<14>>,
+    pub dat_valid: Signal<Out, Bit>,
+    pub dat_ready: Signal<In, Bit>,
+    pub dat_data: Signal<Out, Bits<512>>,
+    pub dat_last: Signal<Out, Bit>,
+    pub done: Signal<In, Bit>,
+    pub err: Signal<In, Bit>,
+}
+
+/// DMA write client, engine side.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "DmaWrM"]
+pub struct DmaWrS {
+    pub cmd_valid: Signal<In, Bit>,
+    pub cmd_ready: Signal<Out, Bit>,
+    pub cmd_addr: Signal<In, Bits<64>>,
+    pub cmd_len: Signal<In, Bits<14>>,
+    pub dat_valid: Signal<In, Bit>,
+    pub dat_ready: Signal<Out, Bit>,
+    pub dat_data: Signal<In, Bits<512>>,
+    pub dat_last: Signal<In, Bit>,
+    pub done: Signal<Out, Bit>,
+    pub err: Signal<Out, Bit>,
+}
+
+/// Completion request (to the completion writer), source side, valid/ready. Fields as in the
+/// ABI `Cqe` (the writer adds the owner bit to `flags`).
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "CplS"]
+pub struct CplM {
+    pub valid: Signal<Out, Bit>,
+    pub ready: Signal<In, Bit>,
+    pub cqn: Signal<Out, Bits<16>>,
+    pub wr_id: Signal<Out, Bits<64>>,
+    pub byte_len: Signal<Out, Bits<32>>,
+    pub imm: Signal<Out, Bits<32>>,
+    pub qpn: Signal<Out, Bits<24>>,
+    pub src_qp: Signal<Out, Bits<24>>,
+    pub opcode: Signal<Out, Bits<8>>,
+    pub status: Signal<Out, Bits<8>>,
+    pub flags: Signal<Out, Bits<8>>,
+    pub wqe_idx: Signal<Out, Bits<16>>,
+}
+
+/// Completion request, writer side.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "CplM"]
+pub struct CplS {
+    pub valid: Signal<In, Bit>,
+    pub ready: Signal<Out, Bit>,
+    pub cqn: Signal<In, Bits<16>>,
+    pub wr_id: Signal<In, Bits<64>>,
+    pub byte_len: Signal<In, Bits<32>>,
+    pub imm: Signal<In, Bits<32>>,
+    pub qpn: Signal<In, Bits<24>>,
+    pub src_qp: Signal<In, Bits<24>>,
+    pub opcode: Signal<In, Bits<8>>,
+    pub status: Signal<In, Bits<8>>,
+    pub flags: Signal<In, Bits<8>>,
+    pub wqe_idx: Signal<In, Bits<16>>,
+}
+
+/// ACK/NAK to send (responder -> TX builder), source side, valid/ready. Addressing comes
+/// from the responder's QP context: MACs as 48-bit numbers with the first wire octet in bits
+/// 47:40, IPv4 addresses host order (first wire octet in bits 31:24).
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "AckReqS"]
+pub struct AckReqM {
+    pub valid: Signal<Out, Bit>,
+    pub ready: Signal<In, Bit>,
+    pub dmac: Signal<Out, Bits<48>>,
+    pub smac: Signal<Out, Bits<48>>,
+    pub sip: Signal<Out, Bits<32>>,
+    pub dip: Signal<Out, Bits<32>>,
+    pub sport: Signal<Out, Bits<16>>,
+    pub dqpn: Signal<Out, Bits<24>>,
+    pub psn: Signal<Out, Bits<24>>,
+    pub syndrome: Signal<Out, Bits<8>>,
+    pub msn: Signal<Out, Bits<24>>,
+}
+
+/// ACK/NAK to send, builder side.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "AckReqM"]
+pub struct AckReqS {
+    pub valid: Signal<In, Bit>,
+    pub ready: Signal<Out, Bit>,
+    pub dmac: Signal<In, Bits<48>>,
+    pub smac: Signal<In, Bits<48>>,
+    pub sip: Signal<In, Bits<32>>,
+    pub dip: Signal<In, Bits<32>>,
+    pub sport: Signal<In, Bits<16>>,
+    pub dqpn: Signal<In, Bits<24>>,
+    pub psn: Signal<In, Bits<24>>,
+    pub syndrome: Signal<In, Bits<8>>,
+    pub msn: Signal<In, Bits<24>>,
+}
+
+/// A received, checked ACKNOWLEDGE (RX dispatcher -> ACK processor), source side, valid/ready.
+/// `qpn` is the BTH destination QP (our local QP number).
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "AckEvS"]
+pub struct AckEvM {
+    pub valid: Signal<Out, Bit>,
+    pub ready: Signal<In, Bit>,
+    pub qpn: Signal<Out, Bits<24>>,
+    pub psn: Signal<Out, Bits<24>>,
+    pub syndrome: Signal<Out, Bits<8>>,
+    pub msn: Signal<Out, Bits<24>>,
+}
+
+/// Received ACKNOWLEDGE, ACK-processor side.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "AckEvM"]
+pub struct AckEvS {
+    pub valid: Signal<In, Bit>,
+    pub ready: Signal<Out, Bit>,
+    pub qpn: Signal<In, Bits<24>>,
+    pub psn: Signal<In, Bits<24>>,
+    pub syndrome: Signal<In, Bits<8>>,
+    pub msn: Signal<In, Bits<24>>,
+}

@@ -6,12 +6,16 @@
 
 use rnic_abi::params;
 
+pub mod ackproc;
 pub mod axil;
 pub mod beram;
 pub mod bus;
 pub mod cdc_fifo;
+pub mod cqwriter;
 pub mod ctxstore;
+pub mod dbunit;
 pub mod devregs;
+pub mod dmaeng;
 pub mod dmalanes;
 pub mod dmatest;
 pub mod icrc;
@@ -19,10 +23,13 @@ pub mod macdbg;
 pub mod reset_sync;
 pub mod ringmem;
 pub mod rxparse;
+pub mod rxresp;
 pub mod rxstat;
 #[cfg(test)]
 pub(crate) mod testutil;
 pub mod top;
+pub mod txbuild;
+pub mod txreq;
 pub mod vgen;
 pub mod vlt;
 

@@ -1,0 +1,1 @@
+//! Data-path block `ackproc`: see docs/DATAPATH.md (being built).

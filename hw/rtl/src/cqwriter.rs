@@ -1,0 +1,1 @@
+//! Data-path block `cqwriter`: see docs/DATAPATH.md (being built).

@@ -1,0 +1,1 @@
+//! Data-path block `dbunit`: see docs/DATAPATH.md (being built).

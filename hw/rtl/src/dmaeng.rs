@@ -1,0 +1,1 @@
+//! Data-path block `dmaeng`: see docs/DATAPATH.md (being built).

@@ -1,0 +1,1 @@
+//! Data-path block `rxresp`: see docs/DATAPATH.md (being built).

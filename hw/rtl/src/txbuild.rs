@@ -1,0 +1,1 @@
+//! Data-path block `txbuild`: see docs/DATAPATH.md (being built).

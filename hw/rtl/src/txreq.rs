@@ -1,0 +1,1 @@
+//! Data-path block `txreq`: see docs/DATAPATH.md (being built).
