@@ -188,9 +188,10 @@ pub type HostAxiM = AxiM<64>;
 /// Context-store record address bits (all four tables stacked, see `BuildParams::ctx_base`).
 pub const CTX_ADDR_BITS: usize = rnic_abi::params::DEFAULT.ctx_addr_bits() as usize;
 
-/// Context-store port, client side. Hold `req` with `we/addr/wdata/wbe` stable until `gnt`
-/// (high for one cycle when the store takes the request). A read's record appears on `rdata`
-/// with `rvalid` high for exactly one cycle, 2 cycles after the `gnt` cycle. Writes apply the
+/// Context-store port, client side. `req`/`gnt` are a valid/ready pair: hold `req` with
+/// `we/addr/wdata/wbe` stable until the store takes the request in a cycle with `req && gnt`
+/// (`gnt` may be high without `req`). A read's record appears on `rdata` with `rvalid` high
+/// for exactly one cycle, 2 cycles after the cycle it was taken. Writes apply the
 /// byte enables `wbe` (byte i = `wdata[8i+7:8i]` = record byte i, ABI little-endian image).
 #[derive(Clone, Debug, Default, LogicInterface)]
 #[join = "CtxPortS"]
@@ -220,7 +221,8 @@ pub struct CtxPortS {
 }
 
 /// Ring-memory read port (one 64-byte WQE slot per read), client side. Same handshake as
-/// [`CtxPortM`]: hold `req`/`slot` until `gnt`; `rdata` valid with `rvalid` 2 cycles after.
+/// [`CtxPortM`]: hold `req`/`slot` until taken (`req && gnt`); `rdata` valid with `rvalid`
+/// 2 cycles after.
 #[derive(Clone, Debug, Default, LogicInterface)]
 #[join = "RingPortS"]
 pub struct RingPortM {

@@ -2,6 +2,8 @@
 //! shared library, seeded randomness for idle cycles and backpressure, the register-bus
 //! driver, and a host-memory AXI4 slave with independent random stalls on every channel.
 
+#![allow(dead_code)] // not every test binary uses every model
+
 use crate::vlt::DynModel;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -184,4 +186,321 @@ pub fn vector_frames() -> Vec<Vec<u8>> {
         out.push(p.expect("pcap record").data.into_owned());
     }
     out
+}
+
+/// Read a little-endian field of up to 8 bytes from a record image.
+pub fn le(rec: &[u8], off: usize, bytes: usize) -> u64 {
+    (0..bytes).fold(0, |a, k| a | (rec[off + k] as u64) << (8 * k))
+}
+
+/// The context store seen from a client's [`crate::bus::CtxPortM`] (ports `<p>_req`, ...):
+/// grants with random stalls, answers reads 2 cycles after the grant, applies byte-enabled
+/// writes, and logs every write (record index, byte-enable mask) for the tests to check.
+/// Call `drive` before `tick` and `observe` after it.
+pub struct CtxModel {
+    pub p: &'static str,
+    pub rec: HashMap<u32, [u8; 64]>,
+    pub stall: f64,
+    pub writes: Vec<(u32, u64)>,
+    pending: VecDeque<(u64, [u8; 64])>,
+    gnt: bool,
+}
+
+impl CtxModel {
+    pub fn new(p: &'static str, stall: f64) -> Self {
+        CtxModel {
+            p,
+            rec: HashMap::new(),
+            stall,
+            writes: vec![],
+            pending: VecDeque::new(),
+            gnt: false,
+        }
+    }
+    fn n(&self, s: &str) -> String {
+        format!("{}_{s}", self.p)
+    }
+    pub fn get(&self, idx: u32) -> [u8; 64] {
+        self.rec.get(&idx).copied().unwrap_or([0; 64])
+    }
+    pub fn drive(&mut self, m: &mut DynModel, r: &mut ChaCha8Rng) {
+        self.gnt = !chance(r, self.stall);
+        m.set(&self.n("gnt"), self.gnt as u64);
+        let due = self.pending.front().is_some_and(|x| x.0 == m.cycle);
+        m.set(&self.n("rvalid"), due as u64);
+        if due {
+            let d = self.pending.pop_front().unwrap().1;
+            m.set_bytes(&self.n("rdata"), &d);
+        }
+    }
+    pub fn observe(&mut self, m: &mut DynModel) {
+        if !(self.gnt && m.bit(&self.n("req"))) {
+            return;
+        }
+        let idx = m.get(&self.n("addr")) as u32;
+        if m.bit(&self.n("we")) {
+            let d = m.get_bytes(&self.n("wdata"));
+            let be = m.get(&self.n("wbe"));
+            let mut rec = self.get(idx);
+            for k in 0..64 {
+                if be >> k & 1 == 1 {
+                    rec[k] = d[k];
+                }
+            }
+            self.rec.insert(idx, rec);
+            self.writes.push((idx, be));
+        } else {
+            // taken in cycle m.cycle - 1 (tick already advanced): data in that cycle + 2
+            self.pending.push_back((m.cycle + 1, self.get(idx)));
+        }
+    }
+}
+
+/// The ring memory seen from a client's [`crate::bus::RingPortM`]: `slots` holds 64-byte
+/// WQE slots by index; same timing as [`CtxModel`].
+pub struct RingModel {
+    pub p: &'static str,
+    pub slots: HashMap<u32, [u8; 64]>,
+    pub stall: f64,
+    pub reads: u64,
+    pending: VecDeque<(u64, [u8; 64])>,
+    gnt: bool,
+}
+
+impl RingModel {
+    pub fn new(p: &'static str, stall: f64) -> Self {
+        RingModel {
+            p,
+            slots: HashMap::new(),
+            stall,
+            reads: 0,
+            pending: VecDeque::new(),
+            gnt: false,
+        }
+    }
+    fn n(&self, s: &str) -> String {
+        format!("{}_{s}", self.p)
+    }
+    pub fn drive(&mut self, m: &mut DynModel, r: &mut ChaCha8Rng) {
+        self.gnt = !chance(r, self.stall);
+        m.set(&self.n("gnt"), self.gnt as u64);
+        let due = self.pending.front().is_some_and(|x| x.0 == m.cycle);
+        m.set(&self.n("rvalid"), due as u64);
+        if due {
+            let d = self.pending.pop_front().unwrap().1;
+            m.set_bytes(&self.n("rdata"), &d);
+        }
+    }
+    pub fn observe(&mut self, m: &mut DynModel) {
+        if self.gnt && m.bit(&self.n("req")) {
+            let slot = m.get(&self.n("slot")) as u32;
+            self.reads += 1;
+            let d = self.slots.get(&slot).copied().unwrap_or([0; 64]);
+            self.pending.push_back((m.cycle + 1, d));
+        }
+    }
+}
+
+/// The DMA engine seen from a read client ([`crate::bus::DmaRdM`], ports `<p>_cmd_*`,
+/// `<p>_dat_*`): takes commands with random stalls, returns packed data after a random
+/// latency with random gaps, in command order. `bad` ranges answer with `dat_err`.
+pub struct DmaRdModel {
+    pub p: &'static str,
+    pub mem: HashMap<u64, u8>,
+    pub stall: f64,
+    pub cmds: Vec<(u64, u32)>,
+    pub bad: Vec<(u64, u64)>,
+    q: VecDeque<(u64, u64, u32, u32)>,
+    drv: (bool, bool),
+}
+
+impl DmaRdModel {
+    pub fn new(p: &'static str, stall: f64) -> Self {
+        DmaRdModel {
+            p,
+            mem: HashMap::new(),
+            stall,
+            cmds: vec![],
+            bad: vec![],
+            q: VecDeque::new(),
+            drv: (false, false),
+        }
+    }
+    fn n(&self, s: &str) -> String {
+        format!("{}_{s}", self.p)
+    }
+    pub fn drive(&mut self, m: &mut DynModel, r: &mut ChaCha8Rng) {
+        let cmd_ready = self.q.len() < 16 && !chance(r, self.stall);
+        let dv = self.q.front().is_some_and(|x| x.0 <= m.cycle) && !chance(r, self.stall);
+        self.drv = (cmd_ready, dv);
+        m.set(&self.n("cmd_ready"), cmd_ready as u64);
+        m.set(&self.n("dat_valid"), dv as u64);
+        if let Some(&(_, addr, len, beat)) = self.q.front() {
+            let off = 64 * beat as u64;
+            let n = (len as u64 - off).min(64);
+            let data: Vec<u8> = (0..64)
+                .map(|k| {
+                    if k < n {
+                        *self.mem.get(&(addr + off + k)).unwrap_or(&0)
+                    } else {
+                        0
+                    }
+                })
+                .collect();
+            m.set_bytes(&self.n("dat_data"), &data);
+            m.set(
+                &self.n("dat_keep"),
+                if n == 64 { u64::MAX } else { (1u64 << n) - 1 },
+            );
+            m.set(&self.n("dat_last"), (off + n == len as u64) as u64);
+            let err = self
+                .bad
+                .iter()
+                .any(|&(a, b)| addr + off < b && a < addr + off + n);
+            m.set(&self.n("dat_err"), err as u64);
+        }
+    }
+    pub fn observe(&mut self, m: &mut DynModel, r: &mut ChaCha8Rng) {
+        let (cr, dv) = self.drv;
+        if cr && m.bit(&self.n("cmd_valid")) {
+            let addr = m.get(&self.n("cmd_addr"));
+            let len = m.get(&self.n("cmd_len")) as u32;
+            assert!((1..=8192).contains(&len), "DMA read length {len}");
+            self.cmds.push((addr, len));
+            self.q
+                .push_back((m.cycle + r.random_range(5..60), addr, len, 0));
+        }
+        if dv && m.bit(&self.n("dat_ready")) {
+            let f = &mut self.q[0];
+            f.3 += 1;
+            if 64 * f.3 as u64 >= f.2 as u64 {
+                self.q.pop_front();
+            }
+        }
+    }
+}
+
+/// The DMA engine seen from a write client ([`crate::bus::DmaWrM`]): takes commands and data
+/// with random stalls, writes `mem`, pulses `done` some cycles after a command's last beat.
+/// Records every write command (address, length) in order.
+pub struct DmaWrModel {
+    pub p: &'static str,
+    pub mem: HashMap<u64, u8>,
+    pub stall: f64,
+    pub cmds: Vec<(u64, u32)>,
+    open: VecDeque<(u64, u32, u32)>,
+    done_at: VecDeque<u64>,
+    drv: (bool, bool),
+}
+
+impl DmaWrModel {
+    pub fn new(p: &'static str, stall: f64) -> Self {
+        DmaWrModel {
+            p,
+            mem: HashMap::new(),
+            stall,
+            cmds: vec![],
+            open: VecDeque::new(),
+            done_at: VecDeque::new(),
+            drv: (false, false),
+        }
+    }
+    fn n(&self, s: &str) -> String {
+        format!("{}_{s}", self.p)
+    }
+    /// Commands whose `done` has not pulsed yet.
+    pub fn busy(&self) -> bool {
+        !self.open.is_empty() || !self.done_at.is_empty()
+    }
+    pub fn drive(&mut self, m: &mut DynModel, r: &mut ChaCha8Rng) {
+        let cr = self.open.len() < 8 && !chance(r, self.stall);
+        let dr = !self.open.is_empty() && !chance(r, self.stall);
+        self.drv = (cr, dr);
+        m.set(&self.n("cmd_ready"), cr as u64);
+        m.set(&self.n("dat_ready"), dr as u64);
+        let done = self.done_at.front().is_some_and(|&t| t <= m.cycle);
+        if done {
+            self.done_at.pop_front();
+        }
+        m.set(&self.n("done"), done as u64);
+        m.set(&self.n("err"), 0);
+    }
+    pub fn observe(&mut self, m: &mut DynModel, r: &mut ChaCha8Rng) {
+        let (cr, dr) = self.drv;
+        if cr && m.bit(&self.n("cmd_valid")) {
+            let addr = m.get(&self.n("cmd_addr"));
+            let len = m.get(&self.n("cmd_len")) as u32;
+            assert!((1..=8192).contains(&len), "DMA write length {len}");
+            self.cmds.push((addr, len));
+            self.open.push_back((addr, len, 0));
+        }
+        if dr && m.bit(&self.n("dat_valid")) {
+            let d = m.get_bytes(&self.n("dat_data"));
+            let (addr, len, beat) = self.open[0];
+            let off = 64 * beat as u64;
+            let n = (len as u64 - off).min(64);
+            for k in 0..n {
+                self.mem.insert(addr + off + k, d[k as usize]);
+            }
+            let last = off + n == len as u64;
+            assert_eq!(
+                m.bit(&self.n("dat_last")),
+                last,
+                "dat_last on beat {beat} of a {len}-byte write"
+            );
+            if last {
+                self.open.pop_front();
+                self.done_at.push_back(m.cycle + r.random_range(3..30));
+            } else {
+                self.open[0].2 += 1;
+            }
+        }
+    }
+}
+
+/// A completion sink ([`crate::bus::CplS`] seen from the source, ports `<p>_valid`, ...):
+/// random backpressure, every completion decoded into an ABI `Cqe` (owner bit clear) plus
+/// its CQ number.
+pub struct CplSink {
+    pub p: &'static str,
+    pub stall: f64,
+    pub got: Vec<(u16, rnic_abi::queue::Cqe)>,
+    ready: bool,
+}
+
+impl CplSink {
+    pub fn new(p: &'static str, stall: f64) -> Self {
+        CplSink {
+            p,
+            stall,
+            got: vec![],
+            ready: false,
+        }
+    }
+    fn n(&self, s: &str) -> String {
+        format!("{}_{s}", self.p)
+    }
+    pub fn drive(&mut self, m: &mut DynModel, r: &mut ChaCha8Rng) {
+        self.ready = !chance(r, self.stall);
+        m.set(&self.n("ready"), self.ready as u64);
+    }
+    pub fn observe(&mut self, m: &mut DynModel) {
+        if self.ready && m.bit(&self.n("valid")) {
+            let g = |s: &str| m.get(&self.n(s));
+            let c = rnic_abi::queue::Cqe {
+                wr_id: g("wr_id"),
+                byte_len: g("byte_len") as u32,
+                imm_data: g("imm") as u32,
+                qp_num: g("qpn") as u32,
+                src_qp: g("src_qp") as u32,
+                opcode: g("opcode") as u8,
+                status: g("status") as u8,
+                vendor_err: 0,
+                flags: g("flags") as u8,
+                sq_index: g("wqe_idx") as u16,
+                reserved: 0,
+            };
+            self.got.push((g("cqn") as u16, c));
+        }
+    }
 }
