@@ -135,7 +135,9 @@ impl Default for CtxStore {
 impl Logic for CtxStore {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, staging, rdata, h_req, h_we, h_addr, h_wait, error);
+        dff_setup!(
+            self, clock, staging, rdata, h_req, h_we, h_addr, h_wait, error
+        );
         dff_setup!(self, clock, tok, rv1, rs1, rv2, rs2, rq);
         self.ram.clock.next = self.clock.val();
         // ---- arbiter: token holder first, else the lowest-numbered requester
@@ -399,7 +401,11 @@ mod tests {
                 if c.is_none() && chance(&mut r, 0.5) {
                     let mut d = [0u8; 64];
                     r.fill(&mut d[..]);
-                    let be: u64 = if chance(&mut r, 0.3) { u64::MAX } else { r.random() };
+                    let be: u64 = if chance(&mut r, 0.3) {
+                        u64::MAX
+                    } else {
+                        r.random()
+                    };
                     *c = Some((chance(&mut r, 0.5), r.random_range(0..6u64) * 37, d, be, 0));
                 }
                 let n = |s: &str| format!("p{i}_{s}");
@@ -417,7 +423,10 @@ mod tests {
             // the mailbox writes a record now and then (it only competes for the RAM)
             let mbox = cycle % 500 == 250;
             m.set("bus_addr", ctx::CMD as u64);
-            m.set("bus_wdata", ctx::cmd(ctx::OP_WRITE, ctx::TABLE_MR, 7) as u64);
+            m.set(
+                "bus_wdata",
+                ctx::cmd(ctx::OP_WRITE, ctx::TABLE_MR, 7) as u64,
+            );
             m.set("bus_wr", mbox as u64);
             m.tick();
             if mbox {
@@ -430,7 +439,11 @@ mod tests {
                 if m.bit(&n("rvalid")) {
                     let (due, want) = expect[i].pop_front().expect("unexpected rvalid");
                     assert_eq!(due, m.cycle, "port {i} read latency");
-                    assert_eq!(m.get_bytes(&n("rdata")), want.to_vec(), "port {i} read data");
+                    assert_eq!(
+                        m.get_bytes(&n("rdata")),
+                        want.to_vec(),
+                        "port {i} read data"
+                    );
                 }
                 if let Some((we, a, d, be, waited)) = c {
                     if m.bit(&n("gnt")) {
@@ -454,6 +467,9 @@ mod tests {
                 }
             }
         }
-        assert!(reads > 1000 && writes > 1000, "{reads} reads, {writes} writes");
+        assert!(
+            reads > 1000 && writes > 1000,
+            "{reads} reads, {writes} writes"
+        );
     }
 }
