@@ -1338,7 +1338,7 @@ pub(crate) mod tests {
     // ------------------------------------------------------------------------------------
     // txreq alone: descriptors checked against the expectation
 
-    fn desc(m: &DynModel, mem: &HashMap<u64, u8>) -> Pkt {
+    pub fn desc(m: &DynModel, mem: &HashMap<u64, u8>) -> Pkt {
         let g = |n: &str| m.get(&format!("pkt_{n}"));
         let mac = |v: u64| {
             let mut a = [0u8; 6];
@@ -1446,7 +1446,7 @@ pub(crate) mod tests {
     }
 
     /// Packets of each QP in order, matched by destination QP.
-    fn check_per_qp(s: &Setup, got: &[Pkt], e: &Expect) {
+    pub fn check_per_qp(s: &Setup, got: &[Pkt], e: &Expect) {
         let mut by: HashMap<u32, Vec<Pkt>> = HashMap::new();
         for p in got {
             by.entry(p.dqpn).or_default().push(p.clone());
