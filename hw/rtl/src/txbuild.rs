@@ -926,11 +926,11 @@ mod tests {
     use super::*;
     use crate::bus::{CplM, CtxPortM, RingPortM};
     use crate::testutil::*;
-    use crate::txreq::tests::*;
     use crate::txreq::TxReq;
+    use crate::txreq::tests::*;
     use rand::Rng;
     use rand_chacha::ChaCha8Rng;
-    use rnic_abi::queue::{wqe_op, QpContext};
+    use rnic_abi::queue::wqe_op;
     use std::collections::VecDeque;
 
     /// txreq and txbuild joined as rnic_top will join them.
@@ -1046,7 +1046,10 @@ mod tests {
         let pad = (f[43] >> 4 & 3) as usize;
         let end = f.len() - 4 - pad;
         assert!(end >= o, "payload length");
-        assert!(f[end..f.len() - 4].iter().all(|b| *b == 0), "pad bytes zero");
+        assert!(
+            f[end..f.len() - 4].iter().all(|b| *b == 0),
+            "pad bytes zero"
+        );
         let mac = |k: usize| {
             let mut m = [0u8; 6];
             m.copy_from_slice(&f[k..k + 6]);
@@ -1090,6 +1093,10 @@ mod tests {
         beats: Vec<(u64, bool)>,
         /// longest wait of an ACK request (valid to ready), cycles
         ack_wait: u64,
+        /// kinds of the frames in `tx` order: 0 debug, 1 data, 2 ACK
+        order: Vec<u8>,
+        /// every RoCE frame (data and ACK) as sent
+        frames: Vec<Vec<u8>>,
     }
 
     fn run_pair(s: &Setup, kicks: &[(u64, u32, u16)], cfg: &Cfg, seed: u64) -> Run {
@@ -1117,6 +1124,8 @@ mod tests {
             dbgs: vec![],
             beats: vec![],
             ack_wait: 0,
+            order: vec![],
+            frames: vec![],
         };
         let mut cur: Vec<u8> = vec![];
         let mut held: Option<(Vec<u8>, u64, bool)> = None;
@@ -1158,7 +1167,11 @@ mod tests {
                 m.set_bytes("dbg_tdata", c);
                 m.set(
                     "dbg_tkeep",
-                    if c.len() == 64 { u64::MAX } else { (1 << c.len()) - 1 },
+                    if c.len() == 64 {
+                        u64::MAX
+                    } else {
+                        (1 << c.len()) - 1
+                    },
                 );
                 let last = 64 * dbg_beat + 64 >= f.len();
                 m.set("dbg_tlast", last as u64);
@@ -1193,7 +1206,11 @@ mod tests {
             let last = m.bit("tx_tlast");
             if let Some((d, k, l)) = held.take() {
                 assert!(tv, "tvalid dropped without tready at cycle {now}");
-                assert_eq!((&d, k, l), (&data, keep, last), "beat changed while stalled");
+                assert_eq!(
+                    (&d, k, l),
+                    (&data, keep, last),
+                    "beat changed while stalled"
+                );
             }
             run.beats.push((now, tv));
             if tv && !tready {
@@ -1201,7 +1218,10 @@ mod tests {
             }
             if tv && tready {
                 quiet = 0;
-                assert!(keep != 0 && (keep == u64::MAX || keep & (keep + 1) == 0), "tkeep {keep:#x}");
+                assert!(
+                    keep != 0 && (keep == u64::MAX || keep & (keep + 1) == 0),
+                    "tkeep {keep:#x}"
+                );
                 assert!(last || keep == u64::MAX, "partial beat before tlast");
                 cur.extend_from_slice(&data[..keep.count_ones() as usize]);
                 if last {
@@ -1210,10 +1230,9 @@ mod tests {
                     if f[12..14] == [0x08, 0x00] {
                         assert!(!user, "tuser on a RoCE frame");
                         let (p, a) = decode(&f);
+                        run.order.push(if a.is_some() { 2 } else { 1 });
+                        run.frames.push(f.clone());
                         if let Some((syn, msn)) = a {
-                            run.acks.retain(|_| true);
-                            let want_idx = run.dbgs.len(); // silence unused warnings
-                            let _ = want_idx;
                             assert!(p.payload.is_empty() && !p.ackreq && !p.se && p.pad == 0);
                             let got = Ack {
                                 dmac: p.dmac,
@@ -1231,6 +1250,7 @@ mod tests {
                             run.data.push(p);
                         }
                     } else {
+                        run.order.push(0);
                         run.dbgs.push((f, user));
                     }
                 }
@@ -1258,13 +1278,55 @@ mod tests {
         assert_eq!(seen, run.acks, "ACK frames = ACK requests, in order");
         check_per_qp(s, &run.data, &e);
         check_end(s, &e, &ctx, &cpl, (m.get("cnt_wqe"), m.get("cnt_wqe_err")));
-        let want_dbg: Vec<(Vec<u8>, bool)> =
-            cfg.dbgs.iter().map(|d| (d.1.clone(), d.2)).collect();
+        let want_dbg: Vec<(Vec<u8>, bool)> = cfg.dbgs.iter().map(|d| (d.1.clone(), d.2)).collect();
         assert_eq!(run.dbgs, want_dbg, "debug frames passed through");
         assert_eq!(m.get("cnt_tx_pkts") as usize, total, "cnt_tx_pkts");
         assert_eq!(m.get("cnt_tx_acks") as usize, cfg.acks.len(), "cnt_tx_acks");
-        // no payload read twice or left out: one command per packet with DMA payload
+        // one DMA read per packet with DMA payload, at the packet's address
+        let want_cmds: usize = s
+            .qps
+            .iter()
+            .flat_map(|(q, c)| {
+                let mut q0 = *c;
+                s.wqes[q].iter().map_while(move |w| {
+                    let r = expect_wqe(s, &q0, w).ok()?;
+                    q0.sq_psn = (q0.sq_psn + r.len() as u32) & 0xFF_FFFF;
+                    let inline = w.flags & rnic_abi::queue::wqe_flag::INLINE != 0;
+                    Some(if inline {
+                        0
+                    } else {
+                        r.iter().filter(|p| !p.payload.is_empty()).count()
+                    })
+                })
+            })
+            .sum();
+        assert_eq!(dma.cmds.len(), want_cmds, "DMA read commands");
+        for (a, l) in &dma.cmds {
+            assert!(
+                *l as usize <= 4096
+                    && s.mem.contains_key(a)
+                    && s.mem.contains_key(&(a + *l as u64 - 1))
+            );
+        }
         run
+    }
+
+    /// The decoder is an oracle that can fail: any single flipped bit of a sent frame is
+    /// either rejected (constant field, checksum, ICRC) or decodes to a different packet.
+    fn flips_are_caught(frames: &[Vec<u8>], r: &mut ChaCha8Rng) {
+        for f in frames.iter().step_by(3) {
+            let good = decode(f);
+            for _ in 0..4 {
+                let mut g = f.clone();
+                let i = r.random_range(0..g.len());
+                g[i] ^= 1 << r.random_range(0..8);
+                let res = std::panic::catch_unwind(|| decode(&g));
+                assert!(
+                    res.is_err() || res.unwrap() != good,
+                    "flip at byte {i} not seen"
+                );
+            }
+        }
     }
 
     thread_local! {
@@ -1304,7 +1366,11 @@ mod tests {
         let mut kicks = vec![];
         for qi in 0..2u32 {
             let qpn = 20 + qi;
-            let psn0 = if qi == 0 { 0xFF_FFF8 } else { r.random_range(0..0xFF_FFFF) };
+            let psn0 = if qi == 0 {
+                0xFF_FFF8
+            } else {
+                r.random_range(0..0xFF_FFFF)
+            };
             let ci = r.random();
             add_qp(&mut s, &mut r, qpn, mtu, psn0, ci);
             let mut n = 0;
@@ -1339,7 +1405,11 @@ mod tests {
             acks,
             dbgs,
         };
-        run_pair(&s, &kicks, &cfg, seed + 1);
+        let run = run_pair(&s, &kicks, &cfg, seed + 1);
+        let prev = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        flips_are_caught(&run.frames, &mut r);
+        std::panic::set_hook(prev);
     }
 
     #[test]
@@ -1421,7 +1491,10 @@ mod tests {
             cycles as f64 / 15.0,
             valid[0]
         );
-        assert!(cycles <= 15 * 65 + 15, "more than one idle cycle per 4 KiB packet");
+        assert!(
+            cycles <= 15 * 65 + 15,
+            "more than one idle cycle per 4 KiB packet"
+        );
         // ACKs back to back (one beat each)
         let acks = (0..40).map(|_| (0, rand_ack(&mut r))).collect();
         let s2 = new_setup(&mut r);
@@ -1435,8 +1508,36 @@ mod tests {
         let valid: Vec<u64> = run.beats.iter().filter(|b| b.1).map(|b| b.0).collect();
         assert_eq!(valid.len(), 40);
         let span = valid[39] + 1 - valid[0];
-        eprintln!("40 ACK frames: {span} cycles from the first beat to the last; first at cycle {}", valid[0]);
+        eprintln!(
+            "40 ACK frames: {span} cycles from the first beat to the last; first at cycle {}",
+            valid[0]
+        );
         assert!(span <= 40 + 6, "ACK frames not back to back: {span} cycles");
-        let _: Option<QpContext> = None;
+        // priority: ACKs during a stream of 4 KiB data frames wait at most for the frame in
+        // progress and the one staged; a debug frame waits for all data frames
+        let acks = [100u64, 400, 430, 800]
+            .iter()
+            .map(|t| (*t, rand_ack(&mut r)))
+            .collect();
+        let (f, u) = rand_dbg(&mut r);
+        let cfg = Cfg {
+            stall: 0.0,
+            tready_stall: 0.0,
+            acks,
+            dbgs: vec![(20, f, u)],
+        };
+        let run = run_pair(&s, &[(0, 5, 1)], &cfg, 503);
+        eprintln!(
+            "longest ACK wait behind 4 KiB frames: {} cycles; frame order {:?}",
+            run.ack_wait, run.order
+        );
+        assert!(
+            run.ack_wait <= 2 * 65 + 10,
+            "ACK waited {} cycles",
+            run.ack_wait
+        );
+        assert_eq!(run.order.last(), Some(&0), "debug frame last");
+        let first_ack = run.order.iter().position(|k| *k == 2).unwrap();
+        assert!(first_ack <= 4, "first ACK after {first_ack} frames");
     }
 }
