@@ -307,6 +307,7 @@ impl<D: Device> Rnic<D> {
             ctx::TABLE_QP => Ok(p.num_qps),
             ctx::TABLE_CQ => Ok(p.num_cqs),
             ctx::TABLE_MR => Ok(p.num_mrs),
+            ctx::TABLE_RQS => Ok(p.num_qps),
             _ => Err(Error::InvalidArgument(format!(
                 "context table {table} does not exist"
             ))),
