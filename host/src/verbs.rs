@@ -636,7 +636,8 @@ pub struct RtrAttr {
     /// The peer: destination QPN, its first PSN (our expected PSN), its addresses.
     pub remote: Endpoint,
     pub path_mtu: Mtu,
-    /// Outstanding RDMA READ/atomic as responder (stored only).
+    /// Outstanding RDMA READ/atomic as responder (accepted for rdma-core compatibility; unused
+    /// until READ and atomics exist).
     pub max_dest_rd_atomic: u8,
 }
 
