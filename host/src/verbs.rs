@@ -2977,4 +2977,480 @@ mod tests {
         let r = c.with_nic(|_| c.alloc_buf(64).map(|_| ()));
         assert!(matches!(r, Err(Error::ContextBusy)));
     }
+
+    // ---- a behavioural two-NIC loopback following docs/DATAPATH.md: it reads exactly the
+    // records the driver writes (QP context, responder state, CQ context, MR entries, WQE
+    // slots, doorbells) and executes each posted WQE at its doorbell, so the driver's record
+    // contents are checked against the contract before the RTL exists.
+
+    use std::rc::Rc;
+
+    impl Fake {
+        fn rec(&self, t: u32, i: u32) -> [u8; 64] {
+            self.tables.get(&(t, i)).copied().unwrap_or([0; 64])
+        }
+        fn put(&mut self, t: u32, i: u32, r: [u8; 64]) {
+            self.tables.insert((t, i), r);
+        }
+        fn mem(&mut self, iova: u64, len: usize) -> Option<&mut [u8]> {
+            self.bufs.values_mut().find_map(|(base, v)| {
+                let off = iova.checked_sub(*base)? as usize;
+                (off + len <= v.len()).then(|| &mut v[off..off + len])
+            })
+        }
+        /// MR check as the engine does it: valid, key, PD, access, bounds.
+        fn mr_ok(&self, key: u32, pd: u32, need: u32, addr: u64, len: u64) -> bool {
+            let (idx, _) = rnic_abi::queue::key_parts(key);
+            if idx >= DEFAULT.num_mrs {
+                return false;
+            }
+            let m = MrEntry::decode(&self.rec(cr::TABLE_MR, idx));
+            m.flags & MR_FLAG_VALID != 0
+                && m.key == key
+                && m.pd == pd
+                && m.access & need == need
+                && addr >= m.iova
+                && addr + len <= m.iova + m.length
+        }
+        /// cqwriter: one CQE into the ring of `cqn`.
+        fn cqe(&mut self, cqn: u16, mut c: Cqe) {
+            let mut cq = CqContext::decode(&self.rec(cr::TABLE_CQ, cqn as u32));
+            assert!(
+                cq.flags & CQ_FLAG_VALID != 0,
+                "completion for invalid CQ {cqn}"
+            );
+            let n = 1u32 << cq.log2_entries;
+            let used = (cq.producer as u16).wrapping_sub(cq.consumer as u16) as u32;
+            assert!(
+                used < n,
+                "CQ {cqn} overflow: the driver's consumer doorbells lag"
+            );
+            c.flags |= owner_flag_for(cq.producer, cq.log2_entries);
+            let slot = (cq.producer & (n - 1)) as u64;
+            self.mem(cq.base_iova + 32 * slot, 32)
+                .expect("CQ ring mapped")
+                .copy_from_slice(&c.encode());
+            cq.producer += 1;
+            self.put(cr::TABLE_CQ, cqn as u32, cq.encode());
+        }
+        /// dbunit: the doorbell's index into the context record.
+        fn apply_doorbell(&mut self, reg: u32, word: u32) {
+            let (q, idx) = db::unpack(word);
+            let q = q as u32;
+            match reg {
+                db::SQ => {
+                    let mut c = QpContext::decode(&self.rec(cr::TABLE_QP, q));
+                    c.sq_pi = idx;
+                    self.put(cr::TABLE_QP, q, c.encode());
+                }
+                db::RQ => {
+                    let mut r = RqState::decode(&self.rec(cr::TABLE_RQS, q));
+                    r.rq_pi = idx;
+                    self.put(cr::TABLE_RQS, q, r.encode());
+                }
+                _ => {
+                    let mut c = CqContext::decode(&self.rec(cr::TABLE_CQ, q));
+                    c.consumer = (c.consumer & !0xFFFF) | idx as u32;
+                    self.put(cr::TABLE_CQ, q, c.encode());
+                }
+            }
+        }
+    }
+
+    #[derive(Default)]
+    struct Net {
+        nics: [Fake; 2],
+    }
+
+    impl Net {
+        /// txreq + rxresp + ackproc for QP `qpn` of NIC `k`, run to completion at once.
+        fn run_sq(&mut self, k: usize, qpn: u32) {
+            let [a, b] = &mut self.nics;
+            let (me, peer) = if k == 0 { (a, b) } else { (b, a) };
+            loop {
+                let mut qc = QpContext::decode(&me.rec(cr::TABLE_QP, qpn));
+                if qc.state != qp_state::RTS || qc.sq_ci == qc.sq_pi {
+                    return;
+                }
+                let off = DEFAULT.sq_slot(qpn, qc.sq_ci as u32) as u64;
+                let w = Wqe::decode(&me.rings[&off]);
+                let len = w.length as usize;
+                let fail = |me: &mut Fake, qc: &mut QpContext, status: u8| {
+                    me.cqe(
+                        qc.send_cqn,
+                        Cqe {
+                            wr_id: w.wr_id,
+                            qp_num: qpn,
+                            src_qp: qc.remote_qpn,
+                            status,
+                            opcode: wc_op::SEND,
+                            ..Default::default()
+                        },
+                    );
+                    qc.state = qp_state::ERR;
+                    qc.sq_ci = qc.sq_ci.wrapping_add(1);
+                    me.put(cr::TABLE_QP, qpn, qc.encode());
+                };
+                let payload = if w.flags & wqe_flag::INLINE != 0 {
+                    assert_eq!(w.inline_len as u32, w.length);
+                    w.inline_data[..len].to_vec()
+                } else if len > 0 {
+                    if !me.mr_ok(w.lkey, qc.pd, 0, w.local_addr, len as u64) {
+                        fail(me, &mut qc, wc_status::LOC_PROT_ERR);
+                        return;
+                    }
+                    me.mem(w.local_addr, len).unwrap().to_vec()
+                } else {
+                    Vec::new()
+                };
+                // the responder
+                let pq = qc.remote_qpn;
+                let pc = QpContext::decode(&peer.rec(cr::TABLE_QP, pq));
+                assert!(
+                    pc.state == qp_state::RTR || pc.state == qp_state::RTS,
+                    "peer QP {pq} not ready"
+                );
+                assert_eq!(pc.remote_qpn, qpn, "peer's remote QPN");
+                assert_eq!(pc.dest_ip, qc.src_ip, "addresses cross");
+                assert_eq!(pc.dest_mac, qc.src_mac, "addresses cross");
+                let mut rs = RqState::decode(&peer.rec(cr::TABLE_RQS, pq));
+                let n = len.div_ceil(128 << qc.path_mtu).max(1) as u32;
+                assert_eq!(rs.rq_psn, qc.sq_psn, "PSNs agree");
+                let is_write = matches!(w.opcode, wqe_op::RDMA_WRITE | wqe_op::RDMA_WRITE_IMM);
+                let imm = matches!(w.opcode, wqe_op::SEND_IMM | wqe_op::RDMA_WRITE_IMM);
+                if is_write {
+                    let ok = pc.access as u32 & access::REMOTE_WRITE != 0
+                        && (len == 0
+                            || peer.mr_ok(
+                                w.rkey,
+                                pc.pd,
+                                access::REMOTE_WRITE,
+                                w.remote_addr,
+                                len as u64,
+                            ));
+                    if !ok {
+                        fail(me, &mut qc, wc_status::REM_ACCESS_ERR);
+                        return;
+                    }
+                }
+                let consumes = !is_write || imm;
+                if consumes && rs.rq_ci == rs.rq_pi {
+                    fail(me, &mut qc, wc_status::RNR_RETRY_EXC_ERR);
+                    return;
+                }
+                let target = if is_write {
+                    Some(w.remote_addr)
+                } else {
+                    let r =
+                        Wqe::decode(&peer.rings[&(DEFAULT.rq_slot(pq, rs.rq_ci as u32) as u64)]);
+                    if len > r.length as usize
+                        || (len > 0
+                            && !peer.mr_ok(
+                                r.lkey,
+                                pc.pd,
+                                access::LOCAL_WRITE,
+                                r.local_addr,
+                                len as u64,
+                            ))
+                    {
+                        peer.cqe(
+                            pc.recv_cqn,
+                            Cqe {
+                                wr_id: r.wr_id,
+                                qp_num: pq,
+                                src_qp: qpn,
+                                status: wc_status::LOC_LEN_ERR,
+                                opcode: wc_op::RECV,
+                                ..Default::default()
+                            },
+                        );
+                        fail(me, &mut qc, wc_status::REM_INV_REQ_ERR);
+                        return;
+                    }
+                    Some(r.local_addr)
+                };
+                if let Some(t) = target.filter(|_| len > 0) {
+                    peer.mem(t, len).unwrap().copy_from_slice(&payload);
+                }
+                if consumes {
+                    let r =
+                        Wqe::decode(&peer.rings[&(DEFAULT.rq_slot(pq, rs.rq_ci as u32) as u64)]);
+                    rs.rq_ci = rs.rq_ci.wrapping_add(1);
+                    peer.cqe(
+                        pc.recv_cqn,
+                        Cqe {
+                            wr_id: r.wr_id,
+                            byte_len: len as u32,
+                            imm_data: w.imm_data,
+                            qp_num: pq,
+                            src_qp: pc.remote_qpn,
+                            opcode: if is_write {
+                                wc_op::RECV_RDMA_WITH_IMM
+                            } else {
+                                wc_op::RECV
+                            },
+                            flags: if imm { cqe_flag::WITH_IMM } else { 0 },
+                            ..Default::default()
+                        },
+                    );
+                }
+                rs.rq_psn = (rs.rq_psn + n) & roce::PSN_MASK;
+                rs.msn += 1;
+                peer.put(cr::TABLE_RQS, pq, rs.encode());
+                // ACK: the requester completes it
+                qc.sq_psn = (qc.sq_psn + n) & roce::PSN_MASK;
+                qc.una_psn = qc.sq_psn;
+                qc.sq_ci = qc.sq_ci.wrapping_add(1);
+                qc.sq_ack_ci = qc.sq_ci;
+                me.put(cr::TABLE_QP, qpn, qc.encode());
+                if w.flags & wqe_flag::SIGNALED != 0 {
+                    me.cqe(
+                        qc.send_cqn,
+                        Cqe {
+                            wr_id: w.wr_id,
+                            byte_len: w.length,
+                            qp_num: qpn,
+                            src_qp: qc.remote_qpn,
+                            opcode: if is_write {
+                                wc_op::RDMA_WRITE
+                            } else {
+                                wc_op::SEND
+                            },
+                            ..Default::default()
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    struct LoopNic {
+        net: Rc<RefCell<Net>>,
+        k: usize,
+    }
+
+    impl Device for LoopNic {
+        fn describe(&self) -> String {
+            format!("loopback NIC {}", self.k)
+        }
+        fn bar_len(&self, bar: Bar) -> u64 {
+            self.net.borrow().nics[self.k].bar_len(bar)
+        }
+        fn read32(&mut self, bar: Bar, off: u64) -> Result<u32> {
+            self.net.borrow_mut().nics[self.k].read32(bar, off)
+        }
+        fn write32(&mut self, bar: Bar, off: u64, val: u32) -> Result<()> {
+            let mut net = self.net.borrow_mut();
+            net.nics[self.k].write32(bar, off, val)?;
+            let off = off as u32;
+            if bar == Bar::Regs && matches!(off, db::SQ | db::RQ | db::CQ) {
+                net.nics[self.k].doorbells.clear();
+                net.nics[self.k].apply_doorbell(off, val);
+                if off == db::SQ {
+                    net.run_sq(self.k, db::unpack(val).0 as u32);
+                }
+            }
+            Ok(())
+        }
+        fn push_wqe(&mut self, off: u64, wqe: &[u8; 64]) -> Result<()> {
+            self.net.borrow_mut().nics[self.k].push_wqe(off, wqe)
+        }
+        fn dma_alloc(&mut self, len: usize) -> Result<DmaBuf> {
+            // disjoint IOVAs per NIC
+            let mut net = self.net.borrow_mut();
+            let f = &mut net.nics[self.k];
+            let mut b = f.dma_alloc(len)?;
+            let (_, v) = f.bufs.remove(&b.id).unwrap();
+            b.iova += (self.k as u64) << 40;
+            f.bufs.insert(b.id, (b.iova, v));
+            Ok(b)
+        }
+        fn dma_free(&mut self, buf: DmaBuf) -> Result<()> {
+            self.net.borrow_mut().nics[self.k].dma_free(buf)
+        }
+        fn dma_read(&mut self, buf: &DmaBuf, off: usize, out: &mut [u8]) -> Result<()> {
+            self.net.borrow_mut().nics[self.k].dma_read(buf, off, out)
+        }
+        fn dma_write(&mut self, buf: &DmaBuf, off: usize, data: &[u8]) -> Result<()> {
+            self.net.borrow_mut().nics[self.k].dma_write(buf, off, data)
+        }
+        fn relax(&mut self) {
+            self.net.borrow_mut().nics[self.k].relax()
+        }
+        fn now_ns(&mut self) -> u64 {
+            self.net.borrow_mut().nics[self.k].now_ns()
+        }
+        fn wait_irq(&mut self, _v: u32, _t: u64) -> Result<bool> {
+            Ok(false)
+        }
+    }
+
+    fn loop_pair() -> (Context<LoopNic>, Context<LoopNic>) {
+        let net = Rc::new(RefCell::new(Net::default()));
+        let a = Context::open(
+            LoopNic {
+                net: net.clone(),
+                k: 0,
+            },
+            PortAddr::sim(1).unwrap(),
+        )
+        .unwrap();
+        let b = Context::open(LoopNic { net, k: 1 }, PortAddr::sim(2).unwrap()).unwrap();
+        (a, b)
+    }
+
+    #[test]
+    fn loopback_model_runs_every_operation_through_the_records() {
+        let (ca, cb) = loop_pair();
+        let (pa, pb) = (ca.alloc_pd().unwrap(), cb.alloc_pd().unwrap());
+        // small CQs and queues so that rings and CQs wrap many times
+        let (mut qa_cq, mut qb_cq) = (ca.create_cq(8).unwrap(), cb.create_cq(4).unwrap());
+        let src = pa
+            .reg_mr(&ca.alloc_buf(70_000).unwrap(), AccessFlags::empty())
+            .unwrap();
+        let dst = pb
+            .reg_mr(
+                &cb.alloc_buf(70_000).unwrap(),
+                AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
+            )
+            .unwrap();
+        let caps = QpCaps {
+            max_send_wr: 4,
+            max_recv_wr: 2,
+            ..QpCaps::default()
+        };
+        let qa = pa.create_qp(&qa_cq, &qa_cq, caps).unwrap();
+        let qb = pb.create_qp(&qb_cq, &qb_cq, caps).unwrap();
+        qa.set_local_psn(roce::PSN_MASK - 20).unwrap();
+        let (ea, eb) = (qa.endpoint().unwrap(), qb.endpoint().unwrap());
+        let attr = ConnectAttr {
+            path_mtu: Mtu::Mtu1024,
+            ..ConnectAttr::default()
+        };
+        qa.connect(&Endpoint::from_bytes(&eb.to_bytes()).unwrap(), &attr)
+            .unwrap();
+        qb.connect(&ea, &attr).unwrap();
+        let kinds = |i: u64, len: usize| match i % 4 {
+            0 => SendOp::Send,
+            1 => SendOp::SendWithImm(i as u32 ^ 0xABCD),
+            2 => SendOp::RdmaWrite {
+                remote_addr: dst.remote_addr(3).unwrap(),
+                rkey: dst.rkey(),
+            },
+            _ => SendOp::RdmaWriteWithImm {
+                remote_addr: dst.remote_addr(70_000 - len).unwrap(),
+                rkey: dst.rkey(),
+                imm: i as u32,
+            },
+        };
+        let mut wc = [WorkCompletion::default(); 8];
+        let mut packets = 0u32;
+        for i in 0..300u64 {
+            let len = [0usize, 1, 16, 1023, 1025, 4096, 65536][i as usize % 7];
+            packets += len.div_ceil(1024).max(1) as u32;
+            let op = kinds(i, len);
+            let data: Vec<u8> = (0..len).map(|k| (k as u64 * 7 + i) as u8).collect();
+            src.write(11, &data).unwrap();
+            let recv = !matches!(op, SendOp::RdmaWrite { .. });
+            if recv {
+                let sge = matches!(op, SendOp::Send | SendOp::SendWithImm(_))
+                    .then(|| dst.sge(100, len).unwrap());
+                qb.post_recv(&[RecvWr {
+                    wr_id: 1000 + i,
+                    sge,
+                }])
+                .unwrap();
+            }
+            let mut wr = SendWr::new(i, op);
+            if len > 0 && len <= 16 && i % 3 == 0 {
+                wr = wr.inline(&data);
+            } else if len > 0 {
+                wr = wr.sge(src.sge(11, len).unwrap());
+            }
+            // every third WQE unsignaled: the next signaled one frees it
+            if i % 3 == 1 {
+                wr = wr.unsignaled();
+            }
+            qa.post_send(&[wr]).unwrap();
+            if i % 3 != 1 {
+                let n = qa_cq.poll(&mut wc).unwrap();
+                assert_eq!(n, 1, "message {i}");
+                let want_op = if matches!(op, SendOp::Send | SendOp::SendWithImm(_)) {
+                    WcOpcode::Send
+                } else {
+                    WcOpcode::RdmaWrite
+                };
+                assert_eq!(
+                    (wc[0].wr_id, wc[0].status, wc[0].opcode, wc[0].byte_len),
+                    (i, WcStatus::Success, want_op, len as u32)
+                );
+                assert_eq!(qa.outstanding().unwrap().0, 0);
+            }
+            if recv {
+                let n = qb_cq.poll(&mut wc).unwrap();
+                assert_eq!(n, 1, "message {i} at the responder");
+                let imm = match op {
+                    SendOp::SendWithImm(x) | SendOp::RdmaWriteWithImm { imm: x, .. } => Some(x),
+                    _ => None,
+                };
+                assert_eq!(
+                    (
+                        wc[0].wr_id,
+                        wc[0].byte_len,
+                        wc[0].imm_data,
+                        wc[0].src_qp,
+                        wc[0].qp_num
+                    ),
+                    (1000 + i, len as u32, imm, qa.qpn(), qb.qpn())
+                );
+            }
+            let at = match op {
+                SendOp::RdmaWrite { .. } => 3,
+                SendOp::RdmaWriteWithImm { .. } => 70_000 - len,
+                _ => 100,
+            };
+            let mut got = vec![0u8; len];
+            dst.read(at, &mut got).unwrap();
+            assert_eq!(got, data, "message {i}: {op:?} {len} B");
+        }
+        assert_eq!(qa_cq.consumed(), 200);
+        // the PSN wrapped on the way
+        let (hw, _) = qa.query_device().unwrap();
+        assert_eq!(hw.sq_psn, (roce::PSN_MASK - 20 + packets) & roce::PSN_MASK);
+        // a bad rkey: REM_ACCESS_ERR, the next WQE flushed, then RESET and back to work
+        let bad = SendWr::new(
+            7,
+            SendOp::RdmaWrite {
+                remote_addr: dst.iova(),
+                rkey: dst.rkey() ^ 1,
+            },
+        )
+        .sge(src.sge(0, 10).unwrap())
+        .unsignaled();
+        qa.post_send(&[bad, SendWr::new(8, SendOp::Send)]).unwrap();
+        let w = qa_cq.wait(2, 1000).unwrap();
+        assert_eq!(
+            (w[0].wr_id, w[0].status, w[1].wr_id, w[1].status),
+            (7, WcStatus::RemAccessErr, 8, WcStatus::WrFlushErr)
+        );
+        assert_eq!(qa.state().unwrap(), QpState::Err);
+        // SEND with no receive posted: RNR
+        qa.modify_to_reset().unwrap();
+        qb.modify_to_reset().unwrap();
+        let (ea, eb) = (qa.endpoint().unwrap(), qb.endpoint().unwrap());
+        qa.connect(&eb, &attr).unwrap();
+        qb.connect(&ea, &attr).unwrap();
+        qa.post_send(&[SendWr::new(9, SendOp::Send)]).unwrap();
+        let w = qa_cq.wait(1, 1000).unwrap();
+        assert_eq!((w[0].wr_id, w[0].status), (9, WcStatus::RnrRetryExcErr));
+        // a bad lkey: LOC_PROT_ERR
+        qa.modify_to_reset().unwrap();
+        qa.connect(&eb, &attr).unwrap();
+        let mut sge = src.sge(0, 10).unwrap();
+        sge.lkey ^= 0x100;
+        qa.post_send(&[SendWr::new(10, SendOp::Send).sge(sge)])
+            .unwrap();
+        let w = qa_cq.wait(1, 1000).unwrap();
+        assert_eq!((w[0].wr_id, w[0].status), (10, WcStatus::LocProtErr));
+    }
 }
