@@ -983,9 +983,13 @@ impl<'c, D: Device> ProtectionDomain<'c, D> {
                 "remote write/atomic access needs LOCAL_WRITE too".into(),
             ));
         }
-        let iova = buf.iova.checked_add(off as u64).ok_or_else(|| {
-            Error::InvalidArgument(format!("IOVA {:#x} + {off} overflows", buf.iova))
-        })?;
+        let iova = buf
+            .iova
+            .checked_add(off as u64)
+            .filter(|i| i.checked_add(len as u64).is_some())
+            .ok_or_else(|| {
+                Error::InvalidArgument(format!("IOVA {:#x} + {off} + {len} overflows", buf.iova))
+            })?;
         let (index, key) = {
             let mut r = self.ctx.res()?;
             let Some(i) = r.mrs.iter().position(|m| !m.used) else {
