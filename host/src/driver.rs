@@ -481,6 +481,24 @@ impl<D: Device> Rnic<D> {
         })
     }
 
+    /// The data-path event counters (`engstat` block), by name, in ABI order.
+    pub fn engine_counters(&mut self) -> Result<Vec<(&'static str, u32)>> {
+        let mut out = Vec::with_capacity(regs::eng::COUNTERS.len());
+        for (i, (name, _)) in regs::eng::COUNTERS.iter().enumerate() {
+            out.push((*name, self.read_reg(regs::eng::CNT + 4 * i as u32)?));
+        }
+        Ok(out)
+    }
+
+    /// One data-path event counter by its ABI name (`regs::eng::COUNTERS`).
+    pub fn engine_counter(&mut self, name: &str) -> Result<u32> {
+        let i = regs::eng::COUNTERS
+            .iter()
+            .position(|(n, _)| *n == name)
+            .ok_or_else(|| Error::InvalidArgument(format!("no engine counter {name:?}")))?;
+        self.read_reg(regs::eng::CNT + 4 * i as u32)
+    }
+
     /// Wait for the RX frame counter to reach `count`, then return the last captured frame.
     pub fn mac_recv(&mut self, count: u32, timeout_ns: u64) -> Result<Vec<u8>> {
         self.wait_until("MAC debug RX frame", timeout_ns, |s| {

@@ -87,6 +87,7 @@ pub mod kind {
     pub const DMATEST: u16 = 0x0004;
     pub const MACDBG: u16 = 0x0005;
     pub const RXSTAT: u16 = 0x0006;
+    pub const ENGSTAT: u16 = 0x0007;
 }
 
 /// Device block: identity, version, build parameters, scratch, control, interrupts.
@@ -121,7 +122,9 @@ pub mod dev {
     /// IRQ bits (IRQ_STATUS / IRQ_ENABLE).
     pub const IRQ_DMATEST_DONE: u32 = 1 << 0;
     pub const IRQ_MAC_RX: u32 = 1 << 1;
-    pub const IRQ_ALL: u32 = IRQ_DMATEST_DONE | IRQ_MAC_RX;
+    /// A completion was written to a CQ whose context asks for an interrupt.
+    pub const IRQ_CQ: u32 = 1 << 2;
+    pub const IRQ_ALL: u32 = IRQ_DMATEST_DONE | IRQ_MAC_RX | IRQ_CQ;
 }
 
 /// Doorbell block. Doorbell words: bits 15:0 queue number, bits 31:16 new producer index
@@ -262,6 +265,69 @@ pub mod rxs {
         "tver",
         "opcode",
         "payload",
+    ];
+}
+
+/// Data-path statistics block: one read-only 32-bit wrapping counter per event, at
+/// `CNT + 4*i` in [`COUNTERS`] order.
+pub mod eng {
+    pub const BASE: u32 = 0x0600;
+    pub const MAJOR: u16 = 1;
+    pub const MINOR: u16 = 0;
+    pub const CNT: u32 = BASE + 0x0C;
+    /// Counter names (block that counts: meaning).
+    pub const COUNTERS: [(&str, &str); 24] = [
+        (
+            "db_bad",
+            "doorbell unit: doorbells naming a queue beyond the tables (dropped)",
+        ),
+        ("tx_wqe", "TX requester: send WQEs started"),
+        (
+            "tx_wqe_err",
+            "TX requester: send WQEs failing their local checks (error completion, QP to ERR)",
+        ),
+        ("tx_pkts", "TX builder: request packets sent"),
+        ("tx_acks", "TX builder: ACK/NAK packets sent"),
+        ("rx_req", "responder: request packets accepted"),
+        (
+            "rx_dup",
+            "responder: duplicate request packets (re-ACKed, not written)",
+        ),
+        ("nak_seq", "responder: NAK PSN sequence error sent"),
+        ("nak_acc", "responder: NAK remote access error sent"),
+        ("nak_inv", "responder: NAK invalid request sent"),
+        ("nak_rnr", "responder: RNR NAK sent (no receive WQE)"),
+        (
+            "drop_qp",
+            "responder: packets for an unknown QP or a QP not in RTR/RTS (dropped)",
+        ),
+        (
+            "drop_opcode",
+            "responder: opcodes this build does not serve (dropped)",
+        ),
+        ("drop_icrc", "responder: frames with a bad ICRC (dropped)"),
+        (
+            "drop_parse",
+            "responder: frames the header parser rejected (dropped)",
+        ),
+        ("ack", "ACK processor: ACKs received"),
+        ("nak", "ACK processor: NAKs received"),
+        (
+            "ack_ignored",
+            "ACK processor: duplicate ACKs or ACKs for a QP not in RTS",
+        ),
+        ("cqe", "completion writer: CQEs written"),
+        (
+            "cq_overflow",
+            "completion writer: completions lost to a full CQ",
+        ),
+        (
+            "cq_invalid",
+            "completion writer: completions for an invalid CQ",
+        ),
+        ("dma_rd_bursts", "DMA engine: read bursts"),
+        ("dma_wr_bursts", "DMA engine: write bursts"),
+        ("dma_bus_err", "DMA engine: bus error responses"),
     ];
 }
 
@@ -626,7 +692,7 @@ pub const BLOCKS: &[Block] = &[
         major: rxs::MAJOR,
         minor: rxs::MINOR,
         base: rxs::BASE,
-        next: 0,
+        next: eng::BASE,
         doc: "RX path checks: RoCE v2 header parser (Eth/IPv4/UDP 4791/BTH, IPv4 checksum, lengths, RC opcodes) and ICRC check on every received frame.",
         regs: &[
             Reg {
@@ -666,6 +732,22 @@ pub const BLOCKS: &[Block] = &[
                 doc: "Frames dropped by the parser, per reason (DROP + 4*i): short, ethertype, ip_hdr, ip_csum, ip_len, frag, not_udp, udp_port, tver, opcode, payload.",
             },
         ],
+        windows: &[],
+    },
+    Block {
+        name: "engstat",
+        kind: kind::ENGSTAT,
+        major: eng::MAJOR,
+        minor: eng::MINOR,
+        base: eng::BASE,
+        next: 0,
+        doc: "Data-path event counters (32-bit, wrapping), one word each at CNT + 4*i in the order of `eng::COUNTERS`.",
+        regs: &[Reg {
+            name: "CNT0..CNT23",
+            offset: eng::CNT,
+            access: Ro,
+            doc: "db_bad, tx_wqe, tx_wqe_err, tx_pkts, tx_acks, rx_req, rx_dup, nak_seq, nak_acc, nak_inv, nak_rnr, drop_qp, drop_opcode, drop_icrc, drop_parse, ack, nak, ack_ignored, cqe, cq_overflow, cq_invalid, dma_rd_bursts, dma_wr_bursts, dma_bus_err.",
+        }],
         windows: &[],
     },
 ];

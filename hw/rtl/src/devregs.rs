@@ -52,7 +52,7 @@ pub struct DevRegs {
     pub rst: Signal<In, Bit>,
     pub bus: RegBusS,
     /// Interrupt causes (bit 0 DMA self-test done, bit 1 MAC debug RX), one-cycle pulses.
-    pub irq_set: Signal<In, Bits<2>>,
+    pub irq_set: Signal<In, Bits<3>>,
     pub irq_req: Signal<Out, Bit>,
     /// Soft reset request (one cycle) to the other blocks.
     pub soft_reset: Signal<Out, Bit>,
@@ -79,8 +79,8 @@ pub struct DevRegs {
     scratch: DFF<Bits<32>>,
     cycles: DFF<Bits<64>>,
     cycle_hi_latch: DFF<Bits<32>>,
-    irq_status: DFF<Bits<2>>,
-    irq_enable: DFF<Bits<2>>,
+    irq_status: DFF<Bits<3>>,
+    irq_enable: DFF<Bits<3>>,
     db_count: DFF<Bits<32>>,
     db_last: DFF<Bits<32>>,
     db_last_kind: DFF<Bits<2>>,
@@ -178,9 +178,9 @@ impl Logic for DevRegs {
             } else if self.bus.addr.val() == self.a_cycle_hi.val() {
                 self.rdata.d.next = self.cycle_hi_latch.q.val();
             } else if self.bus.addr.val() == self.a_irq_status.val() {
-                self.rdata.d.next = bit_cast::<32, 2>(self.irq_status.q.val());
+                self.rdata.d.next = bit_cast::<32, 3>(self.irq_status.q.val());
             } else if self.bus.addr.val() == self.a_irq_enable.val() {
-                self.rdata.d.next = bit_cast::<32, 2>(self.irq_enable.q.val());
+                self.rdata.d.next = bit_cast::<32, 3>(self.irq_enable.q.val());
             } else if self.bus.addr.val() == self.a_db_count.val() {
                 self.rdata.d.next = self.db_count.q.val();
             } else if self.bus.addr.val() == self.a_db_last.val() {
@@ -203,10 +203,10 @@ impl Logic for DevRegs {
                 self.reset_pulse.d.next = self.bus.wdata.val().get_bit(0);
             } else if self.bus.addr.val() == self.a_irq_status.val() {
                 self.irq_status.d.next = (self.irq_status.q.val()
-                    & !self.bus.wdata.val().get_bits::<2>(0))
+                    & !self.bus.wdata.val().get_bits::<3>(0))
                     | self.irq_set.val();
             } else if self.bus.addr.val() == self.a_irq_enable.val() {
-                self.irq_enable.d.next = self.bus.wdata.val().get_bits::<2>(0);
+                self.irq_enable.d.next = self.bus.wdata.val().get_bits::<3>(0);
             } else if self.bus.addr.val() == self.a_db_sq.val() {
                 self.db_valid.next = true;
                 self.db_kind.next = 0.into();

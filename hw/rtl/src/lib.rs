@@ -18,6 +18,7 @@ pub mod devregs;
 pub mod dmaeng;
 pub mod dmalanes;
 pub mod dmatest;
+pub mod engstat;
 pub mod icrc;
 pub mod macdbg;
 pub mod reset_sync;

@@ -7,7 +7,7 @@
 //! debug path; the WQE fetcher gets its own RAM port in the data-path work).
 
 use crate::beram::BeRam;
-use crate::bus::WqeAxiS;
+use crate::bus::{RingPortS, WqeAxiS};
 use crate::{BAR2_ADDR_BITS, RING_SLOT_BITS};
 use rust_hdl::prelude::*;
 
@@ -18,7 +18,18 @@ pub struct RingMem {
     pub s: WqeAxiS,
     /// Count of WQE bursts written (debug/observability).
     pub bursts: Signal<Out, Bits<32>>,
+    pub q0: RingPortS,
+    pub q1: RingPortS,
+    pub q2: RingPortS,
     ram: BeRam<RING_SLOT_BITS>,
+    tok: DFF<Bits<2>>,
+    ev1: DFF<Bit>,
+    es1: DFF<Bits<2>>,
+    ev2: DFF<Bit>,
+    es2: DFF<Bits<2>>,
+    eq: DFF<Bits<512>>,
+    esel: Signal<Local, Bits<2>>,
+    eany: Signal<Local, Bit>,
     w_active: DFF<Bit>,
     w_addr: DFF<Bits<BAR2_ADDR_BITS>>,
     w_size: DFF<Bits<3>>,
@@ -46,7 +57,18 @@ impl Default for RingMem {
             rst: Default::default(),
             s: Default::default(),
             bursts: Default::default(),
+            q0: Default::default(),
+            q1: Default::default(),
+            q2: Default::default(),
             ram: Default::default(),
+            tok: Default::default(),
+            ev1: Default::default(),
+            es1: Default::default(),
+            ev2: Default::default(),
+            es2: Default::default(),
+            eq: Default::default(),
+            esel: Default::default(),
+            eany: Default::default(),
             w_active: Default::default(),
             w_addr: Default::default(),
             w_size: Default::default(),
@@ -90,6 +112,7 @@ impl Logic for RingMem {
             r_ok
         );
         dff_setup!(self, clock, st_slot, st_data, st_strb, st_last);
+        dff_setup!(self, clock, tok, ev1, es1, ev2, es2, eq);
         self.ram.clock.next = self.clock.val();
         // ---- write channel: W beats pass one register stage before the RAM; B follows the
         // commit of the last beat
@@ -143,6 +166,51 @@ impl Logic for RingMem {
             self.r_id.d.next = self.s.arid.val();
         }
         self.ram.read_address.next = self.r_addr.q.val().get_bits::<RING_SLOT_BITS>(6);
+        // ---- engine read ports (only while no BAR2 read burst owns the RAM read port)
+        self.esel.next = 0.into();
+        self.eany.next = !self.r_active.q.val();
+        if self.q0.req.val() {
+            self.esel.next = 0.into();
+        } else if self.q1.req.val() {
+            self.esel.next = 1.into();
+        } else if self.q2.req.val() {
+            self.esel.next = 2.into();
+        } else {
+            self.eany.next = false;
+        }
+        if (self.tok.q.val() == 1) && self.q1.req.val() {
+            self.esel.next = 1.into();
+        }
+        if (self.tok.q.val() == 2) && self.q2.req.val() {
+            self.esel.next = 2.into();
+        }
+        self.tok.d.next = self.tok.q.val() + 1;
+        if self.tok.q.val() == 2 {
+            self.tok.d.next = 0.into();
+        }
+        self.q0.gnt.next = self.eany.val() && (self.esel.val() == 0);
+        self.q1.gnt.next = self.eany.val() && (self.esel.val() == 1);
+        self.q2.gnt.next = self.eany.val() && (self.esel.val() == 2);
+        if self.eany.val() {
+            if self.esel.val() == 0 {
+                self.ram.read_address.next = self.q0.slot.val();
+            } else if self.esel.val() == 1 {
+                self.ram.read_address.next = self.q1.slot.val();
+            } else {
+                self.ram.read_address.next = self.q2.slot.val();
+            }
+        }
+        self.ev1.d.next = self.eany.val();
+        self.es1.d.next = self.esel.val();
+        self.ev2.d.next = self.ev1.q.val();
+        self.es2.d.next = self.es1.q.val();
+        self.eq.d.next = self.ram.read_data.val();
+        self.q0.rvalid.next = self.ev2.q.val() && (self.es2.q.val() == 0);
+        self.q1.rvalid.next = self.ev2.q.val() && (self.es2.q.val() == 1);
+        self.q2.rvalid.next = self.ev2.q.val() && (self.es2.q.val() == 2);
+        self.q0.rdata.next = self.eq.q.val();
+        self.q1.rdata.next = self.eq.q.val();
+        self.q2.rdata.next = self.eq.q.val();
         self.r_ok.d.next = self.r_active.q.val();
         self.s.rvalid.next = self.r_active.q.val() && self.r_ok.q.val();
         self.s.rdata.next = self.ram.read_data.val();
@@ -165,6 +233,9 @@ impl Logic for RingMem {
             self.burst_count.d.next = 0.into();
             self.st_strb.d.next = 0.into();
             self.st_last.d.next = false;
+            self.ev1.d.next = false;
+            self.ev2.d.next = false;
+            self.tok.d.next = 0.into();
         }
     }
 }
@@ -184,6 +255,7 @@ mod tests {
         let mut r = rng(5);
         reset(&mut m);
         let mut model_mem: HashMap<u64, u8> = HashMap::new();
+        let mut eng_reads = 0;
         for round in 0..6 {
             let p = [0.0, 0.4, 0.7][round % 3];
             // writes
@@ -246,7 +318,10 @@ mod tests {
                 m.set("s_awvalid", 0);
                 m.set("s_wvalid", 0);
             }
-            // reads of everything written so far, in bursts of 1..=3
+            // reads of everything written so far, in bursts of 1..=3, while the engine ports
+            // read too: (pending request slot, reads in flight (due cycle, slot))
+            let mut eng: [(Option<u64>, std::collections::VecDeque<(u64, u64)>); 3] =
+                Default::default();
             let mut addrs: Vec<u64> = model_mem.keys().map(|a| a & !63).collect();
             addrs.sort();
             addrs.dedup();
@@ -258,14 +333,40 @@ mod tests {
                 m.set("s_arid", 9);
                 let (mut ar_done, mut got) = (false, 0u64);
                 let mut guard = 0;
-                while got < beats {
+                while got < beats || eng.iter().any(|e| e.0.is_some() || !e.1.is_empty()) {
                     guard += 1;
-                    assert!(guard < 200);
-                    let arv = !ar_done && !chance(&mut r, p);
+                    assert!(guard < 300);
+                    let arv = !ar_done && got < beats && !chance(&mut r, p);
                     m.set("s_arvalid", arv as u64);
                     let rready = !chance(&mut r, p);
                     m.set("s_rready", rready as u64);
+                    // engine ports read random written slots at the same time
+                    for (i, e) in eng.iter_mut().enumerate() {
+                        if e.0.is_none() && got < beats && chance(&mut r, 0.5) {
+                            e.0 = Some(addrs[r.random_range(0..addrs.len())] / 64);
+                        }
+                        m.set(&format!("q{i}_req"), e.0.is_some() as u64);
+                        m.set(&format!("q{i}_slot"), e.0.unwrap_or(0));
+                    }
                     m.tick();
+                    for (i, e) in eng.iter_mut().enumerate() {
+                        if m.bit(&format!("q{i}_rvalid")) {
+                            let (due, slot) = e.1.pop_front().expect("unexpected rvalid");
+                            assert_eq!(due, m.cycle, "engine port {i} latency");
+                            let d = m.get_bytes(&format!("q{i}_rdata"));
+                            for k in 0..64u64 {
+                                let want = *model_mem.get(&(slot * 64 + k)).unwrap_or(&0);
+                                assert_eq!(d[k as usize], want, "port {i} slot {slot} byte {k}");
+                            }
+                            eng_reads += 1;
+                        }
+                        if let Some(slot) = e.0 {
+                            if m.bit(&format!("q{i}_gnt")) {
+                                e.1.push_back((m.cycle + 2, slot));
+                                e.0 = None;
+                            }
+                        }
+                    }
                     if arv && m.bit("s_arready") {
                         ar_done = true;
                     }
@@ -283,5 +384,6 @@ mod tests {
                 m.set("s_arvalid", 0);
             }
         }
+        assert!(eng_reads > 100, "{eng_reads} engine reads");
     }
 }

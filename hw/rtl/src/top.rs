@@ -3,10 +3,12 @@
 //! Ethernet frames, `irq_req`), all synchronous to `clk`, `rst` synchronous active high.
 
 use crate::axil::AxilFront;
-use crate::bus::{AxilS, HostAxiM, StreamM, StreamS, WqeAxiS};
+use crate::bus::{AxilS, CtxPortM, HostAxiM, StreamM, StreamS, WqeAxiS};
 use crate::ctxstore::CtxStore;
+use crate::dbunit::DbUnit;
 use crate::devregs::DevRegs;
 use crate::dmatest::DmaTest;
+use crate::engstat::{self, EngStat};
 use crate::icrc::Icrc;
 use crate::macdbg::MacDebug;
 use crate::ringmem::RingMem;
@@ -34,6 +36,8 @@ pub struct RnicTop {
     rxp: RxParse,
     rxcrc: Icrc,
     rxs: RxStat,
+    dbu: DbUnit,
+    engs: EngStat,
     // registered copy of the RX beat for the checks (keeps them off the input-evaluated path)
     rxq_v: DFF<Bit>,
     rxq_d: DFF<Bits<512>>,
@@ -61,6 +65,8 @@ impl RnicTop {
             rxp: Default::default(),
             rxcrc: Default::default(),
             rxs: Default::default(),
+            dbu: DbUnit::new(p),
+            engs: Default::default(),
             rxq_v: Default::default(),
             rxq_d: Default::default(),
             rxq_k: Default::default(),
@@ -150,13 +156,59 @@ impl Logic for RnicTop {
         self.macd.bus.wr.next = self.axil.bus.wr.val();
         self.macd.bus.rd.next = self.axil.bus.rd.val();
         self.axil.bus.rdata.next = self.rxs.bus.rdata.val()
+            | self.engs.bus.rdata.val()
             | self.devregs.bus.rdata.val()
             | self.ctxs.bus.rdata.val()
             | self.dmat.bus.rdata.val()
             | self.macd.bus.rdata.val();
+        // doorbells -> context store indices (+ SQ kicks)
+        self.dbu.clock.next = self.clk.val();
+        self.dbu.rst.next = self.rst.val();
+        self.dbu.db_valid.next = self.devregs.db_valid.val();
+        self.dbu.db_kind.next = self.devregs.db_kind.val();
+        self.dbu.db_word.next = self.devregs.db_word.val();
+        CtxPortM::join(&mut self.dbu.ctx, &mut self.ctxs.p0);
+        // data-path ports not yet driven
+        self.ctxs.p1.req.next = false;
+        self.ctxs.p1.we.next = false;
+        self.ctxs.p1.addr.next = 0.into();
+        self.ctxs.p1.wdata.next = 0.into();
+        self.ctxs.p1.wbe.next = 0.into();
+        self.ctxs.p2.req.next = false;
+        self.ctxs.p2.we.next = false;
+        self.ctxs.p2.addr.next = 0.into();
+        self.ctxs.p2.wdata.next = 0.into();
+        self.ctxs.p2.wbe.next = 0.into();
+        self.ctxs.p3.req.next = false;
+        self.ctxs.p3.we.next = false;
+        self.ctxs.p3.addr.next = 0.into();
+        self.ctxs.p3.wdata.next = 0.into();
+        self.ctxs.p3.wbe.next = 0.into();
+        self.ctxs.p4.req.next = false;
+        self.ctxs.p4.we.next = false;
+        self.ctxs.p4.addr.next = 0.into();
+        self.ctxs.p4.wdata.next = 0.into();
+        self.ctxs.p4.wbe.next = 0.into();
+        self.ring.q0.req.next = false;
+        self.ring.q0.slot.next = 0.into();
+        self.ring.q1.req.next = false;
+        self.ring.q1.slot.next = 0.into();
+        self.ring.q2.req.next = false;
+        self.ring.q2.slot.next = 0.into();
+        // data-path counters
+        self.engs.clock.next = self.clk.val();
+        self.engs.rst.next = self.rst.val();
+        self.engs.bus.addr.next = self.axil.bus.addr.val();
+        self.engs.bus.wdata.next = self.axil.bus.wdata.val();
+        self.engs.bus.wr.next = self.axil.bus.wr.val();
+        self.engs.bus.rd.next = self.axil.bus.rd.val();
+        for i in 0..engstat::N {
+            self.engs.cnt[i].next = 0.into();
+        }
+        self.engs.cnt[0].next = self.dbu.cnt_bad.val();
         // interrupts and soft reset
-        self.devregs.irq_set.next = bit_cast::<2, 1>(self.dmat.done_pulse.val().into())
-            | (bit_cast::<2, 1>(self.macd.rx_pulse.val().into()) << 1);
+        self.devregs.irq_set.next = bit_cast::<3, 1>(self.dmat.done_pulse.val().into())
+            | (bit_cast::<3, 1>(self.macd.rx_pulse.val().into()) << 1);
         self.macd.soft_reset.next = self.devregs.soft_reset.val();
         self.irq_req.next = self.devregs.irq_req.val();
     }
