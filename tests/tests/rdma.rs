@@ -862,6 +862,19 @@ fn verbs_argument_checks_on_the_simulated_nic() {
     assert_eq!(rs.rq_psn, eb.psn);
     assert_eq!(hw.dest_mac, [2, 0, 0, 0, 0, 2]);
     assert_eq!(hw.src_mac, [2, 0, 0, 0, 0, 1]);
+    // doorbells land in the records (the doorbell unit writes the producer indices)
+    qb.post_recv(&[
+        RecvWr::new(1, b.dst.sge(0, 64).unwrap()),
+        RecvWr::new(2, b.dst.sge(64, 64).unwrap()),
+        RecvWr::new(3, b.dst.sge(128, 64).unwrap()),
+    ])
+    .unwrap();
+    qa.post_send(&[SendWr::new(4, SendOp::Send).inline(b"hi")])
+        .unwrap();
+    let (hw, _) = qa.query_device().unwrap();
+    assert_eq!(hw.sq_pi, 1, "SQ doorbell -> QpContext.sq_pi");
+    let (_, rs) = qb.query_device().unwrap();
+    assert_eq!(rs.rq_pi, 3, "RQ doorbell -> RqState.rq_pi");
     let big = [0u8; 17];
     assert!(
         qa.post_send(&[SendWr::new(1, SendOp::Send).inline(&big)])
