@@ -175,6 +175,24 @@ impl Plan {
 /// Device time one benchmark row may take before the demo gives up (50 ms).
 const ROW_TIMEOUT_NS: u64 = 50_000_000;
 const FILL: u8 = 0xEE;
+/// Engine counters that must stay 0 in a run without injected errors.
+pub const ERROR_COUNTERS: [&str; 15] = [
+    "db_bad",
+    "tx_wqe_err",
+    "rx_dup",
+    "nak_seq",
+    "nak_acc",
+    "nak_inv",
+    "nak_rnr",
+    "drop_qp",
+    "drop_opcode",
+    "drop_icrc",
+    "drop_parse",
+    "nak",
+    "cq_overflow",
+    "cq_invalid",
+    "dma_bus_err",
+];
 /// Frames kept in the pcap from each benchmark row (the showcase is kept whole).
 const PCAP_FRAMES_PER_ROW: usize = 48;
 
@@ -742,6 +760,19 @@ pub fn run_plan(cfg: WorldConfig, plan: &Plan) -> Result<DemoReport, Error> {
             rx.icrc_bad == 0 && drops == 0,
             "NIC {name}: RX drops on a clean link"
         );
+        let cnt = ctx.with_nic(|n| n.engine_counters())?;
+        let shown: Vec<String> = cnt
+            .iter()
+            .filter(|c| c.1 != 0)
+            .map(|(n, v)| format!("{n} {v}"))
+            .collect();
+        writeln!(out, "NIC {name} engine counters: {}", shown.join(", "))?;
+        for (n, v) in &cnt {
+            ensure!(
+                *v == 0 || !ERROR_COUNTERS.contains(n),
+                "NIC {name}: engine counter {n} = {v} on a clean run"
+            );
+        }
     }
     drop(rig);
     let wall = t0.elapsed().as_secs_f64();
@@ -912,6 +943,16 @@ mod tests {
         let l = wire_limit_gbps(BenchOp::Send, 4097, 4096);
         let wire = (54 + 4096 + 4 + 24) + (62 + 24);
         assert!((l - 4097.0 / wire as f64 * 100.0).abs() < 1e-9, "{l}");
+    }
+
+    #[test]
+    fn error_counters_exist() {
+        for n in ERROR_COUNTERS {
+            assert!(
+                rnic_abi::regs::eng::COUNTERS.iter().any(|c| c.0 == n),
+                "{n}"
+            );
+        }
     }
 
     #[test]

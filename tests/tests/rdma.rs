@@ -302,6 +302,21 @@ fn audit(w: &SharedWorld, marks: (usize, usize), a: &Side, b: &Side, what: &str)
         if let Err(e) = audit_dma_writes(w, nic, mark, &s.allowed()) {
             panic!("{what}: {e}");
         }
+        // whatever the test provokes, these never count on a clean link
+        let never = [
+            "db_bad",
+            "drop_icrc",
+            "drop_parse",
+            "cq_overflow",
+            "cq_invalid",
+            "dma_bus_err",
+        ];
+        for (name, v) in s.ctx.with_nic(|n| n.engine_counters()).unwrap() {
+            assert!(
+                !never.contains(&name) || v == 0,
+                "{what}: NIC {nic} engine counter {name} = {v}"
+            );
+        }
     }
 }
 
