@@ -242,3 +242,98 @@ pub fn roce_sent(w: &SharedWorld, from: usize, since: usize) -> Vec<RocePkt> {
 pub fn wire_mark(w: &SharedWorld) -> usize {
     w.borrow().wire.len()
 }
+
+/// The independent packet oracles (`tests/oracle/`), for any capture a test writes.
+pub mod oracle {
+    use std::path::{Path, PathBuf};
+    use std::process::{Command, Output};
+
+    fn root() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    }
+
+    /// scapy + zlib ICRC check: one `N ok|bad|skip` line per frame, exit 1 if any is bad.
+    pub fn icrc(pcap: &Path) -> Output {
+        Command::new("python3")
+            .arg(root().join("oracle/icrc.py"))
+            .arg(pcap)
+            .output()
+            .expect("python3 with scapy is installed by scripts/setup.sh")
+    }
+
+    /// tshark decode: prints `frames N roce M malformed K`, exit 1 on any malformed frame.
+    pub fn tshark(pcap: &Path) -> Output {
+        Command::new("bash")
+            .arg(root().join("oracle/tshark.sh"))
+            .arg(pcap)
+            .output()
+            .expect("bash")
+    }
+
+    /// `(frame number, verdict)` lines of the ICRC oracle.
+    pub fn verdicts(o: &Output) -> Vec<(usize, String)> {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(|l| {
+                let (n, v) = l.split_once(' ').unwrap_or_else(|| panic!("line {l:?}"));
+                (n.parse().unwrap(), v.to_string())
+            })
+            .collect()
+    }
+
+    pub fn show(o: &Output) -> String {
+        format!(
+            "status {:?}\nstdout:\n{}\nstderr:\n{}",
+            o.status,
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    }
+
+    /// Write `pcap` to a temporary file and require both oracles to accept every frame:
+    /// every RoCE frame's ICRC right (scapy and the spec implementation agree), no frame
+    /// malformed for tshark. Returns the number of RoCE frames checked.
+    pub fn check_capture(name: &str, pcap: &[u8]) -> usize {
+        let dir = std::env::temp_dir().join(format!("rnic-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("{name}.pcap"));
+        std::fs::write(&path, pcap).unwrap();
+        let o = icrc(&path);
+        assert!(o.status.success(), "ICRC oracle on {name}: {}", show(&o));
+        let v = verdicts(&o);
+        assert!(v.iter().all(|x| x.1 != "bad"), "{}", show(&o));
+        let t = tshark(&path);
+        assert!(t.status.success(), "tshark on {name}: {}", show(&t));
+        std::fs::remove_dir_all(&dir).ok();
+        v.iter().filter(|x| x.1 == "ok").count()
+    }
+
+    /// Frames crafted by scapy from a JSON spec list (`tests/oracle/craft.py`).
+    pub fn craft(spec_json: &str) -> Vec<Vec<u8>> {
+        use std::io::Write;
+        let mut child = Command::new("python3")
+            .arg(root().join("oracle/craft.py"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3 with scapy is installed by scripts/setup.sh");
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(spec_json.as_bytes())
+            .unwrap();
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success(), "craft.py: {}", show(&o));
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(|l| {
+                (0..l.len())
+                    .step_by(2)
+                    .map(|i| u8::from_str_radix(&l[i..i + 2], 16).unwrap())
+                    .collect()
+            })
+            .collect()
+    }
+}

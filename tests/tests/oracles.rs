@@ -3,8 +3,8 @@
 //! flipped (the ICRC oracle must flag exactly that frame). The data-path tests run the same
 //! oracles on every capture our NICs write.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use rnic_tests::oracle::{icrc as icrc_oracle, show, tshark as tshark_oracle, verdicts};
+use std::path::PathBuf;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -18,42 +18,6 @@ fn vectors() -> PathBuf {
         p.display()
     );
     p
-}
-
-fn icrc_oracle(pcap: &Path) -> Output {
-    Command::new("python3")
-        .arg(root().join("oracle/icrc.py"))
-        .arg(pcap)
-        .output()
-        .expect("python3 with scapy is installed by scripts/setup.sh")
-}
-
-fn tshark_oracle(pcap: &Path) -> Output {
-    Command::new("bash")
-        .arg(root().join("oracle/tshark.sh"))
-        .arg(pcap)
-        .output()
-        .expect("bash")
-}
-
-/// `(frame number, verdict)` lines of the ICRC oracle.
-fn verdicts(o: &Output) -> Vec<(usize, String)> {
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| {
-            let (n, v) = l.split_once(' ').unwrap_or_else(|| panic!("line {l:?}"));
-            (n.parse().unwrap(), v.to_string())
-        })
-        .collect()
-}
-
-fn show(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// Byte ranges of the frames in a little-endian microsecond pcap file.

@@ -929,35 +929,6 @@ fn rdma_demo_is_deterministic_and_its_capture_passes_the_oracles() {
     for r in &r1.rows {
         assert!(r.cycles > 0 && r.gbps() > 0.0, "{r:?}");
     }
-    let dir = std::env::temp_dir().join(format!("rnic-rdma-demo-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("demo.pcap");
-    std::fs::write(&path, &r1.pcap).unwrap();
-    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let icrc = std::process::Command::new("python3")
-        .arg(root.join("oracle/icrc.py"))
-        .arg(&path)
-        .output()
-        .expect("python3 with scapy (scripts/setup.sh)");
-    let text = String::from_utf8_lossy(&icrc.stdout);
-    let lines: Vec<&str> = text.lines().collect();
-    assert!(lines.len() > 50, "frames in the capture: {}", lines.len());
-    assert!(
-        icrc.status.success() && lines.iter().all(|l| l.ends_with(" ok")),
-        "ICRC oracle: {}\n{}",
-        text,
-        String::from_utf8_lossy(&icrc.stderr)
-    );
-    let ts = std::process::Command::new("bash")
-        .arg(root.join("oracle/tshark.sh"))
-        .arg(&path)
-        .output()
-        .expect("bash");
-    assert!(
-        ts.status.success(),
-        "tshark oracle: {}\n{}",
-        String::from_utf8_lossy(&ts.stdout),
-        String::from_utf8_lossy(&ts.stderr)
-    );
-    let _ = std::fs::remove_dir_all(&dir);
+    let roce = rnic_tests::oracle::check_capture("rdma-demo", &r1.pcap);
+    assert!(roce > 50, "RoCE frames in the capture: {roce}");
 }

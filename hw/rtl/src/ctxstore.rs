@@ -393,7 +393,8 @@ mod tests {
         reset(&mut m);
         let mut reference: std::collections::HashMap<u64, [u8; 64]> = Default::default();
         // (we, addr, data, be, waited)
-        let mut cur: [Option<(bool, u64, [u8; 64], u64, u32)>; 5] = [None; 5];
+        type Req = (bool, u64, [u8; 64], u64, u32);
+        let mut cur: [Option<Req>; 5] = [None; 5];
         let mut expect: [std::collections::VecDeque<(u64, [u8; 64])>; 5] = Default::default();
         let (mut reads, mut writes) = (0, 0);
         for cycle in 0..6000u64 {

@@ -320,8 +320,8 @@ mod tests {
             }
             // reads of everything written so far, in bursts of 1..=3, while the engine ports
             // read too: (pending request slot, reads in flight (due cycle, slot))
-            let mut eng: [(Option<u64>, std::collections::VecDeque<(u64, u64)>); 3] =
-                Default::default();
+            type Port = (Option<u64>, std::collections::VecDeque<(u64, u64)>);
+            let mut eng: [Port; 3] = Default::default();
             let mut addrs: Vec<u64> = model_mem.keys().map(|a| a & !63).collect();
             addrs.sort();
             addrs.dedup();
@@ -360,11 +360,11 @@ mod tests {
                             }
                             eng_reads += 1;
                         }
-                        if let Some(slot) = e.0 {
-                            if m.bit(&format!("q{i}_gnt")) {
-                                e.1.push_back((m.cycle + 2, slot));
-                                e.0 = None;
-                            }
+                        if let Some(slot) = e.0
+                            && m.bit(&format!("q{i}_gnt"))
+                        {
+                            e.1.push_back((m.cycle + 2, slot));
+                            e.0 = None;
                         }
                     }
                     if arv && m.bit("s_arready") {
