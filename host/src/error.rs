@@ -87,6 +87,34 @@ pub enum Error {
         end: u64,
         allowed: String,
     },
+    #[error("QP {qpn} is in state {state}: {what}")]
+    QpState {
+        qpn: u32,
+        state: &'static str,
+        what: String,
+    },
+    #[error(
+        "{queue} queue of QP {qpn} is full: {outstanding} work requests outstanding + {posting} posted > {depth}; poll the completion queue (only a signaled completion frees send WQEs)"
+    )]
+    QueueFull {
+        qpn: u32,
+        queue: &'static str,
+        outstanding: usize,
+        posting: usize,
+        depth: u32,
+    },
+    #[error("out of {what}: all {limit} are in use; destroy some first")]
+    OutOfResources { what: &'static str, limit: u32 },
+    #[error("{what} is still used by {users} {by}; destroy those first")]
+    InUse {
+        what: String,
+        users: u32,
+        by: &'static str,
+    },
+    #[error(
+        "the verbs context is already in use (re-entrant call from inside with_nic?); drive a context from one place at a time"
+    )]
+    ContextBusy,
     #[error("backend: {0}")]
     Backend(String),
     #[error("I/O error while {what}: {source}")]

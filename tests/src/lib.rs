@@ -80,6 +80,169 @@ impl<D: Device> Device for PatchedDevice<D> {
     }
 }
 
+// ---- verbs helpers (tests/tests/rdma.rs, the demo's twin)
+
+use rnic::verbs::{ConnectAttr, Context, Endpoint, PortAddr, QueuePair};
+
+/// A two-NIC world with a verbs context on each NIC: NIC A is 10.0.0.1 / 02:00:00:00:00:01,
+/// NIC B 10.0.0.2 / 02:00:00:00:00:02.
+pub fn verbs_pair(cfg: WorldConfig) -> (SharedWorld, Context<SimNic>, Context<SimNic>) {
+    let (w, a, b) = pair(cfg);
+    let a = Context::new(a, PortAddr::sim(1).expect("addr A")).expect("context A");
+    let b = Context::new(b, PortAddr::sim(2).expect("addr B")).expect("context B");
+    (w, a, b)
+}
+
+/// Connect two QPs (RESET -> RTS on both), exchanging endpoints as bytes, as an application
+/// would over a socket.
+pub fn connect_qps(
+    a: &QueuePair<'_, SimNic>,
+    b: &QueuePair<'_, SimNic>,
+    attr: &ConnectAttr,
+) -> Result<()> {
+    let ea = Endpoint::from_bytes(&a.endpoint()?.to_bytes())?;
+    let eb = Endpoint::from_bytes(&b.endpoint()?.to_bytes())?;
+    a.connect(&eb, attr)?;
+    b.connect(&ea, attr)
+}
+
+/// Deterministic test bytes (xorshift64*), different for every seed.
+pub fn pattern(seed: u64, len: usize) -> Vec<u8> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            s ^= s >> 12;
+            s ^= s << 25;
+            s ^= s >> 27;
+            (s.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 56) as u8
+        })
+        .collect()
+}
+
+/// The host-memory audit of NIC `nic` from audit record `from` on: every byte the device wrote
+/// lies inside one of `allowed` (IOVA, length), and the IOMMU model saw no fault. Returns a
+/// description of the first violations.
+pub fn audit_dma_writes(
+    w: &SharedWorld,
+    nic: usize,
+    from: usize,
+    allowed: &[(u64, usize)],
+) -> std::result::Result<u64, String> {
+    let wb = w.borrow();
+    let mem = &wb.nics[nic].mem;
+    if !mem.faults.is_empty() {
+        return Err(format!(
+            "NIC {nic}: IOMMU faults (cycle, address, write): {:?}",
+            &mem.faults[..mem.faults.len().min(8)]
+        ));
+    }
+    let mut bad = Vec::new();
+    let mut n = 0u64;
+    for r in mem.audit.iter().skip(from) {
+        for (a, _) in &r.bytes {
+            n += 1;
+            if !allowed.iter().any(|&(s, l)| *a >= s && *a < s + l as u64) {
+                bad.push((r.cycle, *a));
+            }
+        }
+    }
+    if bad.is_empty() {
+        Ok(n)
+    } else {
+        Err(format!(
+            "NIC {nic}: {} bytes written outside registered MRs / CQ rings, first (cycle, IOVA): {:?}",
+            bad.len(),
+            &bad[..bad.len().min(8)]
+        ))
+    }
+}
+
+/// Number of audit records of NIC `nic` so far (start of a window for `audit_dma_writes`).
+pub fn audit_mark(w: &SharedWorld, nic: usize) -> usize {
+    w.borrow().nics[nic].mem.audit.len()
+}
+
+/// A RoCE v2 packet seen on the wire.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RocePkt {
+    pub opcode: u8,
+    pub dqpn: u32,
+    pub psn: u32,
+    pub ackreq: bool,
+    pub solicited: bool,
+    pub src_ip: [u8; 4],
+    pub dst_ip: [u8; 4],
+    pub udp_sport: u16,
+    /// Extended transport headers (RETH/AETH/ImmDt) as raw bytes.
+    pub ext: Vec<u8>,
+    /// Payload without pad and ICRC.
+    pub payload: Vec<u8>,
+}
+
+/// Bytes of extended headers an RC opcode carries (RETH, ImmDt, AETH).
+pub fn ext_header_bytes(opcode: u8) -> usize {
+    use rnic_abi::roce::opcode as op;
+    match opcode {
+        op::WRITE_FIRST | op::WRITE_ONLY => 16,
+        op::WRITE_ONLY_IMM => 20,
+        op::SEND_LAST_IMM | op::SEND_ONLY_IMM | op::WRITE_LAST_IMM => 4,
+        op::ACKNOWLEDGE => 4,
+        _ => 0,
+    }
+}
+
+/// Parse an Ethernet/IPv4/UDP 4791/BTH frame; None if it is not one.
+pub fn parse_roce(f: &[u8]) -> Option<RocePkt> {
+    if f.len() < 14 + 20 + 8 + 12 + 4 || f[12..14] != [0x08, 0x00] || f[23] != 17 {
+        return None;
+    }
+    if u16::from_be_bytes([f[36], f[37]]) != rnic_abi::roce::UDP_PORT_ROCEV2 {
+        return None;
+    }
+    let ip_len = u16::from_be_bytes([f[16], f[17]]) as usize;
+    let end = 14 + ip_len;
+    if end > f.len() {
+        return None;
+    }
+    let bth = &f[42..54];
+    let opcode = bth[0];
+    let pad = ((bth[1] >> 4) & 3) as usize;
+    let ext = ext_header_bytes(opcode);
+    let pstart = 54 + ext;
+    let pend = end.checked_sub(4 + pad)?;
+    if pend < pstart {
+        return None;
+    }
+    Some(RocePkt {
+        opcode,
+        solicited: bth[1] & 0x80 != 0,
+        dqpn: u32::from_be_bytes([0, bth[5], bth[6], bth[7]]),
+        ackreq: bth[8] & 0x80 != 0,
+        psn: u32::from_be_bytes([0, bth[9], bth[10], bth[11]]),
+        src_ip: [f[26], f[27], f[28], f[29]],
+        dst_ip: [f[30], f[31], f[32], f[33]],
+        udp_sport: u16::from_be_bytes([f[34], f[35]]),
+        ext: f[54..pstart].to_vec(),
+        payload: f[pstart..pend].to_vec(),
+    })
+}
+
+/// RoCE packets sent by NIC `from` since wire record `since` (NIC k transmits on link k).
+pub fn roce_sent(w: &SharedWorld, from: usize, since: usize) -> Vec<RocePkt> {
+    w.borrow()
+        .wire
+        .iter()
+        .skip(since)
+        .filter(|(l, _)| *l == from)
+        .filter_map(|(_, f)| parse_roce(&f.data))
+        .collect()
+}
+
+/// Frames on the wire so far (start of a window for `roce_sent`).
+pub fn wire_mark(w: &SharedWorld) -> usize {
+    w.borrow().wire.len()
+}
+
 /// The independent packet oracles (`tests/oracle/`), for any capture a test writes.
 pub mod oracle {
     use std::path::{Path, PathBuf};
