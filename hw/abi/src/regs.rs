@@ -276,7 +276,7 @@ pub mod eng {
     pub const MINOR: u16 = 0;
     pub const CNT: u32 = BASE + 0x0C;
     /// Counter names (block that counts: meaning).
-    pub const COUNTERS: [(&str, &str); 24] = [
+    pub const COUNTERS: [(&str, &str); 25] = [
         (
             "db_bad",
             "doorbell unit: doorbells naming a queue beyond the tables (dropped)",
@@ -328,6 +328,10 @@ pub mod eng {
         ("dma_rd_bursts", "DMA engine: read bursts"),
         ("dma_wr_bursts", "DMA engine: write bursts"),
         ("dma_bus_err", "DMA engine: bus error responses"),
+        (
+            "drop_buf",
+            "responder: frames dropped because the RX packet buffer was full",
+        ),
     ];
 }
 
@@ -743,10 +747,10 @@ pub const BLOCKS: &[Block] = &[
         next: 0,
         doc: "Data-path event counters (32-bit, wrapping), one word each at CNT + 4*i in the order of `eng::COUNTERS`.",
         regs: &[Reg {
-            name: "CNT0..CNT23",
+            name: "CNT0..CNT24",
             offset: eng::CNT,
             access: Ro,
-            doc: "db_bad, tx_wqe, tx_wqe_err, tx_pkts, tx_acks, rx_req, rx_dup, nak_seq, nak_acc, nak_inv, nak_rnr, drop_qp, drop_opcode, drop_icrc, drop_parse, ack, nak, ack_ignored, cqe, cq_overflow, cq_invalid, dma_rd_bursts, dma_wr_bursts, dma_bus_err.",
+            doc: "db_bad, tx_wqe, tx_wqe_err, tx_pkts, tx_acks, rx_req, rx_dup, nak_seq, nak_acc, nak_inv, nak_rnr, drop_qp, drop_opcode, drop_icrc, drop_parse, ack, nak, ack_ignored, cqe, cq_overflow, cq_invalid, dma_rd_bursts, dma_wr_bursts, dma_bus_err, drop_buf.",
         }],
         windows: &[],
     },

@@ -298,8 +298,8 @@ impl Logic for AckProc {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, st, qpn_r, psn_r, is_nak, err_st, una, rem, sq_ci, di, ii, cqn, rqpn,
-            sh, mtu_m1, stop, dirty, set_err
+            self, clock, st, qpn_r, psn_r, is_nak, err_st, una, rem, sq_ci, di, ii, cqn, rqpn, sh,
+            mtu_m1, stop, dirty, set_err
         );
         dff_setup!(self, clock, hold, infl, fcnt, wp, rp);
         dff_setup!(
@@ -358,8 +358,16 @@ impl Logic for AckProc {
         } else {
             self.ctx.wbe.next = self.be_walk.val();
         }
-        self.rd_state.next = self.ctx.rdata.val().get_bits::<8>(self.o_state.val().index());
-        self.rd_una.next = self.ctx.rdata.val().get_bits::<24>(self.o_una.val().index());
+        self.rd_state.next = self
+            .ctx
+            .rdata
+            .val()
+            .get_bits::<8>(self.o_state.val().index());
+        self.rd_una.next = self
+            .ctx
+            .rdata
+            .val()
+            .get_bits::<24>(self.o_una.val().index());
         self.rd_mtu.next = self.ctx.rdata.val().get_bits::<8>(self.o_mtu.val().index());
         self.rd_sh.next = 12.into();
         if self.rd_mtu.val() < 6 {
@@ -387,8 +395,16 @@ impl Logic for AckProc {
             self.infl.d.next = self.infl.q.val() - 1;
         }
         // returned WQE: decode, packet count, push
-        self.w_len.next = self.ring.rdata.val().get_bits::<32>(self.o_wlen.val().index());
-        self.w_op.next = self.ring.rdata.val().get_bits::<8>(self.o_wop.val().index());
+        self.w_len.next = self
+            .ring
+            .rdata
+            .val()
+            .get_bits::<32>(self.o_wlen.val().index());
+        self.w_op.next = self
+            .ring
+            .rdata
+            .val()
+            .get_bits::<8>(self.o_wop.val().index());
         self.w_sum.next = bit_cast::<33, 32>(self.w_len.val()) + self.mtu_m1.q.val();
         self.w_q.next = self.w_sum.val() >> self.sh.q.val();
         self.w_n.next = self.w_q.val().get_bits::<24>(0);
@@ -397,15 +413,14 @@ impl Logic for AckProc {
         }
         for i in 0..WIN {
             if self.rv.val() && (self.wp.q.val() == self.fidx[i].val()) {
-                self.f_wrid[i].d.next =
-                    self.ring.rdata.val().get_bits::<64>(self.o_wrid.val().index());
-                self.f_len[i].d.next = self.w_len.val();
-                self.f_n[i].d.next = self.w_n.val();
-                self.f_sig[i].d.next = self
+                self.f_wrid[i].d.next = self
                     .ring
                     .rdata
                     .val()
-                    .get_bit(self.o_wflags.val().index());
+                    .get_bits::<64>(self.o_wrid.val().index());
+                self.f_len[i].d.next = self.w_len.val();
+                self.f_n[i].d.next = self.w_n.val();
+                self.f_sig[i].d.next = self.ring.rdata.val().get_bit(self.o_wflags.val().index());
                 self.f_wr[i].d.next = (self.w_op.val() == self.op_write.val())
                     || (self.w_op.val() == self.op_write_imm.val());
             }
@@ -515,13 +530,31 @@ impl Logic for AckProc {
             AckSt::CtxWait => {
                 if self.ctx.rvalid.val() {
                     self.una.d.next = self.rd_una.val();
-                    self.sq_ci.d.next =
-                        self.ctx.rdata.val().get_bits::<16>(self.o_sqci.val().index());
-                    self.di.d.next = self.ctx.rdata.val().get_bits::<16>(self.o_ackci.val().index());
-                    self.ii.d.next = self.ctx.rdata.val().get_bits::<16>(self.o_ackci.val().index());
-                    self.cqn.d.next = self.ctx.rdata.val().get_bits::<16>(self.o_cqn.val().index());
-                    self.rqpn.d.next =
-                        self.ctx.rdata.val().get_bits::<24>(self.o_rqpn.val().index());
+                    self.sq_ci.d.next = self
+                        .ctx
+                        .rdata
+                        .val()
+                        .get_bits::<16>(self.o_sqci.val().index());
+                    self.di.d.next = self
+                        .ctx
+                        .rdata
+                        .val()
+                        .get_bits::<16>(self.o_ackci.val().index());
+                    self.ii.d.next = self
+                        .ctx
+                        .rdata
+                        .val()
+                        .get_bits::<16>(self.o_ackci.val().index());
+                    self.cqn.d.next = self
+                        .ctx
+                        .rdata
+                        .val()
+                        .get_bits::<16>(self.o_cqn.val().index());
+                    self.rqpn.d.next = self
+                        .ctx
+                        .rdata
+                        .val()
+                        .get_bits::<24>(self.o_rqpn.val().index());
                     self.sh.d.next = self.rd_sh.val();
                     self.mtu_m1.d.next = (self.one33.val() << self.rd_sh.val()) - 1;
                     // target: the first PSN not covered (ACK: p + 1; NAK: p itself)
@@ -762,7 +795,10 @@ mod tests {
             };
             let q = self.qps.get_mut(&qpn).unwrap();
             let idx = q.ctx.sq_pi;
-            assert!(idx.wrapping_sub(q.ctx.sq_ack_ci) < P.sq_depth as u16, "SQ full");
+            assert!(
+                idx.wrapping_sub(q.ctx.sq_ack_ci) < P.sq_depth as u16,
+                "SQ full"
+            );
             self.ring
                 .slots
                 .insert(P.sq_slot(qpn, idx as u32) / 64, w.encode());
@@ -796,9 +832,7 @@ mod tests {
                 }
             };
             let st = q.ctx.state;
-            if !(st == qp_state::RTS || st == qp_state::SQD)
-                || !at_or_after(psn, q.ctx.una_psn)
-            {
+            if !(st == qp_state::RTS || st == qp_state::SQD) || !at_or_after(psn, q.ctx.una_psn) {
                 self.cnt[2] += 1;
                 return;
             }
@@ -826,7 +860,8 @@ mod tests {
                 }
                 let status = if ok { wc_status::SUCCESS } else { err };
                 if !ok || s.wqe.flags & wqe_flag::SIGNALED != 0 {
-                    let write = [wqe_op::RDMA_WRITE, wqe_op::RDMA_WRITE_IMM].contains(&s.wqe.opcode);
+                    let write =
+                        [wqe_op::RDMA_WRITE, wqe_op::RDMA_WRITE_IMM].contains(&s.wqe.opcode);
                     self.want.push((
                         q.ctx.send_cqn,
                         Cqe {
@@ -835,7 +870,11 @@ mod tests {
                             imm_data: 0,
                             qp_num: qpn,
                             src_qp: q.ctx.remote_qpn,
-                            opcode: if write { wc_op::RDMA_WRITE } else { wc_op::SEND },
+                            opcode: if write {
+                                wc_op::RDMA_WRITE
+                            } else {
+                                wc_op::SEND
+                            },
                             status,
                             vendor_err: 0,
                             flags: 0,

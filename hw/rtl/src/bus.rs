@@ -181,6 +181,8 @@ pub fn reg_addr(offset: u32) -> Constant<Bits<16>> {
 pub type WqeAxiS = AxiS<{ crate::BAR2_ADDR_BITS }>;
 /// Host-memory AXI4 master port: 64-bit addresses.
 pub type HostAxiM = AxiM<64>;
+/// Host-memory AXI4 port, slave side (the master mux's inputs).
+pub type HostAxiS = AxiS<64>;
 
 // ---------------------------------------------------------------------------------------------
 // Data-path ports (docs/DATAPATH.md has the timing rules of each). `*M` = client/source side.

@@ -8,6 +8,7 @@ use rnic_abi::params;
 
 pub mod ackproc;
 pub mod axil;
+pub mod axmux;
 pub mod beram;
 pub mod bus;
 pub mod cdc_fifo;

@@ -2,18 +2,28 @@
 //! (`s_axil_*` BAR0, `s_axi_wqe_*` BAR2, `m_axi_*` host memory, `m_axis_tx_*`/`s_axis_rx_*`
 //! Ethernet frames, `irq_req`), all synchronous to `clk`, `rst` synchronous active high.
 
+use crate::ackproc::AckProc;
 use crate::axil::AxilFront;
-use crate::bus::{AxilS, CtxPortM, HostAxiM, StreamM, StreamS, WqeAxiS};
+use crate::axmux::AxMux;
+use crate::bus::{
+    AckEvM, AckReqM, AxilS, CplM, CtxPortM, DmaRdM, DmaWrM, HostAxiM, RingPortM, StreamM, StreamS,
+    WqeAxiS,
+};
+use crate::cqwriter::CqWriter;
 use crate::ctxstore::CtxStore;
 use crate::dbunit::DbUnit;
 use crate::devregs::DevRegs;
+use crate::dmaeng::DmaEng;
 use crate::dmatest::DmaTest;
-use crate::engstat::{self, EngStat};
+use crate::engstat::EngStat;
 use crate::icrc::Icrc;
 use crate::macdbg::MacDebug;
 use crate::ringmem::RingMem;
 use crate::rxparse::RxParse;
+use crate::rxresp::RxResp;
 use crate::rxstat::RxStat;
+use crate::txbuild::TxBuild;
+use crate::txreq::{TxDescM, TxReq};
 use rnic_abi::params::BuildParams;
 use rust_hdl::prelude::*;
 
@@ -38,6 +48,13 @@ pub struct RnicTop {
     rxs: RxStat,
     dbu: DbUnit,
     engs: EngStat,
+    mux: AxMux,
+    dmae: DmaEng,
+    cqw: CqWriter,
+    txq: TxReq,
+    txb: TxBuild,
+    rxr: RxResp,
+    ackp: AckProc,
     // registered copy of the RX beat for the checks (keeps them off the input-evaluated path)
     rxq_v: DFF<Bit>,
     rxq_d: DFF<Bits<512>>,
@@ -67,6 +84,13 @@ impl RnicTop {
             rxs: Default::default(),
             dbu: DbUnit::new(p),
             engs: Default::default(),
+            mux: Default::default(),
+            dmae: Default::default(),
+            cqw: Default::default(),
+            txq: Default::default(),
+            txb: Default::default(),
+            rxr: Default::default(),
+            ackp: Default::default(),
             rxq_v: Default::default(),
             rxq_d: Default::default(),
             rxq_k: Default::default(),
@@ -135,9 +159,6 @@ impl Logic for RnicTop {
         self.rxs.bus.rd.next = self.axil.bus.rd.val();
         AxilS::link(&mut self.s_axil, &mut self.axil.s);
         WqeAxiS::link(&mut self.s_axi_wqe, &mut self.ring.s);
-        HostAxiM::link(&mut self.m_axi, &mut self.dmat.m);
-        StreamM::link(&mut self.m_axis_tx, &mut self.macd.tx);
-        StreamS::link(&mut self.s_axis_rx, &mut self.macd.rx);
         // register bus: one master, every block decodes its own offsets, read data ORed
         self.devregs.bus.addr.next = self.axil.bus.addr.val();
         self.devregs.bus.wdata.next = self.axil.bus.wdata.val();
@@ -168,33 +189,58 @@ impl Logic for RnicTop {
         self.dbu.db_kind.next = self.devregs.db_kind.val();
         self.dbu.db_word.next = self.devregs.db_word.val();
         CtxPortM::join(&mut self.dbu.ctx, &mut self.ctxs.p0);
-        // data-path ports not yet driven
-        self.ctxs.p1.req.next = false;
-        self.ctxs.p1.we.next = false;
-        self.ctxs.p1.addr.next = 0.into();
-        self.ctxs.p1.wdata.next = 0.into();
-        self.ctxs.p1.wbe.next = 0.into();
-        self.ctxs.p2.req.next = false;
-        self.ctxs.p2.we.next = false;
-        self.ctxs.p2.addr.next = 0.into();
-        self.ctxs.p2.wdata.next = 0.into();
-        self.ctxs.p2.wbe.next = 0.into();
-        self.ctxs.p3.req.next = false;
-        self.ctxs.p3.we.next = false;
-        self.ctxs.p3.addr.next = 0.into();
-        self.ctxs.p3.wdata.next = 0.into();
-        self.ctxs.p3.wbe.next = 0.into();
-        self.ctxs.p4.req.next = false;
-        self.ctxs.p4.we.next = false;
-        self.ctxs.p4.addr.next = 0.into();
-        self.ctxs.p4.wdata.next = 0.into();
-        self.ctxs.p4.wbe.next = 0.into();
-        self.ring.q0.req.next = false;
-        self.ring.q0.slot.next = 0.into();
-        self.ring.q1.req.next = false;
-        self.ring.q1.slot.next = 0.into();
-        self.ring.q2.req.next = false;
-        self.ring.q2.slot.next = 0.into();
+        // ---- the data path (docs/DATAPATH.md)
+        self.mux.clock.next = self.clk.val();
+        self.dmae.clock.next = self.clk.val();
+        self.cqw.clock.next = self.clk.val();
+        self.txq.clock.next = self.clk.val();
+        self.txb.clock.next = self.clk.val();
+        self.rxr.clock.next = self.clk.val();
+        self.ackp.clock.next = self.clk.val();
+        self.mux.rst.next = self.rst.val();
+        self.dmae.rst.next = self.rst.val();
+        self.cqw.rst.next = self.rst.val();
+        self.txq.rst.next = self.rst.val();
+        self.txb.rst.next = self.rst.val();
+        self.rxr.rst.next = self.rst.val();
+        self.ackp.rst.next = self.rst.val();
+        CtxPortM::join(&mut self.txq.ctx, &mut self.ctxs.p1);
+        CtxPortM::join(&mut self.rxr.ctx, &mut self.ctxs.p2);
+        CtxPortM::join(&mut self.ackp.ctx, &mut self.ctxs.p3);
+        CtxPortM::join(&mut self.cqw.ctx, &mut self.ctxs.p4);
+        RingPortM::join(&mut self.txq.ring, &mut self.ring.q0);
+        RingPortM::join(&mut self.rxr.ring, &mut self.ring.q1);
+        RingPortM::join(&mut self.ackp.ring, &mut self.ring.q2);
+        self.txq.kick_valid.next = self.dbu.kick_valid.val();
+        self.txq.kick_qpn.next = self.dbu.kick_qpn.val();
+        TxDescM::join(&mut self.txq.pkt, &mut self.txb.pkt);
+        DmaRdM::join(&mut self.txb.rd, &mut self.dmae.rd);
+        DmaWrM::join(&mut self.rxr.wr, &mut self.dmae.wr0);
+        DmaWrM::join(&mut self.cqw.wr, &mut self.dmae.wr1);
+        CplM::join(&mut self.txq.cpl, &mut self.cqw.tx);
+        CplM::join(&mut self.rxr.cpl, &mut self.cqw.rx);
+        CplM::join(&mut self.ackp.cpl, &mut self.cqw.ack);
+        AckReqM::join(&mut self.rxr.ack, &mut self.txb.ack);
+        AckEvM::join(&mut self.rxr.ackev, &mut self.ackp.ev);
+        // host memory: the DMA engine and the DMA self-test share m_axi
+        HostAxiM::join(&mut self.dmae.m, &mut self.mux.s0);
+        HostAxiM::join(&mut self.dmat.m, &mut self.mux.s1);
+        HostAxiM::link(&mut self.m_axi, &mut self.mux.m);
+        // frames: the TX arbiter sends ACKs, requests and MAC-debug frames; every received
+        // frame goes to the responder (which may hold tready low) and is seen by MAC debug
+        StreamM::join(&mut self.macd.tx, &mut self.txb.dbg);
+        StreamM::link(&mut self.m_axis_tx, &mut self.txb.tx);
+        self.rxr.rx.tdata.next = self.s_axis_rx.tdata.val();
+        self.rxr.rx.tkeep.next = self.s_axis_rx.tkeep.val();
+        self.rxr.rx.tlast.next = self.s_axis_rx.tlast.val();
+        self.rxr.rx.tvalid.next = self.s_axis_rx.tvalid.val();
+        self.rxr.rx.tuser.next = self.s_axis_rx.tuser.val();
+        self.macd.rx.tdata.next = self.s_axis_rx.tdata.val();
+        self.macd.rx.tkeep.next = self.s_axis_rx.tkeep.val();
+        self.macd.rx.tlast.next = self.s_axis_rx.tlast.val();
+        self.macd.rx.tvalid.next = self.s_axis_rx.tvalid.val() && self.rxr.rx.tready.val();
+        self.macd.rx.tuser.next = self.s_axis_rx.tuser.val();
+        self.s_axis_rx.tready.next = self.rxr.rx.tready.val();
         // data-path counters
         self.engs.clock.next = self.clk.val();
         self.engs.rst.next = self.rst.val();
@@ -202,13 +248,36 @@ impl Logic for RnicTop {
         self.engs.bus.wdata.next = self.axil.bus.wdata.val();
         self.engs.bus.wr.next = self.axil.bus.wr.val();
         self.engs.bus.rd.next = self.axil.bus.rd.val();
-        for i in 0..engstat::N {
-            self.engs.cnt[i].next = 0.into();
-        }
+        // counter indices follow rnic_abi::regs::eng::COUNTERS (the system tests read them by name)
         self.engs.cnt[0].next = self.dbu.cnt_bad.val();
+        self.engs.cnt[1].next = self.txq.cnt_wqe.val();
+        self.engs.cnt[2].next = self.txq.cnt_wqe_err.val();
+        self.engs.cnt[3].next = self.txb.cnt_tx_pkts.val();
+        self.engs.cnt[4].next = self.txb.cnt_tx_acks.val();
+        self.engs.cnt[5].next = self.rxr.cnt_rx_req.val();
+        self.engs.cnt[6].next = self.rxr.cnt_rx_dup.val();
+        self.engs.cnt[7].next = self.rxr.cnt_nak_seq.val();
+        self.engs.cnt[8].next = self.rxr.cnt_nak_acc.val();
+        self.engs.cnt[9].next = self.rxr.cnt_nak_inv.val();
+        self.engs.cnt[10].next = self.rxr.cnt_nak_rnr.val();
+        self.engs.cnt[11].next = self.rxr.cnt_drop_qp.val();
+        self.engs.cnt[12].next = self.rxr.cnt_drop_opcode.val();
+        self.engs.cnt[13].next = self.rxr.cnt_drop_icrc.val();
+        self.engs.cnt[14].next = self.rxr.cnt_drop_parse.val();
+        self.engs.cnt[24].next = self.rxr.cnt_drop_buf.val();
+        self.engs.cnt[15].next = self.ackp.cnt_ack.val();
+        self.engs.cnt[16].next = self.ackp.cnt_nak.val();
+        self.engs.cnt[17].next = self.ackp.cnt_ack_ignored.val();
+        self.engs.cnt[18].next = self.cqw.cnt_cqe.val();
+        self.engs.cnt[19].next = self.cqw.cnt_cq_overflow.val();
+        self.engs.cnt[20].next = self.cqw.cnt_cq_invalid.val();
+        self.engs.cnt[21].next = self.dmae.cnt_rd_bursts.val();
+        self.engs.cnt[22].next = self.dmae.cnt_wr_bursts.val();
+        self.engs.cnt[23].next = self.dmae.cnt_bus_err.val();
         // interrupts and soft reset
         self.devregs.irq_set.next = bit_cast::<3, 1>(self.dmat.done_pulse.val().into())
-            | (bit_cast::<3, 1>(self.macd.rx_pulse.val().into()) << 1);
+            | (bit_cast::<3, 1>(self.macd.rx_pulse.val().into()) << 1)
+            | (bit_cast::<3, 1>(self.cqw.irq.val().into()) << 2);
         self.macd.soft_reset.next = self.devregs.soft_reset.val();
         self.irq_req.next = self.devregs.irq_req.val();
     }
