@@ -58,6 +58,9 @@ pub struct LinkStats {
     pub flipped: u64,
     pub duplicated: u64,
     pub reordered: u64,
+    /// Cycles the receiver held a presented beat (its `s_axis_rx_tready` low): link-level
+    /// flow control, standing in for the PFC pause a lossless RoCE fabric sends.
+    pub rx_stall_cycles: u64,
 }
 
 /// One direction of a cable: from NIC `from`'s TX to NIC `to`'s RX.
@@ -73,6 +76,8 @@ pub struct Link {
     in_flight: VecDeque<(u64, Vec<u8>)>,
     held: Option<Vec<u8>>,
     rx_frame: Option<(Vec<u8>, usize)>,
+    /// Bytes of the beat presented this cycle (0: none).
+    rx_n: usize,
     /// Frames sent, for the pcap tap and tests (drained by the world).
     pub tap: Vec<WireFrame>,
     pub stats: LinkStats,
@@ -91,6 +96,7 @@ impl Link {
             in_flight: VecDeque::new(),
             held: None,
             rx_frame: None,
+            rx_n: 0,
             tap: Vec::new(),
             stats: LinkStats::default(),
         }
@@ -151,8 +157,12 @@ impl Link {
         }
     }
 
-    /// Drive the receiver's s_axis_rx for this cycle (a beat a cycle; a MAC does not wait).
+    /// Drive the receiver's s_axis_rx for this cycle: a beat a cycle while the receiver is
+    /// ready. A receiver holding `tready` low pauses the link (frames queue behind it, none is
+    /// lost): the simulator's stand-in for the priority flow control (PFC) a lossless RoCE
+    /// fabric uses; a real MAC cannot be stalled, so the board top drops on a full RX FIFO.
     pub fn drive_rx(&mut self, m: &mut Model, now: u64) {
+        self.rx_n = 0;
         if self.rx_frame.is_none() && self.in_flight.front().is_some_and(|(t, _)| *t <= now) {
             let (_, f) = self.in_flight.pop_front().expect("checked non-empty");
             self.rx_frame = Some((f, 0));
@@ -170,9 +180,23 @@ impl Link {
         m.set_bit(i::S_AXIS_RX_TLAST, *pos + n == f.len());
         m.set_bit(i::S_AXIS_RX_TUSER, false);
         m.set_bit(i::S_AXIS_RX_TVALID, true);
-        *pos += n;
-        if *pos >= f.len() {
-            self.rx_frame = None;
+        self.rx_n = n;
+    }
+
+    /// After the edge: the presented beat is consumed if the receiver was ready.
+    pub fn observe_rx(&mut self, m: &Model) {
+        if self.rx_n == 0 {
+            return;
+        }
+        if !m.bit(o::S_AXIS_RX_TREADY) {
+            self.stats.rx_stall_cycles += 1;
+            return;
+        }
+        if let Some((f, pos)) = &mut self.rx_frame {
+            *pos += self.rx_n;
+            if *pos >= f.len() {
+                self.rx_frame = None;
+            }
         }
     }
 

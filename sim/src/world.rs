@@ -138,6 +138,9 @@ impl World {
                         self.wire.push((li, f));
                     }
                 }
+                if l.to == k {
+                    l.observe_rx(&n.model);
+                }
             }
         }
         self.cycle += 1;

@@ -247,6 +247,19 @@ fn check_dst(b: &Side, m: &Msg, what: &str) {
     }
 }
 
+/// The non-zero engine counters of a NIC, for failure messages.
+fn counters(ctx: &Ctx) -> String {
+    ctx.with_nic(|n| n.engine_counters())
+        .map(|c| {
+            c.iter()
+                .filter(|x| x.1 != 0)
+                .map(|(n, v)| format!("{n}={v}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_else(|e| e.to_string())
+}
+
 fn wait_wc(cq: &mut CompletionQueue<SimNic>, n: usize, what: &str) -> Vec<WorkCompletion> {
     match cq.wait(n, WAIT_NS) {
         Ok(w) => w,
@@ -278,7 +291,14 @@ fn run_msg(
     what: &str,
 ) {
     post_msg(a, b, qa, qb, m);
-    let w = wait_wc(&mut a.cq, 1, what);
+    let w = match a.cq.wait(1, WAIT_NS) {
+        Ok(w) => w,
+        Err(e) => panic!(
+            "{what}: requester completion: {e}\nA: {}\nB: {}",
+            counters(a.ctx),
+            counters(b.ctx)
+        ),
+    };
     assert_eq!(
         w[0],
         want_send_wc(m, qa.qpn(), &w[0]),
