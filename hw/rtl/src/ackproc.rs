@@ -1086,15 +1086,15 @@ mod tests {
             assert_eq!(t.settle().len(), 0);
             assert_eq!(t.cnt[2], ign + 1);
         }
-        // NAK at the first packet of the oldest WQE: only the error completion
+        // NAK at the (only) packet of the oldest WQE: only the error completion
         t.qp(30, 3, 100, 5, qp_state::RTS);
-        t.post(30, 5000, false, true);
+        t.post(30, 1000, false, true); // one packet (MTU 1024)
         t.post(30, 10, true, true);
         t.ev(30, 100, aeth::NAK_REM_ACCESS);
         let c = t.settle();
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].1.status, wc_status::REM_ACCESS_ERR);
-        assert_eq!(c[0].1.byte_len, 5000);
+        assert_eq!(c[0].1.byte_len, 1000);
         // NAK past every outstanding WQE: they complete (implicit ACK), no error, still RTS
         t.qp(31, 2, M24, 0xFFFF, qp_state::RTS);
         t.post(31, 1, true, true);
