@@ -1038,4 +1038,275 @@ mod tests {
         assert_eq!(t.settle().len(), 40);
         assert_eq!(t.cnt, [8, 0, 1]);
     }
+
+    /// Every NAK kind: the WQEs ending before the NAK PSN complete, the WQE holding it
+    /// completes with the mapped error (unsignaled too), the QP goes to ERR, later ACKs are
+    /// ignored. Also a NAK at the first packet of the oldest WQE and one past every WQE.
+    #[test]
+    fn naks_each_kind() {
+        let mut t = Tb::new(2, 0.3);
+        let kinds = [
+            (aeth::NAK_PSN_SEQ_ERR, wc_status::RETRY_EXC_ERR),
+            (aeth::NAK_INV_REQ, wc_status::REM_INV_REQ_ERR),
+            (aeth::NAK_REM_ACCESS, wc_status::REM_ACCESS_ERR),
+            (aeth::NAK_REM_OP_ERR, wc_status::REM_OP_ERR),
+            (aeth::RNR_NAK, wc_status::RNR_RETRY_EXC_ERR),
+            (0x20, wc_status::RNR_RETRY_EXC_ERR),
+            (0x6B, wc_status::REM_OP_ERR), // reserved NAK code: as remote operational error
+        ];
+        for (i, &(syn, status)) in kinds.iter().enumerate() {
+            let q = 10 + i as u32;
+            let mtu = 1 + (i % 5) as u8;
+            let b = 128u32 << mtu;
+            let psn0 = if i % 2 == 1 {
+                M24 - 2
+            } else {
+                t.r.random::<u32>() & M24
+            };
+            let ci: u16 = t.r.random();
+            t.qp(q, mtu, psn0, ci, qp_state::RTS);
+            t.post(q, b, true, true); // 1 packet
+            t.post(q, 2 * b - 1, false, true); // 2
+            t.post(q, 3 * b, false, true); // 3: the failing WQE (unsignaled)
+            t.post(q, 1, true, true);
+            t.post(q, b, true, true);
+            // the second packet of WQE 2
+            t.ev(q, (psn0 + 4) & M24, syn);
+            let c = t.settle();
+            assert_eq!(c.len(), 2, "syndrome {syn:#x}");
+            assert_eq!(c[0].1.status, wc_status::SUCCESS);
+            assert_eq!(c[0].1.sq_index, ci);
+            assert_eq!(c[1].1.status, status);
+            assert_eq!(c[1].1.sq_index, ci.wrapping_add(2));
+            assert_eq!(t.state(q), qp_state::ERR);
+            assert_eq!(t.ack_ci(q), ci.wrapping_add(3));
+            // a later ACK of everything is ignored
+            let ign = t.cnt[2];
+            t.ev(q, (psn0 + 7) & M24, aeth::ACK);
+            assert_eq!(t.settle().len(), 0);
+            assert_eq!(t.cnt[2], ign + 1);
+        }
+        // NAK at the (only) packet of the oldest WQE: only the error completion
+        t.qp(30, 3, 100, 5, qp_state::RTS);
+        t.post(30, 1000, false, true); // one packet (MTU 1024)
+        t.post(30, 10, true, true);
+        t.ev(30, 100, aeth::NAK_REM_ACCESS);
+        let c = t.settle();
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].1.status, wc_status::REM_ACCESS_ERR);
+        assert_eq!(c[0].1.byte_len, 1000);
+        // NAK past every outstanding WQE: they complete (implicit ACK), no error, still RTS
+        t.qp(31, 2, M24, 0xFFFF, qp_state::RTS);
+        t.post(31, 1, true, true);
+        t.post(31, 600, true, true);
+        t.ev(31, 10, aeth::NAK_PSN_SEQ_ERR);
+        let c = t.settle();
+        assert_eq!(c.len(), 2);
+        assert!(c.iter().all(|x| x.1.status == wc_status::SUCCESS));
+        assert_eq!(t.state(31), qp_state::RTS);
+        assert_eq!(t.cnt[1], kinds.len() as u32 + 2);
+    }
+
+    /// Unknown QPs, QPs not in RTS/SQD, reserved syndrome kinds, duplicates: ignored,
+    /// counted, no context write, no completion.
+    #[test]
+    fn ignored_events() {
+        let mut t = Tb::new(3, 0.4);
+        let states = [
+            qp_state::RESET,
+            qp_state::INIT,
+            qp_state::RTR,
+            qp_state::SQE,
+            qp_state::ERR,
+        ];
+        for (i, &st) in states.iter().enumerate() {
+            let q = 40 + i as u32;
+            t.qp(q, 3, 1000, 0, qp_state::RTS);
+            t.post(q, 100, true, true);
+            t.set_state(q, st);
+            t.ev(q, 1000, aeth::ACK);
+            t.ev(q, 1000, aeth::NAK_INV_REQ);
+        }
+        t.qp(50, 3, 1000, 0, qp_state::RTS);
+        t.post(50, 100, true, true);
+        for syn in [0x40, 0x5F, 0x80, 0xA0, 0xC3, 0xE0] {
+            t.ev(50, 1000, syn);
+        }
+        for qpn in [P.num_qps, P.num_qps + 1, 0x1234, M24] {
+            t.ev(qpn, 1000, aeth::ACK);
+        }
+        // a QP never set up (record all zero: RESET)
+        t.ev(60, 0, aeth::ACK);
+        // duplicates: older than una_psn (also the most recent 2^23 - 1 PSNs before it)
+        t.ev(50, 999, aeth::ACK);
+        t.ev(50, (1000 + (1 << 23)) & M24, aeth::ACK);
+        t.ev(50, 990, aeth::NAK_REM_OP_ERR);
+        assert_eq!(t.settle().len(), 0);
+        assert!(
+            t.ctx.writes.is_empty(),
+            "no context write for ignored events"
+        );
+        assert_eq!(t.cnt, [0, 0, 2 * 5 + 6 + 4 + 1 + 3]);
+        // the QP still works afterwards
+        t.ev(50, 1000, aeth::ACK);
+        assert_eq!(t.settle().len(), 1);
+    }
+
+    /// Random traffic on a dozen QPs (MTU 256..4096, PSNs and SQ indices near their wraps,
+    /// random lengths, signaled or not, some WQEs posted but not transmitted) with random
+    /// ACKs, coalesced ACKs, mid-WQE ACKs, duplicates, ghosts and NAKs, against the model.
+    #[test]
+    fn random_vs_model() {
+        let mut t = Tb::new(4, 0.0);
+        let qpns = [0u32, 1, 2, 3, 17, 99, 128, 200, 253, 254, 255, 77];
+        let mut frozen: HashMap<u32, bool> = HashMap::new();
+        for round in 0..800 {
+            t.set_stall([0.0, 0.2, 0.5, 0.8][round % 4]);
+            for &q in &qpns {
+                let st = t.qps.get(&q).map(|x| x.ctx.state);
+                let init = match st {
+                    None | Some(qp_state::ERR) => true,
+                    Some(qp_state::RTR) => t.r.random_bool(0.3),
+                    _ => t.r.random_bool(0.02),
+                };
+                if init {
+                    let mtu = t.r.random_range(1..=5);
+                    let psn = if t.r.random_bool(0.5) {
+                        M24 - t.r.random_range(0..40)
+                    } else {
+                        t.r.random::<u32>() & M24
+                    };
+                    let ci = if t.r.random_bool(0.5) {
+                        0u16.wrapping_sub(t.r.random_range(0..40))
+                    } else {
+                        t.r.random()
+                    };
+                    let st = if t.r.random_bool(0.85) {
+                        qp_state::RTS
+                    } else if t.r.random_bool(0.5) {
+                        qp_state::SQD
+                    } else {
+                        qp_state::RTR
+                    };
+                    t.qp(q, mtu, psn, ci, st);
+                    frozen.insert(q, false);
+                }
+            }
+            // post
+            for _ in 0..t.r.random_range(2..8) {
+                let q = qpns[t.r.random_range(0..qpns.len())];
+                let c = t.qps[&q].ctx;
+                let room = P.sq_depth as u16 - c.sq_pi.wrapping_sub(c.sq_ack_ci);
+                let mtu_b = 128u32 << c.path_mtu;
+                for _ in 0..t.r.random_range(0..=room.min(20)) {
+                    let len = match t.r.random_range(0..6) {
+                        0 => 0,
+                        1 => t.r.random_range(1..64),
+                        2 => mtu_b * t.r.random_range(1..4),
+                        3 => mtu_b * t.r.random_range(1..4) + 1,
+                        4 => mtu_b * t.r.random_range(1..4) - 1,
+                        _ => t.r.random_range(1..20_000),
+                    };
+                    let tx = !frozen[&q] && !t.r.random_bool(0.03);
+                    if !tx {
+                        frozen.insert(q, true);
+                    }
+                    let sig = t.r.random_bool(0.7);
+                    t.post(q, len, sig, tx);
+                }
+            }
+            // events
+            for _ in 0..t.r.random_range(1..12) {
+                if t.r.random_bool(0.03) {
+                    let qpn = t.r.random_range(P.num_qps..=M24);
+                    let psn = t.r.random::<u32>() & M24;
+                    t.ev(qpn, psn, aeth::ACK);
+                    continue;
+                }
+                let q = qpns[t.r.random_range(0..qpns.len())];
+                let (una, s) = (t.qps[&q].ctx.una_psn, t.qps[&q].ctx.sq_psn);
+                let sent: Vec<(u32, u32)> = t.qps[&q].sent.iter().map(|x| (x.psn, x.n)).collect();
+                let span = s.wrapping_sub(una) & M24;
+                if sent.is_empty() && t.r.random_bool(0.8) {
+                    continue; // mostly ACK QPs with work outstanding
+                }
+                let psn = match t.r.random_range(0..20) {
+                    0..=6 if !sent.is_empty() => {
+                        let (p, n) = sent[t.r.random_range(0..sent.len())];
+                        p + n - 1
+                    }
+                    7..=10 if span > 0 => una + t.r.random_range(0..span),
+                    11 | 12 => s.wrapping_sub(1),
+                    13 | 14 => una.wrapping_sub(t.r.random_range(1..100)),
+                    15 => s + t.r.random_range(0..50),
+                    16 => una,
+                    _ => s.wrapping_sub(1),
+                } & M24;
+                let syn = match t.r.random_range(0..80) {
+                    0 => aeth::NAK_PSN_SEQ_ERR,
+                    1 => aeth::NAK_INV_REQ,
+                    2 => aeth::NAK_REM_ACCESS,
+                    3 => aeth::NAK_REM_OP_ERR,
+                    4 => aeth::RNR_NAK,
+                    5 => 0x40 | t.r.random_range(0..32),
+                    6 => 0x60 | t.r.random_range(4..32),
+                    _ => t.r.random_range(0..32), // ACK with any credit field
+                };
+                t.ev(q, psn, syn);
+            }
+            t.settle();
+        }
+        println!(
+            "random_vs_model: {} completions, counters ack/nak/ignored {:?}, {} state writes",
+            t.want.len(),
+            t.cnt,
+            t.nak_errs
+        );
+        assert!(t.want.len() > 2500 && t.cnt[0] > 500 && t.cnt[1] > 40 && t.cnt[2] > 100);
+    }
+
+    /// Cycles per WQE of the walk with no stalls: 64 one-packet WQEs completed by one ACK.
+    #[test]
+    fn walk_throughput() {
+        for signaled in [true, false] {
+            let mut t = Tb::new(5, 0.0);
+            t.qp(9, 1, 0, 0, qp_state::RTS);
+            for _ in 0..P.sq_depth {
+                t.post(9, 200, signaled, true);
+            }
+            t.ev(9, P.sq_depth - 1, aeth::ACK);
+            let (mut taken, mut first, mut last, mut idle) = (0, 0, 0, 0);
+            for _ in 0..1000 {
+                let (q, n) = (t.evq.len(), t.cpl.got.len());
+                t.cycle();
+                let c = t.m.cycle;
+                if q > 0 && t.evq.is_empty() {
+                    taken = c;
+                }
+                if t.cpl.got.len() > n {
+                    if n == 0 {
+                        first = c;
+                    }
+                    last = c;
+                }
+                if taken > 0 && idle == 0 && c > taken + 1 && t.m.bit("ev_ready") {
+                    idle = c;
+                }
+            }
+            t.settle();
+            assert_eq!(t.ack_ci(9), P.sq_depth as u16);
+            let per = if signaled {
+                (last - first) as f64 / (P.sq_depth - 1) as f64
+            } else {
+                (idle - taken) as f64 / P.sq_depth as f64
+            };
+            println!(
+                "walk_throughput signaled={signaled}: event taken at {taken}, first completion +{}, last +{}, idle again +{}: {per:.2} cycles/WQE",
+                first.saturating_sub(taken),
+                last.saturating_sub(taken),
+                idle - taken
+            );
+            assert!(per < 1.3, "{per} cycles per WQE");
+        }
+    }
 }
