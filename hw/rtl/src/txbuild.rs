@@ -1083,6 +1083,8 @@ mod tests {
         tready_stall: f64,
         acks: Vec<(u64, Ack)>,
         dbgs: Vec<(u64, Vec<u8>, bool)>,
+        /// MR table index whose whole range answers DMA reads with `dat_err`
+        bad_mr: Option<u32>,
     }
 
     struct Run {
@@ -1097,6 +1099,8 @@ mod tests {
         order: Vec<u8>,
         /// every RoCE frame (data and ACK) as sent
         frames: Vec<Vec<u8>>,
+        /// data frames sent with `tuser` (payload read error)
+        bad_frames: usize,
     }
 
     fn run_pair(s: &Setup, kicks: &[(u64, u32, u16)], cfg: &Cfg, seed: u64) -> Run {
@@ -1107,6 +1111,11 @@ mod tests {
         let mut cpl = CplSink::new("cpl", cfg.stall);
         let mut dma = DmaRdModel::new("rd", cfg.stall);
         dma.mem = s.mem.clone();
+        if let Some(i) = cfg.bad_mr {
+            let mr = s.mrs[&i];
+            dma.bad.push((mr.iova, mr.iova + mr.length));
+        }
+        let mut user_frames = 0;
         load(s, &mut ctx, &mut ring);
         let e = expect_all(s);
         let total: usize = e.pkts.values().map(|v| v.len()).sum();
@@ -1126,6 +1135,7 @@ mod tests {
             ack_wait: 0,
             order: vec![],
             frames: vec![],
+            bad_frames: 0,
         };
         let mut cur: Vec<u8> = vec![];
         let mut held: Option<(Vec<u8>, u64, bool)> = None;
@@ -1228,7 +1238,7 @@ mod tests {
                     let f = std::mem::take(&mut cur);
                     let user = m.bit("tx_tuser");
                     if f[12..14] == [0x08, 0x00] {
-                        assert!(!user, "tuser on a RoCE frame");
+                        user_frames += user as usize;
                         let (p, a) = decode(&f);
                         run.order.push(if a.is_some() { 2 } else { 1 });
                         run.frames.push(f.clone());
@@ -1301,6 +1311,16 @@ mod tests {
             })
             .sum();
         assert_eq!(dma.cmds.len(), want_cmds, "DMA read commands");
+        let want_user = dma
+            .cmds
+            .iter()
+            .filter(|(a, l)| dma.bad.iter().any(|b| *a < b.1 && b.0 < a + *l as u64))
+            .count();
+        assert_eq!(
+            user_frames, want_user,
+            "frames marked bad (tuser) after dat_err"
+        );
+        run.bad_frames = user_frames;
         for (a, l) in &dma.cmds {
             assert!(
                 *l as usize <= 4096
@@ -1379,7 +1399,7 @@ mod tests {
                     continue; // share the long ones between the QPs
                 }
                 let op = ((li as u32 + qi + mtu as u32) % 4) as u8;
-                let inline = len <= 16 && (li as u32 + qi) % 2 == 0;
+                let inline = len <= 16 && (li as u32 + qi).is_multiple_of(2);
                 let w = gen_wqe(&s, &mut r, Some(op), len, inline, None);
                 s.wqes.get_mut(&qpn).unwrap().push(w);
                 n += 1;
@@ -1404,6 +1424,7 @@ mod tests {
             tready_stall: stall,
             acks,
             dbgs,
+            bad_mr: None,
         };
         let run = run_pair(&s, &kicks, &cfg, seed + 1);
         let prev = std::panic::take_hook();
@@ -1460,8 +1481,10 @@ mod tests {
             tready_stall: 0.2,
             acks,
             dbgs: vec![],
+            bad_mr: Some(GOOD_MRS[1]),
         };
-        run_pair(&s, &kicks, &cfg, 401);
+        let run = run_pair(&s, &kicks, &cfg, 401);
+        assert!(run.bad_frames > 0, "no payload read error exercised");
     }
 
     /// Throughput: 16 back-to-back 4 KiB packets (one 64 KiB WRITE, MTU 4096) with no stalls,
@@ -1478,6 +1501,7 @@ mod tests {
             tready_stall: 0.0,
             acks: vec![],
             dbgs: vec![],
+            bad_mr: None,
         };
         let run = run_pair(&s, &[(0, 5, 1)], &cfg, 501);
         let valid: Vec<u64> = run.beats.iter().filter(|b| b.1).map(|b| b.0).collect();
@@ -1503,6 +1527,7 @@ mod tests {
             tready_stall: 0.0,
             acks,
             dbgs: vec![],
+            bad_mr: None,
         };
         let run = run_pair(&s2, &[], &cfg, 502);
         let valid: Vec<u64> = run.beats.iter().filter(|b| b.1).map(|b| b.0).collect();
@@ -1525,6 +1550,7 @@ mod tests {
             tready_stall: 0.0,
             acks,
             dbgs: vec![(20, f, u)],
+            bad_mr: None,
         };
         let run = run_pair(&s, &[(0, 5, 1)], &cfg, 503);
         eprintln!(

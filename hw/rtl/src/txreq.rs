@@ -1481,7 +1481,7 @@ pub(crate) mod tests {
             let mut n = 0;
             for (li, &len) in LENGTHS.iter().enumerate() {
                 let op = ((li + qi) % 4) as u8;
-                let inline = len <= 16 && li % 2 == 0;
+                let inline = len <= 16 && li.is_multiple_of(2);
                 let w = gen_wqe(&s, &mut r, Some(op), len, inline, None);
                 s.wqes.get_mut(&qpn).unwrap().push(w);
                 n += 1;
