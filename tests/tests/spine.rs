@@ -368,8 +368,8 @@ fn same_seed_same_cycles_same_pcap() {
         ..WorldConfig::default()
     }
     .stressed(0.2);
-    let r1 = rnic_sim::demo::run(cfg).unwrap();
-    let r2 = rnic_sim::demo::run(cfg).unwrap();
+    let r1 = rnic_sim::demo::spine(cfg).unwrap();
+    let r2 = rnic_sim::demo::spine(cfg).unwrap();
     assert_eq!(r1.cycles, r2.cycles);
     assert_eq!(r1.pcap, r2.pcap);
     assert_eq!(
@@ -377,7 +377,7 @@ fn same_seed_same_cycles_same_pcap() {
         24 + 16 + 1000,
         "pcap header, one record header, the 1000-byte frame"
     );
-    let r3 = rnic_sim::demo::run(WorldConfig { seed: 43, ..cfg }).unwrap();
+    let r3 = rnic_sim::demo::spine(WorldConfig { seed: 43, ..cfg }).unwrap();
     assert_ne!(
         r1.cycles, r3.cycles,
         "another seed gives another random idle/backpressure pattern"
@@ -621,7 +621,7 @@ fn interrupts_fire_and_clear() {
 
 #[test]
 fn pcap_decodes_in_tshark() {
-    let r = rnic_sim::demo::run(WorldConfig::default()).unwrap();
+    let r = rnic_sim::demo::spine(WorldConfig::default()).unwrap();
     let dir = std::env::temp_dir().join(format!("rnic-pcap-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("demo.pcap");

@@ -4,7 +4,8 @@
 //! Three `CplS` inputs (`tx` from txreq, `rx` from rxresp, `ack` from ackproc) are served
 //! round robin, one completion at a time: take it, read `CqContext` (record
 //! `ctx_base(1) + cqn`), drop it as invalid (`cnt_cq_invalid`) when `cqn >= num_cqs` or flags
-//! bit 0 is clear, as overflow (`cnt_cq_overflow`) when `producer - consumer == 2^log2`;
+//! bit 0 is clear, as overflow (`cnt_cq_overflow`) when `producer - consumer == 2^log2` modulo
+//! 2^16 (the CQ doorbell writes the low 16 bits of `consumer`);
 //! otherwise one 32-byte DMA write (`wr`, command and data beat offered together) of the
 //! `Cqe` image at `base_iova + 32 * (producer mod 2^log2)`, owner bit set on even passes
 //! (`(producer >> log2) & 1 == 0`), then a byte-enable write of `producer + 1`, and the next
@@ -105,6 +106,7 @@ pub struct CqWriter {
     slot: Signal<Local, Bits<32>>,
     pass: Signal<Local, Bits<32>>,
     size: Signal<Local, Bits<32>>,
+    fill: Signal<Local, Bits<32>>,
     fl: Signal<Local, Bits<8>>,
     img: Signal<Local, Bits<512>>,
     cmd_fire: Signal<Local, Bit>,
@@ -183,6 +185,7 @@ impl CqWriter {
             slot: Default::default(),
             pass: Default::default(),
             size: Default::default(),
+            fill: Default::default(),
             fl: Default::default(),
             img: Default::default(),
             cmd_fire: Default::default(),
@@ -288,6 +291,9 @@ impl Logic for CqWriter {
 
         // ---------------- ring slot, pass, CQE image
         self.size.next = self.one32.val() << self.log2.q.val();
+        // the CQ doorbell carries the host's consumer index in 16 bits: compare modulo 2^16
+        // (CQs hold at most 2^15 entries)
+        self.fill.next = self.prod.q.val() - self.cons.q.val();
         self.slot.next = self.prod.q.val() & !(self.ones32.val() << self.log2.q.val());
         self.pass.next = self.prod.q.val() >> self.log2.q.val();
         if self.pass.val().get_bit(0) {
@@ -358,7 +364,7 @@ impl Logic for CqWriter {
             if !self.qflags.q.val().get_bit(0) {
                 self.c_inv.d.next = self.c_inv.q.val() + 1;
                 self.st.d.next = CqState::Idle;
-            } else if (self.prod.q.val() - self.cons.q.val()) == self.size.val() {
+            } else if self.fill.val().get_bits::<16>(0) == self.size.val().get_bits::<16>(0) {
                 self.c_ovf.d.next = self.c_ovf.q.val() + 1;
                 self.st.d.next = CqState::Idle;
             } else if self.pend_n.q.val() != 32 {

@@ -5,8 +5,9 @@
 //! (so the FIFO never overflows and no kick is lost; kicks for QPN >= num_qps are ignored).
 //! The FSM pops the head (clearing its bit), reads the `QpContext`, drops the QP if it is not
 //! RTS or `sq_ci == sq_pi`, else reads WQE `sq_ci` from the ring, checks it, reads and checks
-//! the MR (length > 0, not INLINE), emits the message's packet descriptors on `pkt`, writes
-//! back `sq_psn`/`sq_ci` with byte enables and, if more WQEs were posted, puts the QP back at
+//! the MR (length > 0, not INLINE), writes back `sq_psn + n`/`sq_ci + 1` with byte enables
+//! (before the packets, so that an ACK or NAK for any of them finds the WQE below `sq_ci`),
+//! emits the message's n packet descriptors on `pkt` and, if more WQEs were posted, puts the QP back at
 //! the FIFO tail (one WQE per turn: round robin by WQE). A WQE failing a check gets an error
 //! completion on `cpl` (LOC_QP_OP_ERR bad opcode, LOC_LEN_ERR bad inline length,
 //! LOC_PROT_ERR bad lkey / MR / PD / bounds) and a byte-enable write of `state = ERR` and
@@ -18,7 +19,7 @@
 //! ahead of the frames being sent. One descriptor per cycle when `pkt_ready` is high.
 //!
 //! Timing: about 12 cycles of context/ring/MR reads per WQE before its first descriptor (more
-//! with grant stalls), then one descriptor per cycle, then one cycle for the write-back.
+//! with grant stalls) plus the write-back, then one descriptor per cycle.
 
 use crate::RING_SLOT_BITS;
 use crate::bus::{CTX_ADDR_BITS, CplM, CtxPortM, RingPortM};
@@ -412,6 +413,8 @@ pub struct TxReq {
     m_end: Signal<Local, Bits<65>>,
     m_ok: Signal<Local, Bit>,
     mtu: Signal<Local, Bits<32>>,
+    npk: Signal<Local, Bits<32>>,
+    psn_end: Signal<Local, Bits<24>>,
     rem: Signal<Local, Bits<32>>,
     last: Signal<Local, Bit>,
     first: Signal<Local, Bit>,
@@ -558,6 +561,8 @@ impl Default for TxReq {
             m_end: Default::default(),
             m_ok: Default::default(),
             mtu: Default::default(),
+            npk: Default::default(),
+            psn_end: Default::default(),
             rem: Default::default(),
             last: Default::default(),
             first: Default::default(),
@@ -672,6 +677,21 @@ impl Logic for TxReq {
         }
         self.rem.next = self.w_len.val() - self.off.q.val();
         self.last.next = self.rem.val() <= self.mtu.val();
+        // packets of the message: max(1, ceil(len / mtu)); the PSN after it
+        self.npk.next = ((self.w_len.val() - 1) >> 12) + 1;
+        if self.q_mtu.val() <= 1 {
+            self.npk.next = ((self.w_len.val() - 1) >> 8) + 1;
+        } else if self.q_mtu.val() == 2 {
+            self.npk.next = ((self.w_len.val() - 1) >> 9) + 1;
+        } else if self.q_mtu.val() == 3 {
+            self.npk.next = ((self.w_len.val() - 1) >> 10) + 1;
+        } else if self.q_mtu.val() == 4 {
+            self.npk.next = ((self.w_len.val() - 1) >> 11) + 1;
+        }
+        if self.w_len.val() == 0 {
+            self.npk.next = 1.into();
+        }
+        self.psn_end.next = self.psn.q.val() + self.npk.val().get_bits::<24>(0);
         self.first.next = self.off.q.val() == 0;
         self.plen.next = self.mtu.val().get_bits::<13>(0);
         if self.last.val() {
@@ -770,7 +790,7 @@ impl Logic for TxReq {
         self.ctx.req.next = false;
         self.ctx.we.next = false;
         self.ctx.addr.next = bit_cast::<CTX_ADDR_BITS, QB>(self.qpn.q.val());
-        self.ctx.wdata.next = (bit_cast::<512, 24>(self.psn.q.val()) << self.o_psn.val())
+        self.ctx.wdata.next = (bit_cast::<512, 24>(self.psn_end.val()) << self.o_psn.val())
             | (bit_cast::<512, 16>(self.q_ci1.val()) << self.o_ci.val());
         self.ctx.wbe.next = self.be_ok.val();
         if self.st.q.val() == TxState::ErrWb {
@@ -873,10 +893,10 @@ impl Logic for TxReq {
                         self.status.d.next = self.c_st_len.val();
                         self.st.d.next = TxState::Cpl;
                     } else {
-                        self.st.d.next = TxState::Send;
+                        self.st.d.next = TxState::Wb;
                     }
                 } else if self.w_len.val() == 0 {
-                    self.st.d.next = TxState::Send;
+                    self.st.d.next = TxState::Wb;
                 } else if self.w_mridx.val() >= self.c_nmr.val() {
                     self.status.d.next = self.c_st_prot.val();
                     self.st.d.next = TxState::Cpl;
@@ -893,7 +913,7 @@ impl Logic for TxReq {
             TxState::MrWait => {
                 if self.ctx.rvalid.val() {
                     if self.m_ok.val() {
-                        self.st.d.next = TxState::Send;
+                        self.st.d.next = TxState::Wb;
                     } else {
                         self.status.d.next = self.c_st_prot.val();
                         self.st.d.next = TxState::Cpl;
@@ -905,20 +925,22 @@ impl Logic for TxReq {
                     self.off.d.next = self.off.q.val() + bit_cast::<32, 13>(self.plen.val());
                     self.psn.d.next = self.psn.q.val() + 1;
                     if self.last.val() {
-                        self.st.d.next = TxState::Wb;
+                        if self.q_ci1.val() != self.q_pi.val() {
+                            self.st.d.next = TxState::Requeue;
+                        } else {
+                            self.st.d.next = TxState::Idle;
+                        }
                     }
                 }
             }
             TxState::Wb => {
+                // the write-back comes before the packets: an ACK or NAK for any of them then
+                // finds the WQE counted in sq_ci (the ACK processor walks up to sq_ci)
                 self.ctx.req.next = true;
                 self.ctx.we.next = true;
                 if self.ctx.gnt.val() {
                     self.n_wqe.d.next = self.n_wqe.q.val() + 1;
-                    if self.q_ci1.val() != self.q_pi.val() {
-                        self.st.d.next = TxState::Requeue;
-                    } else {
-                        self.st.d.next = TxState::Idle;
-                    }
+                    self.st.d.next = TxState::Send;
                 }
             }
             TxState::Requeue => {

@@ -326,6 +326,10 @@ impl DynModel {
         top: &str,
         clock: &str,
     ) -> Result<DynModel, String> {
+        // one build at a time in this process: tests of one block running in parallel threads
+        // share the cache directory of their (identical) Verilog
+        static BUILD: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _guard = BUILD.lock().unwrap_or_else(|e| e.into_inner());
         let v = crate::vgen::verilog(uut, top).map_err(|e| e.to_string())?;
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
         for b in v.as_bytes() {
