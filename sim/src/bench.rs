@@ -8,6 +8,88 @@ use rnic::verbs::{Context, Mtu, PortAddr};
 use rnic::{Device, Rnic};
 use std::fmt::Write;
 
+/// One message A -> B on idle NICs: (TX first beat, TX last beat, RX) latencies in cycles.
+/// TX: from the cycle NIC A accepted the SQ doorbell write to the first (last) beat of the
+/// request on A's `m_axis_tx`. RX: from the cycle NIC B took the request's last beat to the first payload
+/// byte B wrote into host memory.
+fn latency(
+    rig: &mut Rig,
+    qa: &rnic::verbs::QueuePair<SimNic>,
+    qb: &rnic::verbs::QueuePair<SimNic>,
+    inline: bool,
+    size: usize,
+) -> Result<(u64, u64, u64), crate::Error> {
+    use rnic::verbs::{RecvWr, SendOp, SendWr, WorkCompletion};
+    let data = crate::demo::pattern(77, size);
+    rig.src.write(0, &data)?;
+    qb.post_recv(&[RecvWr::new(1, rig.dst.sge(0, size)?)])?;
+    let op = if inline {
+        SendOp::Send
+    } else {
+        SendOp::RdmaWrite {
+            remote_addr: rig.dst.iova(),
+            rkey: rig.dst.rkey(),
+        }
+    };
+    // let everything settle, then log
+    rig.world.borrow_mut().run(2000);
+    {
+        let mut w = rig.world.borrow_mut();
+        w.nics[0].mmio.bar0_writes.clear();
+        w.nics[0].mmio.log_writes = true;
+        w.links[0].log_rx = true;
+        w.links[0].rx_ends.clear();
+        w.nics[1].mem.audit.clear();
+        w.wire.clear();
+    }
+    let wr = if inline {
+        SendWr::new(2, op).inline(&data)
+    } else {
+        SendWr::new(2, op).sge(rig.src.sge(0, size)?)
+    };
+    qa.post_send(&[wr])?;
+    rig.world.borrow_mut().run(4000);
+    let w = rig.world.borrow();
+    let db = w.nics[0]
+        .mmio
+        .bar0_writes
+        .iter()
+        .find(|x| x.1 == rnic_abi::regs::db::SQ)
+        .map(|x| x.0)
+        .ok_or_else(|| crate::Error::Check("latency: no SQ doorbell seen".into()))?;
+    let frame = w
+        .wire
+        .iter()
+        .find(|(l, f)| {
+            *l == 0 && f.data.len() > 42 && f.data[42] != rnic_abi::roce::opcode::ACKNOWLEDGE
+        })
+        .map(|(_, f)| f.clone())
+        .ok_or_else(|| crate::Error::Check("latency: no request frame seen".into()))?;
+    let end = *w.links[0]
+        .rx_ends
+        .first()
+        .ok_or_else(|| crate::Error::Check("latency: request not received".into()))?;
+    let first_write = w.nics[1]
+        .mem
+        .audit
+        .iter()
+        .find(|r| r.cycle >= end)
+        .map(|r| r.cycle)
+        .ok_or_else(|| crate::Error::Check("latency: no payload write seen".into()))?;
+    let lat = (frame.started_at - db, frame.sent_at - db, first_write - end);
+    drop(w);
+    // collect the completions (both sides) so the queues are empty again
+    let mut wc = [WorkCompletion::default(); 4];
+    let got_a = rig.a_cq.poll(&mut wc)?;
+    let got_b = rig.b_cq.poll(&mut wc)?;
+    crate::error::ensure!(got_a == 1, "latency: requester completions {got_a}");
+    crate::error::ensure!(
+        got_b == usize::from(inline),
+        "latency: responder completions {got_b}"
+    );
+    Ok(lat)
+}
+
 /// Run the benchmarks; returns a Markdown report.
 pub fn run(cfg: WorldConfig) -> Result<String, crate::Error> {
     let mut out = String::new();
@@ -83,6 +165,43 @@ pub fn run(cfg: WorldConfig) -> Result<String, crate::Error> {
         )?;
     }
     let rdma_speed = (w2.borrow().cycle - c0) as f64 / t.elapsed().as_secs_f64();
+
+    // NIC-internal latency, one message at a time on an idle pair
+    writeln!(
+        out,
+        "\nNIC-internal latency (idle NICs, one message; cycles at 250 MHz):\n\n| path | what is measured | cycles | ns |\n|---|---|---|---|"
+    )?;
+    for (what, inline, size) in [
+        ("TX, inline 16 B SEND", true, 16usize),
+        ("TX, 4 KiB WRITE", false, 4096),
+    ] {
+        let (tx, tx_last, rx) = latency(&mut rig, &qa, &qb, inline, size)?;
+        let beats = (size + 74 + 4).div_ceil(64) as u64;
+        let (note, v) = if inline {
+            (
+                "SQ doorbell accepted on BAR0 -> first beat on m_axis_tx (no DMA)".to_string(),
+                tx,
+            )
+        } else {
+            (
+                format!(
+                    "SQ doorbell accepted -> last beat on m_axis_tx, minus the frame's {beats} beats (includes the payload DMA read: 150-cycle host-memory model latency; the header beat leaves after {tx} cycles)"
+                ),
+                tx_last + 1 - beats,
+            )
+        };
+        writeln!(
+            out,
+            "| {what} | {note} | {v} | {:.0} |",
+            v as f64 * NS_PER_CYCLE
+        )?;
+        let rnote = "last beat taken from s_axis_rx -> first payload byte written to host memory";
+        writeln!(
+            out,
+            "| RX of the same ({size} B) | {rnote} | {rx} | {:.0} |",
+            rx as f64 * NS_PER_CYCLE
+        )?;
+    }
     qa.destroy()?;
     qb.destroy()?;
     drop(rig);

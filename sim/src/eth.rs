@@ -45,7 +45,10 @@ impl Default for LinkConfig {
 /// A frame on the wire, with the cycle its last byte was sent.
 #[derive(Debug, Clone)]
 pub struct WireFrame {
+    /// Cycle of the frame's last beat on the sender's `m_axis_tx`.
     pub sent_at: u64,
+    /// Cycle of its first beat.
+    pub started_at: u64,
     pub data: Vec<u8>,
 }
 
@@ -78,6 +81,11 @@ pub struct Link {
     rx_frame: Option<(Vec<u8>, usize)>,
     /// Bytes of the beat presented this cycle (0: none).
     rx_n: usize,
+    /// Cycle of the first beat of the frame being assembled.
+    tx_start: u64,
+    /// Cycles at which the receiver took the last beat of a frame (kept when `log_rx`).
+    pub rx_ends: Vec<u64>,
+    pub log_rx: bool,
     /// Frames sent, for the pcap tap and tests (drained by the world).
     pub tap: Vec<WireFrame>,
     pub stats: LinkStats,
@@ -97,6 +105,9 @@ impl Link {
             held: None,
             rx_frame: None,
             rx_n: 0,
+            tx_start: 0,
+            rx_ends: Vec::new(),
+            log_rx: false,
             tap: Vec::new(),
             stats: LinkStats::default(),
         }
@@ -119,6 +130,9 @@ impl Link {
         let mut beat = [0u8; 64];
         m.get_bytes(o::M_AXIS_TX_TDATA, &mut beat);
         let n = keep.count_ones() as usize;
+        if self.assembling.is_empty() {
+            self.tx_start = now;
+        }
         self.assembling.extend_from_slice(&beat[..n]);
         self.credit -= n as f64;
         if m.bit(o::M_AXIS_TX_TLAST) {
@@ -128,6 +142,7 @@ impl Link {
             self.stats.bytes += frame.len() as u64;
             self.tap.push(WireFrame {
                 sent_at: now,
+                started_at: self.tx_start,
                 data: frame.clone(),
             });
             if self.cfg.loss > 0.0 && rng.random_bool(self.cfg.loss) {
@@ -184,7 +199,7 @@ impl Link {
     }
 
     /// After the edge: the presented beat is consumed if the receiver was ready.
-    pub fn observe_rx(&mut self, m: &Model) {
+    pub fn observe_rx(&mut self, m: &Model, now: u64) {
         if self.rx_n == 0 {
             return;
         }
@@ -196,6 +211,9 @@ impl Link {
             *pos += self.rx_n;
             if *pos >= f.len() {
                 self.rx_frame = None;
+                if self.log_rx {
+                    self.rx_ends.push(now);
+                }
             }
         }
     }

@@ -59,6 +59,10 @@ pub struct Mmio {
     completed_upto: u64,
     ready_b: bool,
     ready_r: bool,
+    /// (cycle, BAR0 offset) of every BAR0 write the device accepted (address and data both
+    /// taken), kept when `log_writes` (latency measurements).
+    pub bar0_writes: Vec<(u64, u32)>,
+    pub log_writes: bool,
 }
 
 impl Mmio {
@@ -74,6 +78,8 @@ impl Mmio {
             completed_upto: 1,
             ready_b: false,
             ready_r: false,
+            bar0_writes: Vec::new(),
+            log_writes: false,
         }
     }
 
@@ -218,7 +224,7 @@ impl Mmio {
     }
 
     /// Observe this cycle's handshakes.
-    pub fn observe(&mut self, m: &Model) {
+    pub fn observe(&mut self, m: &Model, now: u64) {
         let Some((_, op)) = &self.cur else { return };
         let bar0 = match op {
             MmioOp::Read { bar0, .. } | MmioOp::Write { bar0, .. } => *bar0,
@@ -247,6 +253,9 @@ impl Mmio {
                     };
                     let a = a_done || m.bit(aw);
                     let wd = w_done || m.bit(w);
+                    if a && wd && bar0 && self.log_writes {
+                        self.bar0_writes.push((now, off as u32));
+                    }
                     self.phase = if a && wd {
                         Phase::Resp
                     } else {

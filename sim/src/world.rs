@@ -129,7 +129,7 @@ impl World {
         }
         for (k, n) in self.nics.iter_mut().enumerate() {
             n.mem.observe(&n.model, now);
-            n.mmio.observe(&n.model);
+            n.mmio.observe(&n.model, now);
             n.irq = n.model.bit(o::IRQ_REQ);
             for (li, l) in self.links.iter_mut().enumerate() {
                 if l.from == k {
@@ -139,7 +139,7 @@ impl World {
                     }
                 }
                 if l.to == k {
-                    l.observe_rx(&n.model);
+                    l.observe_rx(&n.model, now);
                 }
             }
         }
