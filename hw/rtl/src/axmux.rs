@@ -341,7 +341,8 @@ mod tests {
                 }
             })
             .collect();
-        let want: Vec<Vec<(u64, u32, Vec<[u8; 64]>)>> = ms
+        type Burst = (u64, u32, Vec<[u8; 64]>);
+        let want: Vec<Vec<Burst>> = ms
             .iter()
             .map(|x| x.writes.iter().cloned().collect())
             .collect();

@@ -1889,7 +1889,7 @@ mod tests {
             let go = !self.beats.is_empty() && !chance(&mut self.r, self.idle);
             let mut last_frame = None;
             if go {
-                let (d, k, l, u, fno) = self.beats.front().unwrap().clone();
+                let (d, k, l, u, fno) = *self.beats.front().unwrap();
                 self.m.set_bytes("rx_tdata", &d);
                 self.m.set("rx_tkeep", k);
                 self.m.set("rx_tlast", l as u64);
