@@ -106,18 +106,8 @@ pub fn connect_qps(
     b.connect(&ea, attr)
 }
 
-/// Deterministic test bytes (xorshift64*), different for every seed.
-pub fn pattern(seed: u64, len: usize) -> Vec<u8> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|_| {
-            s ^= s >> 12;
-            s ^= s << 25;
-            s ^= s >> 27;
-            (s.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 56) as u8
-        })
-        .collect()
-}
+/// Deterministic test bytes (xorshift64*), different for every seed (the demo's generator).
+pub use rnic_sim::demo::pattern;
 
 /// The host-memory audit of NIC `nic` from audit record `from` on: every byte the device wrote
 /// lies inside one of `allowed` (IOVA, length), and the IOMMU model saw no fault. Returns a

@@ -24,7 +24,7 @@
 //! completion sink takes one completion per cycle.
 
 use crate::RING_SLOT_BITS;
-use crate::bus::{AckEvS, CTX_ADDR_BITS, CplM, CtxPortM, RingPortM};
+use crate::bus::{AckEvS, CTX_ADDR_BITS, CplM, CtxPortM, RingPortM, field_bit, field_bytes};
 use rnic_abi::params::{self, BuildParams};
 use rnic_abi::queue::{QpContext, Wqe, qp_state, wc_op, wc_status, wqe_op};
 use rust_hdl::prelude::*;
@@ -39,15 +39,6 @@ pub enum AckSt {
     CtxWait,
     Walk,
     WriteBack,
-}
-
-fn bit_off(f: Option<rnic_abi::layout::FieldDesc>) -> Constant<Bits<10>> {
-    Constant::new(((f.expect("ABI field").offset * 8) as u64).into())
-}
-
-fn byte_mask(f: rnic_abi::layout::FieldDesc) -> u64 {
-    let bytes = f.bits / 8;
-    (((1u128 << bytes) - 1) as u64) << f.offset
 }
 
 fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
@@ -173,9 +164,9 @@ pub struct AckProc {
 
 impl AckProc {
     pub fn new(p: &BuildParams) -> Self {
-        let q = |n: &str| QpContext::field(n);
-        let w = |n: &str| Wqe::field(n);
-        let be_walk = byte_mask(q("una_psn").unwrap()) | byte_mask(q("sq_ack_ci").unwrap());
+        let q = |n: &str| field_bit(QpContext::FIELDS, n);
+        let w = |n: &str| field_bit(Wqe::FIELDS, n);
+        let be_walk = field_bytes(QpContext::FIELDS, &["una_psn", "sq_ack_ci"]);
         AckProc {
             clock: Default::default(),
             rst: Default::default(),
@@ -186,19 +177,19 @@ impl AckProc {
             cnt_ack: Default::default(),
             cnt_nak: Default::default(),
             cnt_ack_ignored: Default::default(),
-            o_state: bit_off(q("state")),
-            o_mtu: bit_off(q("path_mtu")),
-            o_rqpn: bit_off(q("remote_qpn")),
-            o_una: bit_off(q("una_psn")),
-            o_cqn: bit_off(q("send_cqn")),
-            o_sqci: bit_off(q("sq_ci")),
-            o_ackci: bit_off(q("sq_ack_ci")),
-            o_wop: bit_off(w("opcode")),
-            o_wflags: bit_off(w("flags")),
-            o_wlen: bit_off(w("length")),
-            o_wrid: bit_off(w("wr_id")),
+            o_state: q("state"),
+            o_mtu: q("path_mtu"),
+            o_rqpn: q("remote_qpn"),
+            o_una: q("una_psn"),
+            o_cqn: q("send_cqn"),
+            o_sqci: q("sq_ci"),
+            o_ackci: q("sq_ack_ci"),
+            o_wop: w("opcode"),
+            o_wflags: w("flags"),
+            o_wlen: w("length"),
+            o_wrid: w("wr_id"),
             be_walk: k(be_walk),
-            be_state: k(byte_mask(q("state").unwrap())),
+            be_state: k(field_bytes(QpContext::FIELDS, &["state"])),
             num_qps: k(p.num_qps as u64),
             qp_base: k(p.ctx_base(0) as u64),
             sq_log2: k(p.sq_depth.trailing_zeros() as u64),

@@ -177,6 +177,34 @@ pub fn reg_addr(offset: u32) -> Constant<Bits<16>> {
     Constant::new((offset as u64).into())
 }
 
+/// The ABI record field `name` of a `FIELDS` table (panics on a wrong name: a generation-time
+/// wiring error, never a run-time one).
+pub fn field(fields: &[rnic_abi::layout::FieldDesc], name: &str) -> rnic_abi::layout::FieldDesc {
+    *fields
+        .iter()
+        .find(|f| f.name == name)
+        .unwrap_or_else(|| panic!("no ABI record field {name}"))
+}
+
+/// Bit offset of an ABI record field, as a constant for dynamic slicing and shifts of a
+/// 512-bit record image (`rec.get_bits::<N>(off.val().index())`).
+pub fn field_bit(fields: &[rnic_abi::layout::FieldDesc], name: &str) -> Constant<Bits<10>> {
+    Constant::new((8 * field(fields, name).offset as u64).into())
+}
+
+/// Byte-enable mask (bit i = record byte i) covering the named ABI record fields.
+pub fn field_bytes(fields: &[rnic_abi::layout::FieldDesc], names: &[&str]) -> u64 {
+    names.iter().fold(0, |m, n| {
+        let f = field(fields, n);
+        m | ((((1u128 << (f.bits / 8)) - 1) as u64) << f.offset)
+    })
+}
+
+/// [`field_bytes`] as a constant for a context-store port's `wbe`.
+pub fn field_be(fields: &[rnic_abi::layout::FieldDesc], names: &[&str]) -> Constant<Bits<64>> {
+    Constant::new(field_bytes(fields, names).into())
+}
+
 /// BAR2 (WQE rings) AXI4 slave port of the default build.
 pub type WqeAxiS = AxiS<{ crate::BAR2_ADDR_BITS }>;
 /// Host-memory AXI4 master port: 64-bit addresses.

@@ -29,14 +29,7 @@ pub enum CqState {
     Upd,
 }
 
-/// Bit offset of a field of an ABI record, as a constant for dynamic slicing.
-fn bit_off(fields: &[rnic_abi::layout::FieldDesc], name: &str) -> Constant<Bits<10>> {
-    let f = fields
-        .iter()
-        .find(|f| f.name == name)
-        .unwrap_or_else(|| panic!("no field {name}"));
-    Constant::new((8 * f.offset as u64).into())
-}
+use crate::bus::field_bit as bit_off;
 
 #[derive(LogicBlock)]
 pub struct CqWriter {

@@ -14,10 +14,6 @@ use rnic_abi::queue::{CqContext, QpContext, RqState};
 use rnic_abi::regs::{ctx, db};
 use rust_hdl::prelude::*;
 
-fn field_off(f: Option<rnic_abi::layout::FieldDesc>) -> usize {
-    f.expect("ABI field").offset
-}
-
 #[derive(LogicBlock)]
 pub struct DbUnit {
     pub clock: Signal<In, Clock>,
@@ -60,9 +56,9 @@ pub struct DbUnit {
 
 impl DbUnit {
     pub fn new(p: &BuildParams) -> Self {
-        let sq = field_off(QpContext::field("sq_pi"));
-        let rq = field_off(RqState::field("rq_pi"));
-        let cq = field_off(CqContext::field("consumer"));
+        let sq = crate::bus::field(QpContext::FIELDS, "sq_pi").offset;
+        let rq = crate::bus::field(RqState::FIELDS, "rq_pi").offset;
+        let cq = crate::bus::field(CqContext::FIELDS, "consumer").offset;
         let c10 = |b: usize| Constant::new(((8 * b) as u64).into());
         let be = |b: usize| Constant::new((3u64 << b).into());
         DbUnit {

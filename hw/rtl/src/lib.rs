@@ -20,6 +20,7 @@ pub mod dmaeng;
 pub mod dmalanes;
 pub mod dmatest;
 pub mod engstat;
+pub mod fifo;
 pub mod icrc;
 pub mod macdbg;
 pub mod reset_sync;

@@ -52,6 +52,7 @@
 
 use crate::RING_SLOT_BITS;
 use crate::bus::{AckEvM, AckReqM, CTX_ADDR_BITS, CplM, CtxPortM, DmaWrM, RingPortM, StreamS};
+use crate::fifo::Fifo;
 use crate::icrc::Icrc;
 use crate::rxparse::{self, RxParse};
 use rnic_abi::params::{self, BuildParams};
@@ -79,96 +80,6 @@ const HDR_W: usize = 320;
 const JOB_W: usize = 32;
 
 const _: () = assert!(BUF_BEATS >= 2 * MAX_BEATS);
-
-/// A small FIFO in distributed RAM (`2^AW` entries, asynchronous read: show-ahead, `dout` is
-/// the head while `!empty`), synchronous reset of the pointers. Push when full / pop when
-/// empty are ignored. The body is Verilog text (rust-hdl has no asynchronous-read RAM);
-/// `update()` is the same behaviour in Rust.
-#[derive(LogicBlock)]
-pub struct LutFifo<const W: usize, const AW: usize> {
-    pub clock: Signal<In, Clock>,
-    pub rst: Signal<In, Bit>,
-    pub push: Signal<In, Bit>,
-    pub din: Signal<In, Bits<W>>,
-    pub pop: Signal<In, Bit>,
-    pub dout: Signal<Out, Bits<W>>,
-    pub empty: Signal<Out, Bit>,
-    pub full: Signal<Out, Bit>,
-    _q: std::collections::VecDeque<Bits<W>>,
-}
-
-impl<const W: usize, const AW: usize> Default for LutFifo<W, AW> {
-    fn default() -> Self {
-        LutFifo {
-            clock: Default::default(),
-            rst: Default::default(),
-            push: Default::default(),
-            din: Default::default(),
-            pop: Default::default(),
-            dout: Default::default(),
-            empty: Default::default(),
-            full: Default::default(),
-            _q: Default::default(),
-        }
-    }
-}
-
-impl<const W: usize, const AW: usize> Logic for LutFifo<W, AW> {
-    fn update(&mut self) {
-        if self.clock.pos_edge() {
-            if self.rst.val() {
-                self._q.clear();
-            } else {
-                let full = self._q.len() == 1 << AW;
-                let (push, pop) = (self.push.val() && !full, self.pop.val());
-                if pop {
-                    self._q.pop_front();
-                }
-                if push {
-                    self._q.push_back(self.din.val());
-                }
-            }
-        }
-        self.dout.next = self._q.front().copied().unwrap_or_default();
-        self.empty.next = self._q.is_empty();
-        self.full.next = self._q.len() == 1 << AW;
-    }
-    fn connect(&mut self) {
-        self.dout.connect();
-        self.empty.connect();
-        self.full.connect();
-    }
-    fn hdl(&self) -> Verilog {
-        Verilog::Custom(format!(
-            "reg [{w1}:0] mem [0:{d1}];
-reg [{aw}:0] wp;
-reg [{aw}:0] rp;
-wire [{aw}:0] n = wp - rp;
-wire do_push = push & ~n[{aw}];
-wire do_pop = pop & (n != 0);
-always @(*) begin
-    dout = mem[rp[{aw1}:0]];
-    empty = (n == 0);
-    full = n[{aw}];
-end
-always @(posedge clock) begin
-    if (do_push) mem[wp[{aw1}:0]] <= din;
-    if (rst) begin
-        wp <= 0;
-        rp <= 0;
-    end else begin
-        if (do_push) wp <= wp + 1'b1;
-        if (do_pop) rp <= rp + 1'b1;
-    end
-end
-",
-            w1 = W - 1,
-            d1 = (1usize << AW) - 1,
-            aw = AW,
-            aw1 = AW - 1,
-        ))
-    }
-}
 
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
 pub enum St {
@@ -252,8 +163,8 @@ pub struct RxResp {
     parse: RxParse,
     crc: Icrc,
     pbuf: RAM<Bits<512>, BUF_BITS>,
-    hq: LutFifo<HDR_W, HQ_BITS>,
-    jq: LutFifo<JOB_W, 2>,
+    hq: Fifo<HDR_W, HQ_BITS>,
+    jq: Fifo<JOB_W, 2>,
     // ---- constants
     k_tot: Constant<Bits<10>>,
     k_eth: Constant<Bits<16>>,
@@ -929,7 +840,7 @@ impl Logic for RxResp {
             || !self.crc.icrc_ok.val()
             || self.e3.q.val().get_bit(1)
             || self.e3.q.val().get_bit(2);
-        self.hq.push.next = false;
+        self.hq.wr.next = false;
         self.hq.din.next = bit_cast::<HDR_W, 64>(self.parse.reth_va.val())
             | (bit_cast::<HDR_W, 32>(self.parse.reth_rkey.val()) << 64)
             | (bit_cast::<HDR_W, 32>(self.parse.reth_len.val()) << 96)
@@ -948,7 +859,7 @@ impl Logic for RxResp {
             | (bit_cast::<HDR_W, 9>(self.e3.q.val().get_bits::<9>(12)) << 297);
         if self.parse.hdr_valid.val() {
             if self.e3.q.val().get_bit(0) {
-                self.hq.push.next = true;
+                self.hq.wr.next = true;
                 if self.parse.drop.val() || self.e3.q.val().get_bit(1) || self.e3.q.val().get_bit(2)
                 {
                     self.ct_drop_parse.d.next = self.ct_drop_parse.q.val() + 1;
@@ -1180,7 +1091,7 @@ impl Logic for RxResp {
         self.ackev.psn.next = self.h_psn.val();
         self.ackev.syndrome.next = self.h_syn.val();
         self.ackev.msn.next = self.h_amsn.val();
-        self.jq.push.next = false;
+        self.jq.wr.next = false;
         self.j_first.next = self.h_start.val() + bit_cast::<9, 16>(self.h_payoff.val() >> 6);
         self.jq.din.next = bit_cast::<JOB_W, BUF_BITS>(self.j_first.val().get_bits::<BUF_BITS>(0))
             | (bit_cast::<JOB_W, 7>(self.j_nb.q.val()) << 8)
@@ -1455,7 +1366,7 @@ impl Logic for RxResp {
                 if self.ctx.gnt.val() {
                     self.p_wr.d.next = false;
                 }
-                self.jq.push.next = self.p_job.q.val() && !self.jq.full.val();
+                self.jq.wr.next = self.p_job.q.val() && !self.jq.full.val();
                 if !self.jq.full.val() {
                     self.p_job.d.next = false;
                 }
@@ -1483,7 +1394,7 @@ impl Logic for RxResp {
                 self.rqs.d.next = self.ctx.rdata.val();
             }
         }
-        self.hq.pop.next = self.hpop.val();
+        self.hq.rd.next = self.hpop.val();
         // admission credits: + at an admitted first beat, - at a header pop
         if self.adm_take.val() && !self.hpop.val() {
             self.credits.d.next = self.credits.q.val() + 1;
@@ -1497,7 +1408,7 @@ impl Logic for RxResp {
         self.j_sel.next = self.jq.dout.val().get_bits::<2>(15);
         self.j_end.next = self.jq.dout.val().get_bits::<9>(17);
         self.ra_n.next = self.ra.q.val();
-        self.jq.pop.next = false;
+        self.jq.rd.next = false;
         self.m_load.next = false;
         self.wr.dat_valid.next = false;
         self.wr.dat_last.next = self.m_left.q.val() == 1;
@@ -1519,7 +1430,7 @@ impl Logic for RxResp {
         match self.mst.q.val() {
             MSt::Idle => {
                 if !self.jq.empty.val() {
-                    self.jq.pop.next = true;
+                    self.jq.rd.next = true;
                     if self.j_cnt.val() == 0 {
                         self.fptr.d.next = self.j_end.val();
                     } else {
@@ -1543,7 +1454,7 @@ impl Logic for RxResp {
                         self.mst.d.next = MSt::Idle;
                         // chain straight into the next payload (one bubble per frame)
                         if !self.jq.empty.val() && self.j_cnt.val().any() {
-                            self.jq.pop.next = true;
+                            self.jq.rd.next = true;
                             self.m_load.next = true;
                         }
                     }

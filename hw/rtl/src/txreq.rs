@@ -23,12 +23,11 @@
 
 use crate::RING_SLOT_BITS;
 use crate::bus::{CTX_ADDR_BITS, CplM, CtxPortM, RingPortM};
-use rnic_abi::layout::FieldDesc;
+pub use crate::fifo::Fifo as SyncFifo;
 use rnic_abi::params;
 use rnic_abi::queue::{MrEntry, QpContext, Wqe, qp_state, wc_op, wc_status, wqe_flag, wqe_op};
 use rnic_abi::roce::opcode;
 use rust_hdl::prelude::*;
-use std::collections::VecDeque;
 
 /// QPs of the default build (size of the scheduler FIFO and of the queued-bit vector).
 pub const NQ: usize = params::DEFAULT.num_qps as usize;
@@ -139,120 +138,8 @@ pub const DESC_FIELDS: [(&str, usize); 21] = [
 ];
 
 // ---------------------------------------------------------------------------------------------
-// A synchronous show-ahead FIFO with reset (rust-hdl's SynchronousFIFO has none). Candidate
-// for a shared place (used by txbuild too).
 
-/// Show-ahead FIFO of `2^A` entries of `W` bits: `dout` is the head while `!empty`; `rd` pops,
-/// `wr` pushes (ignored when full / empty). Synchronous `rst` empties it. Storage is a plain
-/// register array (LUTRAM / BRAM by inference).
-#[derive(LogicBlock)]
-pub struct SyncFifo<const W: usize, const A: usize> {
-    pub clock: Signal<In, Clock>,
-    pub rst: Signal<In, Bit>,
-    pub wr: Signal<In, Bit>,
-    pub din: Signal<In, Bits<W>>,
-    pub rd: Signal<In, Bit>,
-    pub dout: Signal<Out, Bits<W>>,
-    pub empty: Signal<Out, Bit>,
-    pub full: Signal<Out, Bit>,
-    _q: VecDeque<Bits<W>>,
-}
-
-impl<const W: usize, const A: usize> Default for SyncFifo<W, A> {
-    fn default() -> Self {
-        SyncFifo {
-            clock: Default::default(),
-            rst: Default::default(),
-            wr: Default::default(),
-            din: Default::default(),
-            rd: Default::default(),
-            dout: Default::default(),
-            empty: Default::default(),
-            full: Default::default(),
-            _q: VecDeque::new(),
-        }
-    }
-}
-
-impl<const W: usize, const A: usize> Logic for SyncFifo<W, A> {
-    fn update(&mut self) {
-        if self.clock.pos_edge() {
-            if self.rst.val() {
-                self._q.clear();
-            } else {
-                let (full, empty) = (self._q.len() == 1 << A, self._q.is_empty());
-                if self.rd.val() && !empty {
-                    self._q.pop_front();
-                }
-                if self.wr.val() && !full {
-                    self._q.push_back(self.din.val());
-                }
-            }
-        }
-        self.dout.next = self._q.front().copied().unwrap_or_default();
-        self.empty.next = self._q.is_empty();
-        self.full.next = self._q.len() == 1 << A;
-    }
-    fn connect(&mut self) {
-        self.dout.connect();
-        self.empty.connect();
-        self.full.connect();
-    }
-    fn hdl(&self) -> Verilog {
-        Verilog::Custom(format!(
-            "reg [{w1}:0] mem [0:{d1}];
-reg [{a}:0] wp;
-reg [{a}:0] rp;
-always @(*) begin
-    dout = mem[rp[{a1}:0]];
-    empty = wp == rp;
-    full = (wp[{a1}:0] == rp[{a1}:0]) && (wp[{a}] != rp[{a}]);
-end
-always @(posedge clock) begin
-    if (wr && !full) mem[wp[{a1}:0]] <= din;
-end
-always @(posedge clock) begin
-    if (rst) begin
-        wp <= {z};
-        rp <= {z};
-    end else begin
-        if (wr && !full) wp <= wp + {one};
-        if (rd && !empty) rp <= rp + {one};
-    end
-end
-",
-            w1 = W - 1,
-            d1 = (1usize << A) - 1,
-            a = A,
-            a1 = A - 1,
-            z = format_args!("{}'d0", A + 1),
-            one = format_args!("{}'d1", A + 1),
-        ))
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-
-/// Bit offset of an ABI field, as a constant for `get_bits` / shifts.
-fn bit_off(fields: &[FieldDesc], name: &str) -> Constant<Bits<10>> {
-    let f = fields
-        .iter()
-        .find(|f| f.name == name)
-        .unwrap_or_else(|| panic!("ABI field {name}"));
-    Constant::new((8 * f.offset as u64).into())
-}
-
-/// Byte-enable mask of ABI fields.
-fn be_mask(fields: &[FieldDesc], names: &[&str]) -> Constant<Bits<64>> {
-    let mut m = 0u64;
-    for n in names {
-        let f = fields.iter().find(|f| f.name == *n).expect("ABI field");
-        for b in 0..f.bits / 8 {
-            m |= 1 << (f.offset + b);
-        }
-    }
-    Constant::new(m.into())
-}
+pub(crate) use crate::bus::{field_be as be_mask, field_bit as bit_off};
 
 fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(v.into())
