@@ -1,21 +1,38 @@
 //! Completion queues.
+//!
+//! Polling reads a CQE in two steps: first the owner byte alone (one volatile load on
+//! hardware, `Device::dma_read_u8`), then, only if it says the entry is new, an acquire fence
+//! and the rest of the entry. The device writes a CQE's other bytes before (or with) its owner
+//! byte, so the fence keeps the reads of wr_id, status, ... from being satisfied before the
+//! owner read: a torn entry (new owner bit, stale wr_id) is never accepted. Offsets come from
+//! the CQE layout's field table.
 
+use super::buf::DmaBuf;
 use super::*;
+use std::cell::Cell;
+use std::sync::atomic::{Ordering, fence};
+
+/// Byte offset of the CQE's one-byte `flags` field (the owner bit), from the layout.
+const CQE_FLAGS_MASK: u64 = Cqe::byte_mask(&["flags"]);
+const _: () = assert!(CQE_FLAGS_MASK.count_ones() == 1, "CQE flags is one byte");
+pub(super) const CQE_FLAGS_OFF: usize = CQE_FLAGS_MASK.trailing_zeros() as usize;
 
 // ------------------------------------------------------------------------------------------
 // completion queues
 
-/// A completion queue: a ring of 32-byte CQEs in host memory written by the device.
+/// A completion queue: a ring of 32-byte CQEs in host memory written by the device. Polled
+/// through `&self` (as in the `ibverbs` crate), so the QPs that borrow it do not stop it
+/// from being polled; they do stop it from being dropped or destroyed.
 pub struct CompletionQueue<'c, D: Device> {
     pub(super) ctx: &'c Context<D>,
     pub(super) cqn: u32,
-    pub(super) buf: DmaBuf,
+    /// The ring (None once destroyed).
+    pub(super) buf: Option<DmaBuf>,
     pub(super) log2: u8,
     /// Host consumer index (free-running).
-    pub(super) ci: u32,
+    pub(super) ci: Cell<u32>,
     /// Consumer index last told to the device.
-    pub(super) db_ci: u32,
-    pub(super) live: bool,
+    pub(super) db_ci: Cell<u32>,
 }
 
 impl<'c, D: Device> CompletionQueue<'c, D> {
@@ -25,40 +42,58 @@ impl<'c, D: Device> CompletionQueue<'c, D> {
     pub fn entries(&self) -> u32 {
         1 << self.log2
     }
-    /// The CQE ring (for tests and debugging).
-    pub fn ring(&self) -> DmaBuf {
-        self.buf
+    /// The CQE ring (for tests and debugging; it cannot be registered as a memory region).
+    pub fn ring(&self) -> &DmaBuf {
+        self.buf.as_ref().expect("a live CQ holds its ring")
     }
     /// Completions consumed so far (the consumer index).
     pub fn consumed(&self) -> u32 {
-        self.ci
+        self.ci.get()
+    }
+
+    /// The CQE at free-running index `ci` if the device has written it (owner bit of this
+    /// pass), read in the order the module docs describe.
+    fn read_cqe(&self, ci: u32) -> Result<Option<Cqe>> {
+        let off = (ci & (self.entries() - 1)) as usize * CQE_BYTES;
+        let ring = self.ring().region();
+        let owner = self
+            .ctx
+            .nic()?
+            .device()
+            .dma_read_u8(ring, off + CQE_FLAGS_OFF)?;
+        if !cqe_is_new(owner, ci, self.log2) {
+            return Ok(None);
+        }
+        // Acquire: the CQE reads below happen after the owner read above (which saw the
+        // device's final write of this entry), so they see the entry the owner bit belongs to.
+        fence(Ordering::Acquire);
+        let mut raw = [0u8; CQE_BYTES];
+        self.ctx.nic()?.device().dma_read(ring, off, &mut raw)?;
+        raw[CQE_FLAGS_OFF] = owner;
+        Ok(Some(Cqe::decode(&raw)))
     }
 
     /// Poll up to `wc.len()` completions without waiting; returns how many were filled.
     /// Device CQEs first (in ring order), then, once the ring is empty, `WR_FLUSH_ERR`
     /// completions for the WQEs of QPs in the error state that use this CQ.
-    pub fn poll(&mut self, wc: &mut [WorkCompletion]) -> Result<usize> {
+    pub fn poll(&self, wc: &mut [WorkCompletion]) -> Result<usize> {
         let mut n = 0;
         let entries = self.entries();
         while n < wc.len() {
-            let slot = (self.ci & (entries - 1)) as usize;
-            let mut raw = [0u8; CQE_BYTES];
-            self.ctx.read_buf(&self.buf, slot * CQE_BYTES, &mut raw)?;
-            if !cqe_is_new(raw[27], self.ci, self.log2) {
+            let Some(c) = self.read_cqe(self.ci.get())? else {
                 break;
-            }
-            let c = Cqe::decode(&raw);
+            };
             let w = WorkCompletion::from_cqe(&c);
             self.account(&w)?;
             wc[n] = w;
             n += 1;
-            self.ci = self.ci.wrapping_add(1);
+            self.ci.set(self.ci.get().wrapping_add(1));
             // tell the device early when a large batch crosses half the ring
-            if self.ci.wrapping_sub(self.db_ci) >= entries.div_ceil(2) {
+            if self.ci.get().wrapping_sub(self.db_ci.get()) >= entries.div_ceil(2) {
                 self.ring_doorbell()?;
             }
         }
-        if n > 0 && self.ci != self.db_ci {
+        if n > 0 && self.ci.get() != self.db_ci.get() {
             self.ring_doorbell()?;
         }
         if n < wc.len() {
@@ -67,9 +102,11 @@ impl<'c, D: Device> CompletionQueue<'c, D> {
         Ok(n)
     }
 
-    pub(super) fn ring_doorbell(&mut self) -> Result<()> {
-        self.ctx.nic()?.doorbell(db::CQ, self.cqn, self.ci as u16)?;
-        self.db_ci = self.ci;
+    fn ring_doorbell(&self) -> Result<()> {
+        self.ctx
+            .nic()?
+            .doorbell(db::CQ, self.cqn, self.ci.get() as u16)?;
+        self.db_ci.set(self.ci.get());
         Ok(())
     }
 
@@ -144,16 +181,16 @@ impl<'c, D: Device> CompletionQueue<'c, D> {
     /// Poll until at least `min` completions are in `wc` (at most `wc.len()`), letting device
     /// time pass between polls; [`Error::Timeout`] after `timeout_ns` of device time.
     pub fn poll_wait(
-        &mut self,
+        &self,
         wc: &mut [WorkCompletion],
         min: usize,
         timeout_ns: u64,
     ) -> Result<usize> {
         if min > wc.len() {
-            return Err(Error::InvalidArgument(format!(
-                "waiting for {min} completions with room for {}",
-                wc.len()
-            )));
+            return Err(Error::WaitTooMany {
+                min,
+                room: wc.len(),
+            });
         }
         let t0 = self.ctx.now_ns()?;
         let mut got = 0;
@@ -174,20 +211,22 @@ impl<'c, D: Device> CompletionQueue<'c, D> {
     }
 
     /// Wait for exactly `n` completions.
-    pub fn wait(&mut self, n: usize, timeout_ns: u64) -> Result<Vec<WorkCompletion>> {
+    pub fn wait(&self, n: usize, timeout_ns: u64) -> Result<Vec<WorkCompletion>> {
         let mut wc = vec![WorkCompletion::default(); n];
         let got = self.poll_wait(&mut wc, n, timeout_ns)?;
         wc.truncate(got);
         Ok(wc)
     }
 
-    /// Destroy the CQ; an error if QPs still use it.
+    /// Destroy the CQ: its context is invalidated, then its ring unmapped. QPs borrow the
+    /// CQ, so none can use it here (one leaked with `mem::forget` still counts: then
+    /// [`Error::InUse`], and nothing is freed).
     pub fn destroy(mut self) -> Result<()> {
         self.release()
     }
 
     pub(super) fn release(&mut self) -> Result<()> {
-        if !self.live {
+        if self.buf.is_none() {
             return Ok(());
         }
         {
@@ -204,15 +243,23 @@ impl<'c, D: Device> CompletionQueue<'c, D> {
         }
         self.ctx
             .write_ctx(ctxreg::TABLE_CQ, self.cqn, &CqContext::default().encode())?;
-        self.ctx.free_buf(self.buf)?;
+        // the device no longer knows the ring: unmap it
+        drop(self.buf.take());
         self.ctx.res()?.cqs[self.cqn as usize] = None;
-        self.live = false;
-        Ok(())
+        self.ctx.reap()
     }
 }
 
 impl<D: Device> Drop for CompletionQueue<'_, D> {
     fn drop(&mut self) {
-        let _ = self.release();
+        if let Err(e) = self.release() {
+            // The device may still write this ring (its context could not be invalidated, or
+            // a leaked QP uses it): keep it mapped for good rather than free it behind the
+            // device, and count the error.
+            if let Some(buf) = self.buf.take() {
+                buf.leak();
+            }
+            self.ctx.note_drop_error(&e);
+        }
     }
 }

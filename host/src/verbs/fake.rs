@@ -3,7 +3,7 @@
 //! the hardware's part by writing CQEs into the ring), and [`LoopNic`], a behavioural two-NIC
 //! loopback over two fakes.
 use super::*;
-use crate::device::Bar;
+use crate::device::{Bar, DmaRegion};
 use rnic_abi::params::{self, DEFAULT};
 use rnic_abi::regs::{self, ctx as cr, dev};
 use std::collections::HashMap;
@@ -12,6 +12,17 @@ use std::collections::HashMap;
 pub(super) struct Fake {
     pub(super) ctx_data: [u32; 16],
     pub(super) ctx_status: u32,
+    /// WBE_LO/WBE_HI (all ones after reset, as in the RTL).
+    pub(super) ctx_wbe: Option<u64>,
+    /// Mailbox commands run (op, table, index, byte enables): to check what a modify writes.
+    pub(super) ctx_log: Vec<(u32, u32, u32, u64)>,
+    /// Play the engine: bump `sq_psn` of this QP at every mailbox read of its context (traffic
+    /// advancing between a driver's read and write).
+    pub(super) engine_bumps_qp: Option<u32>,
+    /// A CQE write the device makes while the host reads: (buffer id, entry offset, entry).
+    /// It lands when a `dma_read` reaches the entry's owner byte, after the bytes before it
+    /// were copied out (a host reading the whole entry at once sees it torn).
+    pub(super) racing_cqe: Option<(u64, usize, [u8; 32])>,
     pub(super) tables: HashMap<(u32, u32), [u8; 64]>,
     pub(super) rings: HashMap<u64, [u8; 64]>,
     pub(super) doorbells: Vec<(u32, u32)>,
@@ -34,20 +45,35 @@ impl Fake {
             return;
         }
         self.ctx_status = 0;
+        let wbe = if op == cr::OP_WRITE && cmd & cr::CMD_MASKED != 0 {
+            self.ctx_wbe.unwrap_or(u64::MAX)
+        } else {
+            u64::MAX
+        };
+        self.ctx_log.push((op, table, index, wbe));
         if op == cr::OP_WRITE {
-            let mut rec = [0u8; 64];
+            let mut rec = self.tables.get(&(table, index)).copied().unwrap_or([0; 64]);
             for (i, w) in self.ctx_data.iter().enumerate() {
-                rec[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
+                for (k, b) in w.to_le_bytes().into_iter().enumerate() {
+                    if wbe >> (4 * i + k) & 1 != 0 {
+                        rec[4 * i + k] = b;
+                    }
+                }
             }
             self.tables.insert((table, index), rec);
         } else {
+            if table == cr::TABLE_QP && self.engine_bumps_qp == Some(index) {
+                let mut qc = QpContext::decode(&self.rec(table, index));
+                qc.sq_psn = (qc.sq_psn + 1) & roce::PSN_MASK;
+                self.put(table, index, qc.encode());
+            }
             let rec = self.tables.get(&(table, index)).copied().unwrap_or([0; 64]);
             for (i, w) in self.ctx_data.iter_mut().enumerate() {
                 *w = u32::from_le_bytes(rec[4 * i..4 * i + 4].try_into().unwrap());
             }
         }
     }
-    pub(super) fn buf(&mut self, b: &DmaBuf) -> Result<&mut Vec<u8>> {
+    pub(super) fn buf(&mut self, b: &DmaRegion) -> Result<&mut Vec<u8>> {
         match self.bufs.get_mut(&b.id) {
             Some((iova, v)) if *iova == b.iova => Ok(v),
             _ => Err(Error::UnknownBuffer(b.id)),
@@ -101,6 +127,8 @@ impl Device for Fake {
             dev::CLOCK_KHZ => p.clock_khz,
             dev::RING_BYTES => p.ring_bytes(),
             cr::STATUS => self.ctx_status,
+            cr::WBE_LO => self.ctx_wbe.unwrap_or(u64::MAX) as u32,
+            cr::WBE_HI => (self.ctx_wbe.unwrap_or(u64::MAX) >> 32) as u32,
             o if (cr::DATA..cr::DATA + 64).contains(&o) => {
                 self.ctx_data[((o - cr::DATA) / 4) as usize]
             }
@@ -112,6 +140,14 @@ impl Device for Fake {
             let off = off as u32;
             match off {
                 cr::CMD => self.exec(val),
+                cr::WBE_LO => {
+                    let w = self.ctx_wbe.unwrap_or(u64::MAX);
+                    self.ctx_wbe = Some((w & !0xFFFF_FFFF) | val as u64);
+                }
+                cr::WBE_HI => {
+                    let w = self.ctx_wbe.unwrap_or(u64::MAX);
+                    self.ctx_wbe = Some((w & 0xFFFF_FFFF) | (val as u64) << 32);
+                }
                 o if (cr::DATA..cr::DATA + 64).contains(&o) => {
                     self.ctx_data[((o - cr::DATA) / 4) as usize] = val
                 }
@@ -126,28 +162,42 @@ impl Device for Fake {
         self.rings.insert(off, *wqe);
         Ok(())
     }
-    fn dma_alloc(&mut self, len: usize) -> Result<DmaBuf> {
+    fn dma_alloc(&mut self, len: usize) -> Result<DmaRegion> {
         self.next_id += 1;
         let iova = 0x1_0000_0000 + self.next_id * 0x100_0000;
         self.bufs.insert(self.next_id, (iova, vec![0; len]));
-        Ok(DmaBuf {
+        Ok(DmaRegion {
             id: self.next_id,
             iova,
             len,
         })
     }
-    fn dma_free(&mut self, buf: DmaBuf) -> Result<()> {
+    fn dma_free(&mut self, buf: DmaRegion) -> Result<()> {
         self.buf(&buf)?;
         self.bufs.remove(&buf.id);
         Ok(())
     }
-    fn dma_read(&mut self, buf: &DmaBuf, off: usize, out: &mut [u8]) -> Result<()> {
+    fn dma_read(&mut self, buf: &DmaRegion, off: usize, out: &mut [u8]) -> Result<()> {
         buf.check(off, out.len())?;
+        if let Some((id, at, cqe)) = self.racing_cqe {
+            let owner = at + super::cq::CQE_FLAGS_OFF;
+            let end = off + out.len();
+            if id == buf.id && off <= owner && owner < end {
+                // the bytes before the owner byte are copied out before the device's write
+                let split = owner - off;
+                let v = self.buf(buf)?;
+                out[..split].copy_from_slice(&v[off..owner]);
+                v[at..at + 32].copy_from_slice(&cqe);
+                out[split..].copy_from_slice(&v[owner..end]);
+                self.racing_cqe = None;
+                return Ok(());
+            }
+        }
         let v = self.buf(buf)?;
         out.copy_from_slice(&v[off..off + out.len()]);
         Ok(())
     }
-    fn dma_write(&mut self, buf: &DmaBuf, off: usize, data: &[u8]) -> Result<()> {
+    fn dma_write(&mut self, buf: &DmaRegion, off: usize, data: &[u8]) -> Result<()> {
         buf.check(off, data.len())?;
         let v = self.buf(buf)?;
         v[off..off + data.len()].copy_from_slice(data);
@@ -490,7 +540,7 @@ impl Device for LoopNic {
     fn push_wqe(&mut self, off: u64, wqe: &[u8; 64]) -> Result<()> {
         self.net.borrow_mut().nics[self.k].push_wqe(off, wqe)
     }
-    fn dma_alloc(&mut self, len: usize) -> Result<DmaBuf> {
+    fn dma_alloc(&mut self, len: usize) -> Result<DmaRegion> {
         // disjoint IOVAs per NIC
         let mut net = self.net.borrow_mut();
         let f = &mut net.nics[self.k];
@@ -500,13 +550,13 @@ impl Device for LoopNic {
         f.bufs.insert(b.id, (b.iova, v));
         Ok(b)
     }
-    fn dma_free(&mut self, buf: DmaBuf) -> Result<()> {
+    fn dma_free(&mut self, buf: DmaRegion) -> Result<()> {
         self.net.borrow_mut().nics[self.k].dma_free(buf)
     }
-    fn dma_read(&mut self, buf: &DmaBuf, off: usize, out: &mut [u8]) -> Result<()> {
+    fn dma_read(&mut self, buf: &DmaRegion, off: usize, out: &mut [u8]) -> Result<()> {
         self.net.borrow_mut().nics[self.k].dma_read(buf, off, out)
     }
-    fn dma_write(&mut self, buf: &DmaBuf, off: usize, data: &[u8]) -> Result<()> {
+    fn dma_write(&mut self, buf: &DmaRegion, off: usize, data: &[u8]) -> Result<()> {
         self.net.borrow_mut().nics[self.k].dma_write(buf, off, data)
     }
     fn relax(&mut self) {

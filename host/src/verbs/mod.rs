@@ -28,6 +28,7 @@
 //! error state; its remaining WQEs (send and receive) are then returned as `WR_FLUSH_ERR`
 //! completions by the CQ they belong to (the hardware leaves flushing to the driver).
 
+mod buf;
 mod context;
 mod cq;
 #[cfg(test)]
@@ -38,15 +39,17 @@ mod qp;
 mod tests;
 mod types;
 
+pub use buf::DmaBuf;
 pub use context::Context;
 pub use cq::CompletionQueue;
 pub use pd::{MemoryRegion, ProtectionDomain};
 pub use qp::QueuePair;
 pub use types::*;
 
-use context::{QpSw, SqEntry};
+use buf::BufKind;
+use context::{QpSw, Resources, SqEntry};
 
-use crate::device::{Device, DmaBuf};
+use crate::device::Device;
 use crate::driver::{DeviceInfo, Rnic};
 use crate::error::{Error, Result};
 use rnic_abi::params::BuildParams;

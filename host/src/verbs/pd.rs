@@ -1,15 +1,18 @@
 //! Protection domains and memory regions.
+//!
+//! Ownership: a [`QueuePair`] borrows its PD (it cannot be dropped while the QP lives); a
+//! [`MemoryRegion`] keeps its PD's number alive (dropping the `ProtectionDomain` handle while
+//! MRs live frees the number with the last of them; [`ProtectionDomain::dealloc`] reports
+//! them as [`Error::InUse`]) and shares ownership of its buffer, which stays mapped until the
+//! MR is deregistered. An MR slot whose 8-bit key generation is used up is retired, so no
+//! key it ever had becomes valid again.
 
 use super::*;
-
-// ------------------------------------------------------------------------------------------
-// protection domain and memory regions
 
 /// A protection domain: MRs and QPs of one PD only work together.
 pub struct ProtectionDomain<'c, D: Device> {
     pub(super) ctx: &'c Context<D>,
     pub(super) pd: u32,
-    pub(super) live: bool,
 }
 
 impl<'c, D: Device> ProtectionDomain<'c, D> {
@@ -20,7 +23,7 @@ impl<'c, D: Device> ProtectionDomain<'c, D> {
 
     /// Register a whole DMA buffer.
     pub fn reg_mr(&self, buf: &DmaBuf, access: AccessFlags) -> Result<MemoryRegion<'c, D>> {
-        self.reg_mr_range(buf, 0, buf.len, access)
+        self.reg_mr_range(buf, 0, buf.len(), access)
     }
 
     /// Register `[off, off+len)` of a DMA buffer. The MR's address (what the peer uses in
@@ -32,40 +35,44 @@ impl<'c, D: Device> ProtectionDomain<'c, D> {
         len: usize,
         access: AccessFlags,
     ) -> Result<MemoryRegion<'c, D>> {
-        buf.check(off, len)?;
+        if !buf.belongs_to(&self.ctx.reaper) {
+            return Err(Error::ForeignObject("the DMA buffer"));
+        }
+        if buf.kind() != BufKind::User {
+            return Err(Error::NotRegistrable);
+        }
+        buf.region().check(off, len)?;
         if len == 0 {
-            return Err(Error::InvalidArgument("memory region of 0 bytes".into()));
+            return Err(Error::EmptyRegion);
         }
         AccessFlags::from_bits(access.bits())?;
         if (access.contains(AccessFlags::REMOTE_WRITE)
             || access.contains(AccessFlags::REMOTE_ATOMIC))
             && !access.contains(AccessFlags::LOCAL_WRITE)
         {
-            return Err(Error::InvalidArgument(
-                "remote write/atomic access needs LOCAL_WRITE too".into(),
-            ));
+            return Err(Error::RemoteAccessNeedsLocalWrite);
         }
         let iova = buf
-            .iova
+            .iova()
             .checked_add(off as u64)
             .filter(|i| i.checked_add(len as u64).is_some())
-            .ok_or_else(|| {
-                Error::InvalidArgument(format!("IOVA {:#x} + {off} + {len} overflows", buf.iova))
+            .ok_or(Error::AddressOverflow {
+                what: "memory region",
+                addr: buf.iova(),
+                len: off as u64 + len as u64,
             })?;
         let (index, key) = {
             let mut r = self.ctx.res()?;
-            let Some(i) = r.mrs.iter().position(|m| !m.used) else {
+            let Some(i) = r.mrs.iter().position(|m| !m.used && !m.retired) else {
                 return Err(Error::OutOfResources {
                     what: "memory-region table entries",
                     limit: self.ctx.params.num_mrs,
                 });
             };
             let slot = &mut r.mrs[i];
-            // generation 0 is never used, so key 0 (a zeroed WQE) is never valid
-            slot.generation = match slot.generation.wrapping_add(1) {
-                0 => 1,
-                g => g,
-            };
+            // generations 1..=255: 0 is never used, so key 0 (a zeroed WQE) is never valid,
+            // and a slot is retired after 255 instead of wrapping (release)
+            slot.generation += 1;
             slot.used = true;
             let key = make_key(i as u32, slot.generation);
             *r.pd_users(self.pd)? += 1;
@@ -81,10 +88,8 @@ impl<'c, D: Device> ProtectionDomain<'c, D> {
         };
         if let Err(e) = self.ctx.write_ctx(ctxreg::TABLE_MR, index, &rec.encode()) {
             let mut r = self.ctx.res()?;
-            r.mrs[index as usize].used = false;
-            if let Ok(u) = r.pd_users(self.pd) {
-                *u -= 1;
-            }
+            free_mr_slot(&mut r, index);
+            r.pd_unuse(self.pd);
             return Err(e);
         }
         Ok(MemoryRegion {
@@ -92,50 +97,87 @@ impl<'c, D: Device> ProtectionDomain<'c, D> {
             index,
             key,
             pd: self.pd,
-            buf: *buf,
+            buf: Some(buf.share()),
             off,
             len,
             iova,
             access,
-            live: true,
         })
     }
 
-    /// Create an RC queue pair in this PD, in state RESET.
-    pub fn create_qp(
-        &self,
-        send_cq: &CompletionQueue<'c, D>,
-        recv_cq: &CompletionQueue<'c, D>,
+    /// Create an RC queue pair in this PD, in state RESET. The QP borrows the PD and both
+    /// CQs: none of them can be dropped or destroyed while it lives.
+    ///
+    /// ```
+    /// # use rnic::verbs::*;
+    /// # fn f<D: rnic::Device>(ctx: &Context<D>) -> rnic::Result<()> {
+    /// let pd = ctx.alloc_pd()?;
+    /// let cq = ctx.create_cq(8)?;
+    /// let qp = pd.create_qp(&cq, &cq, QpCaps::default())?;
+    /// drop(qp);
+    /// drop(cq);
+    /// # Ok(()) }
+    /// ```
+    /// A CQ cannot be dropped (or destroyed) while a QP uses it:
+    /// ```compile_fail,E0505
+    /// # use rnic::verbs::*;
+    /// # fn f<D: rnic::Device>(ctx: &Context<D>) -> rnic::Result<()> {
+    /// let pd = ctx.alloc_pd()?;
+    /// let cq = ctx.create_cq(8)?;
+    /// let qp = pd.create_qp(&cq, &cq, QpCaps::default())?;
+    /// drop(cq);
+    /// drop(qp);
+    /// # Ok(()) }
+    /// ```
+    /// nor the PD:
+    /// ```compile_fail,E0505
+    /// # use rnic::verbs::*;
+    /// # fn f<D: rnic::Device>(ctx: &Context<D>) -> rnic::Result<()> {
+    /// let pd = ctx.alloc_pd()?;
+    /// let cq = ctx.create_cq(8)?;
+    /// let qp = pd.create_qp(&cq, &cq, QpCaps::default())?;
+    /// pd.dealloc()?;
+    /// drop(qp);
+    /// # Ok(()) }
+    /// ```
+    pub fn create_qp<'r>(
+        &'r self,
+        send_cq: &'r CompletionQueue<'c, D>,
+        recv_cq: &'r CompletionQueue<'c, D>,
         caps: QpCaps,
-    ) -> Result<QueuePair<'c, D>> {
+    ) -> Result<QueuePair<'r, D>> {
         let p = self.ctx.params;
-        let bad = |what: String| Err(Error::InvalidArgument(what));
+        let range = |what, value: u32, min, max: u32| {
+            Err(Error::OutOfRange {
+                what,
+                value: value as u64,
+                min,
+                max: max as u64,
+            })
+        };
         if caps.max_send_wr == 0 || caps.max_send_wr > p.sq_depth {
-            return bad(format!(
-                "max_send_wr {}: must be 1..={} (SQ depth)",
-                caps.max_send_wr, p.sq_depth
-            ));
+            return range("max_send_wr", caps.max_send_wr, 1, p.sq_depth);
         }
         if caps.max_recv_wr == 0 || caps.max_recv_wr > p.rq_depth {
-            return bad(format!(
-                "max_recv_wr {}: must be 1..={} (RQ depth)",
-                caps.max_recv_wr, p.rq_depth
-            ));
+            return range("max_recv_wr", caps.max_recv_wr, 1, p.rq_depth);
         }
-        if caps.max_send_sge > 1 || caps.max_recv_sge > 1 {
-            return bad(format!(
-                "{} send / {} receive SGEs: the engine takes one per WQE",
-                caps.max_send_sge, caps.max_recv_sge
-            ));
+        // the engine takes one SGE per WQE
+        if caps.max_send_sge > 1 {
+            return range("max_send_sge", caps.max_send_sge, 0, 1);
+        }
+        if caps.max_recv_sge > 1 {
+            return range("max_recv_sge", caps.max_recv_sge, 0, 1);
         }
         if caps.max_inline_data as usize > WQE_INLINE_BYTES {
-            return bad(format!(
-                "max_inline_data {}: at most {WQE_INLINE_BYTES}",
-                caps.max_inline_data
-            ));
+            return range(
+                "max_inline_data",
+                caps.max_inline_data,
+                0,
+                WQE_INLINE_BYTES as u32,
+            );
         }
         if !std::ptr::eq(send_cq.ctx, self.ctx) || !std::ptr::eq(recv_cq.ctx, self.ctx) {
-            return bad("the CQs belong to another context".into());
+            return Err(Error::ForeignObject("a completion queue"));
         }
         let qpn = {
             let mut r = self.ctx.res()?;
@@ -179,48 +221,61 @@ impl<'c, D: Device> ProtectionDomain<'c, D> {
         Ok(qp)
     }
 
-    /// Free the PD; an error if MRs or QPs still use it.
-    pub fn dealloc(mut self) -> Result<()> {
-        self.release()
-    }
-
-    pub(super) fn release(&mut self) -> Result<()> {
-        if !self.live {
-            return Ok(());
-        }
+    /// Free the PD. [`Error::InUse`] while memory regions use it (QPs borrow it, so none
+    /// can be alive here); the number is then freed with the last of them.
+    pub fn dealloc(self) -> Result<()> {
         let mut r = self.ctx.res()?;
         let users = *r.pd_users(self.pd)?;
         if users > 0 {
             return Err(Error::InUse {
                 what: format!("protection domain {}", self.pd),
                 users,
-                by: "memory regions / queue pairs",
+                by: "memory regions",
             });
         }
-        r.pds.retain(|(n, _)| *n != self.pd);
-        self.live = false;
         Ok(())
     }
 }
 
 impl<D: Device> Drop for ProtectionDomain<'_, D> {
     fn drop(&mut self) {
-        let _ = self.release();
+        // No device state: nothing can fail. Memory regions may outlive the handle; the
+        // number stays taken until the last of them is deregistered.
+        let Ok(mut r) = self.ctx.res() else {
+            self.ctx.note_drop_error(&Error::ContextBusy);
+            return;
+        };
+        if let Some(i) = r.pds.iter().position(|e| e.num == self.pd) {
+            r.pds[i].dropped = true;
+            if r.pds[i].users == 0 {
+                r.pds.swap_remove(i);
+            }
+        }
     }
 }
 
-/// A registered memory region: key = table index << 8 | generation (lkey = rkey).
+/// Free an MR slot; one whose last key generation (255) was used is retired for good.
+pub(super) fn free_mr_slot(r: &mut Resources, index: u32) {
+    let slot = &mut r.mrs[index as usize];
+    slot.used = false;
+    if slot.generation == u8::MAX {
+        slot.retired = true;
+    }
+}
+
+/// A registered memory region: key = table index << 8 | generation (lkey = rkey). It owns a
+/// share of its buffer (mapped until the MR is gone) and keeps its PD number alive.
 pub struct MemoryRegion<'c, D: Device> {
     pub(super) ctx: &'c Context<D>,
     pub(super) index: u32,
     pub(super) key: u32,
     pub(super) pd: u32,
-    pub(super) buf: DmaBuf,
+    /// None once deregistered.
+    pub(super) buf: Option<DmaBuf>,
     pub(super) off: usize,
     pub(super) len: usize,
     pub(super) iova: u64,
     pub(super) access: AccessFlags,
-    pub(super) live: bool,
 }
 
 impl<'c, D: Device> MemoryRegion<'c, D> {
@@ -247,17 +302,18 @@ impl<'c, D: Device> MemoryRegion<'c, D> {
         self.pd
     }
     /// The buffer the MR lies in.
-    pub fn buf(&self) -> DmaBuf {
-        self.buf
+    pub fn buf(&self) -> &DmaBuf {
+        self.buf.as_ref().expect("a live MR holds its buffer")
     }
 
     pub(super) fn check(&self, off: usize, len: usize) -> Result<()> {
         match off.checked_add(len) {
             Some(end) if end <= self.len => Ok(()),
-            _ => Err(Error::InvalidArgument(format!(
-                "[{off}, {off}+{len}) is outside the memory region of {} bytes",
-                self.len
-            ))),
+            _ => Err(Error::OutsideRegion {
+                off,
+                len,
+                size: self.len,
+            }),
         }
     }
 
@@ -265,9 +321,10 @@ impl<'c, D: Device> MemoryRegion<'c, D> {
     pub fn sge(&self, off: usize, len: usize) -> Result<Sge> {
         self.check(off, len)?;
         if len as u64 > MAX_MSG_BYTES {
-            return Err(Error::InvalidArgument(format!(
-                "SGE of {len} bytes: messages are at most {MAX_MSG_BYTES}"
-            )));
+            return Err(Error::MessageTooLong {
+                len: len as u64,
+                max: MAX_MSG_BYTES,
+            });
         }
         Ok(Sge {
             addr: self.iova + off as u64,
@@ -285,39 +342,46 @@ impl<'c, D: Device> MemoryRegion<'c, D> {
     /// Host write into the MR.
     pub fn write(&self, off: usize, data: &[u8]) -> Result<()> {
         self.check(off, data.len())?;
-        self.ctx.write_buf(&self.buf, self.off + off, data)
+        self.ctx.write_buf(self.buf(), self.off + off, data)
     }
 
     /// Host read from the MR.
     pub fn read(&self, off: usize, out: &mut [u8]) -> Result<()> {
         self.check(off, out.len())?;
-        self.ctx.read_buf(&self.buf, self.off + off, out)
+        self.ctx.read_buf(self.buf(), self.off + off, out)
     }
 
     /// Deregister: the entry becomes invalid and the key stale (the next MR in this slot gets
-    /// another generation).
+    /// another generation, or the slot retires). On a device error the entry may still be
+    /// valid, so the buffer stays mapped for good (never freed behind a valid key).
     pub fn dereg(mut self) -> Result<()> {
         self.release()
     }
 
     pub(super) fn release(&mut self) -> Result<()> {
-        if !self.live {
+        let Some(buf) = self.buf.take() else {
             return Ok(());
+        };
+        if let Err(e) =
+            self.ctx
+                .write_ctx(ctxreg::TABLE_MR, self.index, &MrEntry::default().encode())
+        {
+            buf.leak();
+            return Err(e);
         }
-        self.ctx
-            .write_ctx(ctxreg::TABLE_MR, self.index, &MrEntry::default().encode())?;
         let mut r = self.ctx.res()?;
-        r.mrs[self.index as usize].used = false;
-        if let Ok(u) = r.pd_users(self.pd) {
-            *u = u.saturating_sub(1);
-        }
-        self.live = false;
+        free_mr_slot(&mut r, self.index);
+        r.pd_unuse(self.pd);
+        drop(r);
+        drop(buf);
         Ok(())
     }
 }
 
 impl<D: Device> Drop for MemoryRegion<'_, D> {
     fn drop(&mut self) {
-        let _ = self.release();
+        if let Err(e) = self.release() {
+            self.ctx.note_drop_error(&e);
+        }
     }
 }

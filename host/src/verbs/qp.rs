@@ -2,17 +2,38 @@
 
 use super::*;
 
+// What modify_qp writes of the QP context, from the layout's field table: only the fields the
+// driver owns at each transition, never those the engine advances (sq_psn, sq_ci, una_psn,
+// sq_ack_ci, sq_pi once traffic runs), which a read-modify-write would roll back.
+const QPC_ACCESS: u64 = QpContext::byte_mask(&["access"]);
+const QPC_STATE: u64 = QpContext::byte_mask(&["state"]);
+const QPC_RTR: u64 = QpContext::byte_mask(&[
+    "state",
+    "path_mtu",
+    "remote_qpn",
+    "dest_mac",
+    "udp_sport",
+    "dest_ip",
+    "sq_pi",
+]);
+pub(super) const QPC_RTS_ATTRS: u64 =
+    QpContext::byte_mask(&["timeout", "retry_cnt", "rnr_retry", "max_rd_atomic"]);
+const QPC_RTS_START: u64 = QPC_RTS_ATTRS
+    | QpContext::byte_mask(&["state", "sq_psn", "una_psn", "sq_pi", "sq_ci", "sq_ack_ci"]);
+const RQS_RTR: u64 = RqState::byte_mask(&["rq_psn", "rq_pi"]);
+
 // ------------------------------------------------------------------------------------------
 // queue pairs
 
-/// An RC queue pair.
-pub struct QueuePair<'c, D: Device> {
-    pub(super) ctx: &'c Context<D>,
+/// An RC queue pair. It borrows its protection domain and both completion queues for `'r`
+/// (see [`ProtectionDomain::create_qp`]), so they outlive it.
+pub struct QueuePair<'r, D: Device> {
+    pub(super) ctx: &'r Context<D>,
     pub(super) qpn: u32,
     pub(super) live: bool,
 }
 
-impl<'c, D: Device> QueuePair<'c, D> {
+impl<'r, D: Device> QueuePair<'r, D> {
     pub fn qpn(&self) -> u32 {
         self.qpn
     }
@@ -44,9 +65,10 @@ impl<'c, D: Device> QueuePair<'c, D> {
     /// Choose the first PSN this QP sends: only before RTS.
     pub fn set_local_psn(&self, psn: u32) -> Result<()> {
         if psn > roce::PSN_MASK {
-            return Err(Error::InvalidArgument(format!(
-                "PSN {psn:#x} is wider than 24 bits"
-            )));
+            return Err(Error::Wider24 {
+                what: "PSN",
+                value: psn,
+            });
         }
         let qpn = self.qpn;
         self.with(|q| match q.state {
@@ -98,8 +120,10 @@ impl<'c, D: Device> QueuePair<'c, D> {
         })
     }
 
-    pub(super) fn read_records(&self) -> Result<(QpContext, RqState)> {
-        self.query_device()
+    /// Write only the driver-owned fields of the QP context (`mask` from the layout).
+    fn write_qpc(&self, qc: &QpContext, mask: u64) -> Result<()> {
+        self.ctx
+            .write_ctx_masked(ctxreg::TABLE_QP, self.qpn, &qc.encode(), mask)
     }
 
     /// Write both records (responder state first: the QP context's state gates the data path).
@@ -152,9 +176,7 @@ impl<'c, D: Device> QueuePair<'c, D> {
         if from == QpState::Reset {
             self.write_records(&qc, &RqState::default())?;
         } else {
-            let (mut cur, rs) = self.read_records()?;
-            cur.access = qc.access;
-            self.write_records(&cur, &rs)?;
+            self.write_qpc(&qc, QPC_ACCESS)?;
         }
         self.with(|q| {
             q.state = QpState::Init;
@@ -167,14 +189,14 @@ impl<'c, D: Device> QueuePair<'c, D> {
         attr.remote.check()?;
         let max_mtu = self.ctx.params.max_mtu;
         if attr.path_mtu.bytes() > max_mtu {
-            return Err(Error::InvalidArgument(format!(
-                "path MTU {} is above the device's {max_mtu}",
-                attr.path_mtu.bytes()
-            )));
+            return Err(Error::MtuAboveDevice {
+                mtu: attr.path_mtu.bytes(),
+                max: max_mtu,
+            });
         }
         self.transition(QpState::Rtr)?;
-        let (mut qc, mut rs) = self.read_records()?;
         let (rq_pi, sq_pi) = self.with(|q| Ok((q.rq_pi, q.sq_pi)))?;
+        let (mut qc, mut rs) = (QpContext::default(), RqState::default());
         let e = attr.remote;
         qc.state = qp_state::RTR;
         qc.path_mtu = attr.path_mtu.code();
@@ -185,7 +207,10 @@ impl<'c, D: Device> QueuePair<'c, D> {
         qc.sq_pi = sq_pi;
         rs.rq_psn = e.psn;
         rs.rq_pi = rq_pi; // the driver's index: safe against a doorbell still in flight
-        self.write_records(&qc, &rs)?;
+        // responder state first: the QP context's state gates the data path
+        self.ctx
+            .write_ctx_masked(ctxreg::TABLE_RQS, self.qpn, &rs.encode(), RQS_RTR)?;
+        self.write_qpc(&qc, QPC_RTR)?;
         self.with(|q| {
             q.remote = Some(e);
             q.path_mtu = Some(attr.path_mtu);
@@ -196,29 +221,44 @@ impl<'c, D: Device> QueuePair<'c, D> {
 
     /// RTR->RTS (or RTS->RTS): start sending at the local PSN; timeout/retry values are stored.
     pub fn modify_to_rts(&self, attr: &RtsAttr) -> Result<()> {
-        if attr.timeout > 31 || attr.retry_cnt > 7 || attr.rnr_retry > 7 {
-            return Err(Error::InvalidArgument(format!(
-                "timeout {} (0..=31), retry_cnt {} (0..=7), rnr_retry {} (0..=7)",
-                attr.timeout, attr.retry_cnt, attr.rnr_retry
-            )));
+        for (what, value, max) in [
+            ("timeout", attr.timeout, 31),
+            ("retry_cnt", attr.retry_cnt, 7),
+            ("rnr_retry", attr.rnr_retry, 7),
+        ] {
+            if value > max {
+                return Err(Error::OutOfRange {
+                    what,
+                    value: value as u64,
+                    min: 0,
+                    max: max as u64,
+                });
+            }
         }
         let from = self.transition(QpState::Rts)?;
-        let (mut qc, _) = self.read_records()?;
         let (psn, sq_pi) = self.with(|q| Ok((q.local_psn, q.sq_pi)))?;
-        qc.state = qp_state::RTS;
-        if from == QpState::Rtr {
+        let mut qc = QpContext {
+            state: qp_state::RTS,
+            timeout: attr.timeout,
+            retry_cnt: attr.retry_cnt,
+            rnr_retry: attr.rnr_retry,
+            max_rd_atomic: attr.max_rd_atomic,
+            ..Default::default()
+        };
+        // RTR->RTS also starts the requester; RTS->RTS touches only the stored attributes:
+        // not the state (the engine may have moved the QP to ERR) nor the PSNs and indices
+        // the engine advances while traffic runs
+        let mask = if from == QpState::Rtr {
             qc.sq_psn = psn;
             qc.una_psn = psn;
             qc.sq_pi = sq_pi;
             qc.sq_ci = sq_pi;
             qc.sq_ack_ci = sq_pi;
-        }
-        qc.timeout = attr.timeout;
-        qc.retry_cnt = attr.retry_cnt;
-        qc.rnr_retry = attr.rnr_retry;
-        qc.max_rd_atomic = attr.max_rd_atomic;
-        self.ctx
-            .write_ctx(ctxreg::TABLE_QP, self.qpn, &qc.encode())?;
+            QPC_RTS_START
+        } else {
+            QPC_RTS_ATTRS
+        };
+        self.write_qpc(&qc, mask)?;
         self.with(|q| {
             q.state = QpState::Rts;
             Ok(())
@@ -241,11 +281,11 @@ impl<'c, D: Device> QueuePair<'c, D> {
     /// Any state -> ERR: the device stops the QP; outstanding WQEs come back flushed.
     pub fn modify_to_err(&self) -> Result<()> {
         self.transition(QpState::Err)?;
-        let (mut qc, _) = self.read_records()?;
-        qc.state = qp_state::ERR;
-        self.ctx
-            .nic()?
-            .write_context(ctxreg::TABLE_QP, self.qpn, &qc.encode())?;
+        let qc = QpContext {
+            state: qp_state::ERR,
+            ..Default::default()
+        };
+        self.write_qpc(&qc, QPC_STATE)?;
         self.with(|q| {
             q.state = QpState::Err;
             Ok(())
@@ -265,16 +305,17 @@ impl<'c, D: Device> QueuePair<'c, D> {
 
     pub(super) fn check_sge(sge: &Sge) -> Result<()> {
         if sge.addr.checked_add(sge.length as u64).is_none() {
-            return Err(Error::InvalidArgument(format!(
-                "SGE at {:#x} + {} bytes overflows",
-                sge.addr, sge.length
-            )));
+            return Err(Error::AddressOverflow {
+                what: "SGE",
+                addr: sge.addr,
+                len: sge.length as u64,
+            });
         }
         if sge.length as u64 > MAX_MSG_BYTES {
-            return Err(Error::InvalidArgument(format!(
-                "SGE of {} bytes: messages are at most {MAX_MSG_BYTES}",
-                sge.length
-            )));
+            return Err(Error::MessageTooLong {
+                len: sge.length as u64,
+                max: MAX_MSG_BYTES,
+            });
         }
         Ok(())
     }
@@ -294,19 +335,16 @@ impl<'c, D: Device> QueuePair<'c, D> {
         }
         match (wr.sge, wr.inline) {
             (Some(_), Some(_)) => {
-                return Err(Error::InvalidArgument(format!(
-                    "work request {}: both an SGE and inline data",
-                    wr.wr_id
-                )));
+                return Err(Error::SgeAndInline { wr_id: wr.wr_id });
             }
             (None, Some(d)) => {
                 let max = (q.caps.max_inline_data as usize).min(WQE_INLINE_BYTES);
                 if d.len() > max {
-                    return Err(Error::InvalidArgument(format!(
-                        "work request {}: {} inline bytes, the QP allows {max}",
-                        wr.wr_id,
-                        d.len()
-                    )));
+                    return Err(Error::InlineTooLong {
+                        wr_id: wr.wr_id,
+                        len: d.len(),
+                        max,
+                    });
                 }
                 w.flags |= wqe_flag::INLINE;
                 w.inline_len = d.len() as u8;
@@ -316,10 +354,10 @@ impl<'c, D: Device> QueuePair<'c, D> {
             (Some(s), None) => {
                 Self::check_sge(&s)?;
                 if q.caps.max_send_sge == 0 && s.length > 0 {
-                    return Err(Error::InvalidArgument(format!(
-                        "work request {}: the QP was created with max_send_sge 0",
-                        wr.wr_id
-                    )));
+                    return Err(Error::NoSgeAllowed {
+                        wr_id: wr.wr_id,
+                        queue: "send",
+                    });
                 }
                 w.length = s.length;
                 w.local_addr = s.addr;
@@ -348,10 +386,11 @@ impl<'c, D: Device> QueuePair<'c, D> {
             wr.op
             && remote_addr.checked_add(w.length as u64).is_none()
         {
-            return Err(Error::InvalidArgument(format!(
-                "work request {}: remote address {remote_addr:#x} + {} overflows",
-                wr.wr_id, w.length
-            )));
+            return Err(Error::AddressOverflow {
+                what: "remote address",
+                addr: remote_addr,
+                len: w.length as u64,
+            });
         }
         Ok(w)
     }
@@ -443,10 +482,10 @@ impl<'c, D: Device> QueuePair<'c, D> {
                 if let Some(s) = wr.sge {
                     Self::check_sge(&s)?;
                     if q.caps.max_recv_sge == 0 && s.length > 0 {
-                        return Err(Error::InvalidArgument(format!(
-                            "receive request {}: the QP was created with max_recv_sge 0",
-                            wr.wr_id
-                        )));
+                        return Err(Error::NoSgeAllowed {
+                            wr_id: wr.wr_id,
+                            queue: "recv",
+                        });
                     }
                     w.length = s.length;
                     w.local_addr = s.addr;
@@ -484,9 +523,7 @@ impl<'c, D: Device> QueuePair<'c, D> {
         self.write_records(&QpContext::default(), &RqState::default())?;
         let mut r = self.ctx.res()?;
         if let Some(q) = r.qps[self.qpn as usize].take() {
-            if let Ok(u) = r.pd_users(q.pd) {
-                *u = u.saturating_sub(1);
-            }
+            r.pd_unuse(q.pd);
             for cqn in [q.send_cqn, q.recv_cqn] {
                 if let Some(Some(u)) = r.cqs.get_mut(cqn as usize) {
                     *u = u.saturating_sub(1);
@@ -500,6 +537,10 @@ impl<'c, D: Device> QueuePair<'c, D> {
 
 impl<D: Device> Drop for QueuePair<'_, D> {
     fn drop(&mut self) {
-        let _ = self.release();
+        // On an error the QP keeps its number and its CQs stay in use (they then refuse to
+        // free their rings): counted, not hidden.
+        if let Err(e) = self.release() {
+            self.ctx.note_drop_error(&e);
+        }
     }
 }

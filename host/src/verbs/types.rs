@@ -26,10 +26,10 @@ impl AccessFlags {
     /// From raw bits; unknown bits are an error.
     pub fn from_bits(bits: u32) -> Result<AccessFlags> {
         if bits & !Self::ALL != 0 {
-            return Err(Error::InvalidArgument(format!(
-                "access flags {bits:#x}: unknown bits {:#x}",
-                bits & !Self::ALL
-            )));
+            return Err(Error::UnknownAccessFlags {
+                bits,
+                unknown: bits & !Self::ALL,
+            });
         }
         Ok(AccessFlags(bits))
     }
@@ -82,9 +82,7 @@ impl Mtu {
     pub fn from_bytes(b: u32) -> Result<Mtu> {
         match roce::mtu_bytes_to_enum(b) {
             Some(e) => Ok(Mtu::ALL[e as usize - 1]),
-            None => Err(Error::InvalidArgument(format!(
-                "path MTU {b}: must be 256, 512, 1024, 2048 or 4096"
-            ))),
+            None => Err(Error::BadMtu { bytes: b }),
         }
     }
 }
@@ -102,15 +100,16 @@ impl PortAddr {
     /// A unicast, non-zero MAC and a unicast, non-zero IPv4 address.
     pub fn new(mac: [u8; 6], ipv4: Ipv4Addr) -> Result<PortAddr> {
         if mac[0] & 1 != 0 || mac == [0; 6] {
-            return Err(Error::InvalidArgument(format!(
-                "MAC {} is multicast or zero",
-                fmt_mac(&mac)
-            )));
+            return Err(Error::NotUnicast {
+                what: "MAC",
+                addr: fmt_mac(&mac),
+            });
         }
         if ipv4.is_unspecified() || ipv4.is_multicast() || ipv4.is_broadcast() {
-            return Err(Error::InvalidArgument(format!(
-                "IPv4 address {ipv4} is not a unicast address"
-            )));
+            return Err(Error::NotUnicast {
+                what: "IPv4 address",
+                addr: ipv4.to_string(),
+            });
         }
         Ok(PortAddr { mac, ipv4 })
     }
@@ -118,9 +117,12 @@ impl PortAddr {
     /// 02:00:00:00:00:n (locally administered), IPv4 10.0.0.n.
     pub fn sim(n: u8) -> Result<PortAddr> {
         if n == 0 || n == 255 {
-            return Err(Error::InvalidArgument(format!(
-                "simulated NIC number {n}: must be 1..=254"
-            )));
+            return Err(Error::OutOfRange {
+                what: "simulated NIC number",
+                value: n as u64,
+                min: 1,
+                max: 254,
+            });
         }
         PortAddr::new([0x02, 0, 0, 0, 0, n], Ipv4Addr::new(10, 0, 0, n))
     }
@@ -163,20 +165,18 @@ impl Endpoint {
     /// Decode and check (tag, version, 24-bit QPN and PSN, unicast addresses).
     pub fn from_bytes(b: &[u8]) -> Result<Endpoint> {
         if b.len() != Self::BYTES {
-            return Err(Error::InvalidArgument(format!(
-                "endpoint of {} bytes: expected {}",
-                b.len(),
-                Self::BYTES
-            )));
+            return Err(Error::EndpointLength {
+                len: b.len(),
+                expected: Self::BYTES,
+            });
         }
         if b[0] != Self::TAG || b[1] != Self::VERSION {
-            return Err(Error::InvalidArgument(format!(
-                "endpoint tag/version {:#04x}/{}: expected {:#04x}/{}",
-                b[0],
-                b[1],
-                Self::TAG,
-                Self::VERSION
-            )));
+            return Err(Error::EndpointVersion {
+                tag: b[0],
+                version: b[1],
+                want_tag: Self::TAG,
+                want_version: Self::VERSION,
+            });
         }
         let word = |i: usize| u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
         let ep = Endpoint {
@@ -191,10 +191,12 @@ impl Endpoint {
 
     pub(super) fn check(&self) -> Result<()> {
         if self.qpn > roce::PSN_MASK || self.psn > roce::PSN_MASK {
-            return Err(Error::InvalidArgument(format!(
-                "endpoint QPN {:#x} / PSN {:#x}: both are 24-bit numbers",
-                self.qpn, self.psn
-            )));
+            let (what, value) = if self.qpn > roce::PSN_MASK {
+                ("endpoint QPN", self.qpn)
+            } else {
+                ("endpoint PSN", self.psn)
+            };
+            return Err(Error::Wider24 { what, value });
         }
         PortAddr::new(self.mac, self.ipv4).map(|_| ())
     }
