@@ -23,6 +23,12 @@ pub(super) struct Fake {
     /// It lands when a `dma_read` reaches the entry's owner byte, after the bytes before it
     /// were copied out (a host reading the whole entry at once sees it torn).
     pub(super) racing_cqe: Option<(u64, usize, [u8; 32])>,
+    /// What the engine last wrote into (sq_psn, sq_ci, una_psn) of `engine_bumps_qp`.
+    pub(super) engine_last: Option<(u32, u16, u32)>,
+    /// Refuse every mailbox write (a device error).
+    pub(super) fail_ctx_writes: bool,
+    /// Build parameters to report instead of the defaults.
+    pub(super) params: Option<params::BuildParams>,
     pub(super) tables: HashMap<(u32, u32), [u8; 64]>,
     pub(super) rings: HashMap<u64, [u8; 64]>,
     pub(super) doorbells: Vec<(u32, u32)>,
@@ -44,7 +50,20 @@ impl Fake {
             self.ctx_status = cr::STATUS_ERROR;
             return;
         }
+        if op == cr::OP_WRITE && self.fail_ctx_writes {
+            self.ctx_status = cr::STATUS_ERROR;
+            return;
+        }
         self.ctx_status = 0;
+        if table == cr::TABLE_QP && self.engine_bumps_qp == Some(index) {
+            // traffic: the engine advances the QP between any two mailbox commands
+            let mut qc = QpContext::decode(&self.rec(table, index));
+            qc.sq_psn = (qc.sq_psn + 1) & roce::PSN_MASK;
+            qc.sq_ci = qc.sq_ci.wrapping_add(1);
+            qc.una_psn = (qc.una_psn + 1) & roce::PSN_MASK;
+            self.engine_last = Some((qc.sq_psn, qc.sq_ci, qc.una_psn));
+            self.put(table, index, qc.encode());
+        }
         let wbe = if op == cr::OP_WRITE && cmd & cr::CMD_MASKED != 0 {
             self.ctx_wbe.unwrap_or(u64::MAX)
         } else {
@@ -62,11 +81,6 @@ impl Fake {
             }
             self.tables.insert((table, index), rec);
         } else {
-            if table == cr::TABLE_QP && self.engine_bumps_qp == Some(index) {
-                let mut qc = QpContext::decode(&self.rec(table, index));
-                qc.sq_psn = (qc.sq_psn + 1) & roce::PSN_MASK;
-                self.put(table, index, qc.encode());
-            }
             let rec = self.tables.get(&(table, index)).copied().unwrap_or([0; 64]);
             for (i, w) in self.ctx_data.iter_mut().enumerate() {
                 *w = u32::from_le_bytes(rec[4 * i..4 * i + 4].try_into().unwrap());
@@ -113,7 +127,7 @@ impl Device for Fake {
                 return Ok(b.next);
             }
         }
-        let p = DEFAULT;
+        let p = self.params.unwrap_or(DEFAULT);
         Ok(match off {
             dev::MAGIC => dev::MAGIC_VALUE,
             dev::HW_VERSION => params::HW_VERSION,
@@ -125,7 +139,11 @@ impl Device for Fake {
             dev::MAX_MTU => p.max_mtu,
             dev::DATAPATH_BITS => p.datapath_bits,
             dev::CLOCK_KHZ => p.clock_khz,
-            dev::RING_BYTES => p.ring_bytes(),
+            // as the device computes it (wrapping: the fake must not panic on bad parameters)
+            dev::RING_BYTES => p
+                .num_qps
+                .wrapping_mul(p.sq_depth.wrapping_add(p.rq_depth))
+                .wrapping_mul(64),
             cr::STATUS => self.ctx_status,
             cr::WBE_LO => self.ctx_wbe.unwrap_or(u64::MAX) as u32,
             cr::WBE_HI => (self.ctx_wbe.unwrap_or(u64::MAX) >> 32) as u32,

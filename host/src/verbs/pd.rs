@@ -373,8 +373,9 @@ impl<'c, D: Device> MemoryRegion<'c, D> {
         free_mr_slot(&mut r, self.index);
         r.pd_unuse(self.pd);
         drop(r);
+        // the key is invalid now: the buffer may go (if this was its last owner)
         drop(buf);
-        Ok(())
+        self.ctx.reap()
     }
 }
 
