@@ -963,3 +963,120 @@ fn write_goodput_cycle_budget() {
         rig.audit().expect("audit");
     }
 }
+
+/// RTS->RTS while RDMA WRITEs are in flight (issue 9): the driver writes only the attributes
+/// it owns (a masked context-mailbox write), so the PSNs and indices the engine advances in
+/// the meantime are never rolled back. Every modify lands mid-traffic, the QP context's
+/// engine-owned fields only move forward across it, the new attributes are stored, and all
+/// traffic completes with every byte in place and the final PSN/index state exact.
+#[test]
+fn modify_rts_to_rts_under_traffic_keeps_engine_fields() {
+    use rnic::verbs::RtsAttr;
+    let (w, ca, cb) = verbs_pair(WorldConfig::default());
+    let (n, len) = (32usize, 32 * 1024);
+    let pkts = (len / 256) as u32;
+    let stride = len + 4 * GUARD;
+    let a = Side::new(&ca, n * stride + 4096, 64);
+    let b = Side::new(&cb, n * stride + 4096, 64);
+    let (qa, qb) = (a.qp(caps()), b.qp(caps()));
+    connect_qps(&qa, &qb, &attr(Mtu::Mtu256)).expect("connect");
+    let m0 = marks(&w);
+    let psn0 = qa.query_device().unwrap().0.sq_psn;
+    // distinct source and destination windows: all of them are in flight together
+    let msgs: Vec<Msg> = (0..n)
+        .map(|k| {
+            Msg::new(
+                Kind::Write,
+                len,
+                k * len,
+                2 * GUARD + k * stride,
+                900 + k as u64,
+            )
+        })
+        .collect();
+    for m in &msgs {
+        post_msg(&a, &b, &qa, &qb, m);
+    }
+    let dist = |from: u32, to: u32| to.wrapping_sub(from) & PSN_MASK;
+    let mut mid_traffic = 0;
+    let mut before = qa.query_device().unwrap().0;
+    for k in 0..24u8 {
+        let attr = RtsAttr {
+            timeout: 8 + k % 20,
+            retry_cnt: k % 8,
+            rnr_retry: 7 - k % 8,
+            ..RtsAttr::default()
+        };
+        qa.modify_to_rts(&attr).expect("RTS->RTS");
+        let after = qa.query_device().unwrap().0;
+        let what = format!("modify {k}");
+        if before.sq_ack_ci != before.sq_pi {
+            mid_traffic += 1;
+        }
+        // forward only (and never past what was posted)
+        assert!(
+            dist(before.sq_psn, after.sq_psn)
+                <= dist(before.sq_psn, psn0.wrapping_add(pkts * n as u32)),
+            "{what}: sq_psn went back from {:#x} to {:#x}",
+            before.sq_psn,
+            after.sq_psn
+        );
+        assert!(
+            dist(before.una_psn, after.una_psn) <= dist(before.una_psn, after.sq_psn),
+            "{what}: una_psn went back from {:#x} to {:#x}",
+            before.una_psn,
+            after.una_psn
+        );
+        assert!(
+            after.sq_ci.wrapping_sub(before.sq_ci) <= n as u16,
+            "{what}: sq_ci went back from {} to {}",
+            before.sq_ci,
+            after.sq_ci
+        );
+        assert!(
+            after.sq_ack_ci.wrapping_sub(before.sq_ack_ci) <= n as u16,
+            "{what}: sq_ack_ci went back from {} to {}",
+            before.sq_ack_ci,
+            after.sq_ack_ci
+        );
+        assert_eq!(after.sq_pi, n as u16, "{what}: sq_pi");
+        assert_eq!(
+            (after.state, after.timeout, after.retry_cnt, after.rnr_retry),
+            (
+                rnic_abi::queue::qp_state::RTS,
+                attr.timeout,
+                attr.retry_cnt,
+                attr.rnr_retry
+            ),
+            "{what}: state and the new attributes"
+        );
+        before = after;
+    }
+    assert!(
+        mid_traffic >= 4,
+        "only {mid_traffic} modifies landed while WQEs were in flight"
+    );
+    let wc = wait_wc(&a.cq, n, "RTS->RTS under traffic");
+    for (m, w) in msgs.iter().zip(&wc) {
+        assert_eq!(
+            *w,
+            want_send_wc(m, qa.qpn(), w),
+            "completion of {:#x}",
+            m.wr_id()
+        );
+    }
+    for m in &msgs {
+        check_dst(&b, m, &format!("WRITE {:#x}", m.wr_id()));
+    }
+    // the engine's final state: exactly n WQEs of `pkts` packets each, all acknowledged
+    let qc = qa.query_device().unwrap().0;
+    let psn_end = psn0.wrapping_add(pkts * n as u32) & PSN_MASK;
+    assert_eq!(
+        (qc.sq_psn, qc.una_psn, qc.sq_ci, qc.sq_ack_ci, qc.sq_pi),
+        (psn_end, psn_end, n as u16, n as u16, n as u16),
+        "final requester state"
+    );
+    assert_eq!(qa.state().unwrap(), QpState::Rts);
+    assert_cq_quiet(&a.cq, 20_000, "RTS->RTS under traffic");
+    audit(&w, m0, &a, &b, "RTS->RTS under traffic");
+}
