@@ -259,7 +259,7 @@ pub(super) fn hw_cqe(c: &Context<Fake>, cq: &CompletionQueue<Fake>, pi: u32, mut
     let log2 = cq.entries().trailing_zeros() as u8;
     cqe.flags = (cqe.flags & !cqe_flag::OWNER) | owner_flag_for(pi, log2);
     let slot = (pi & (cq.entries() - 1)) as usize;
-    c.write_buf(&cq.ring(), slot * CQE_BYTES, &cqe.encode())
+    c.write_buf(cq.ring(), slot * CQE_BYTES, &cqe.encode())
         .unwrap();
 }
 

@@ -16,8 +16,11 @@
 //! ```
 //!
 //! Everything is checked here before it reaches the device; every bad argument and every call
-//! in the wrong QP state is an [`Error`], never a panic. Objects borrow the [`Context`]; they
-//! release their device resources on drop (errors ignored) or explicitly through
+//! in the wrong QP state is an [`Error`], never a panic. Objects borrow the [`Context`]; a
+//! [`QueuePair`] borrows its PD and CQs, so they outlive it; a [`MemoryRegion`] shares its
+//! [`DmaBuf`] (never unmapped behind a live MR or CQ: see `buf.rs`). Objects release their
+//! device resources on drop (a device error there is counted in [`Context::drop_errors`], and
+//! what the device may still use stays mapped) or explicitly through
 //! `dereg`/`destroy`/`dealloc` (errors returned). One thread drives a context (it is not
 //! `Sync`); the device is behind a `RefCell`, so re-entrant use is reported as
 //! [`Error::ContextBusy`].
