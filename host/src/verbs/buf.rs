@@ -7,25 +7,6 @@
 //! last of them is gone. A freed IOVA is therefore never reachable through a live MR's key or a
 //! live CQ's context. Dropped allocations are queued in the context and unmapped at its next
 //! allocation, `free_buf`, CQ destroy or `into_nic` (a drop cannot reach the device).
-//!
-//! ```
-//! # use rnic::verbs::DmaBuf;
-//! fn takes(_b: DmaBuf) {}
-//! # fn f(b: DmaBuf) { takes(b) }
-//! ```
-//! A `DmaBuf` cannot be copied (so a copy cannot outlive a free):
-//! ```compile_fail,E0382
-//! # use rnic::verbs::DmaBuf;
-//! fn takes(_b: DmaBuf) {}
-//! fn f(b: DmaBuf) {
-//!     takes(b);
-//!     takes(b);
-//! }
-//! ```
-//! and not built by hand (so no IOVA of the caller's choosing can be registered):
-//! ```compile_fail,E0451
-//! let _b = rnic::verbs::DmaBuf { alloc: todo!() };
-//! ```
 
 use super::*;
 use crate::device::DmaRegion;
@@ -68,6 +49,25 @@ impl Drop for BufAlloc {
 /// An owned, DMA-able host buffer of a [`Context`] (see the module docs for the ownership
 /// rules). Read and write it with [`Context::read_buf`] / [`Context::write_buf`], register it
 /// with [`ProtectionDomain::reg_mr`], free it with [`Context::free_buf`] or by dropping it.
+///
+/// ```
+/// # use rnic::verbs::DmaBuf;
+/// fn takes(_b: DmaBuf) {}
+/// # fn f(b: DmaBuf) { takes(b) }
+/// ```
+/// A `DmaBuf` cannot be copied (so a copy cannot outlive a free):
+/// ```compile_fail,E0382
+/// # use rnic::verbs::DmaBuf;
+/// fn takes(_b: DmaBuf) {}
+/// fn f(b: DmaBuf) {
+///     takes(b);
+///     takes(b);
+/// }
+/// ```
+/// and not built by hand (so no IOVA of the caller's choosing can be registered):
+/// ```compile_fail,E0451
+/// let _b = rnic::verbs::DmaBuf { alloc: todo!() };
+/// ```
 #[derive(Debug)]
 pub struct DmaBuf {
     alloc: Rc<BufAlloc>,
