@@ -39,6 +39,8 @@ mod fake;
 mod pd;
 mod qp;
 #[cfg(test)]
+mod safety_tests;
+#[cfg(test)]
 mod tests;
 mod types;
 
