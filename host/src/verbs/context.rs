@@ -136,10 +136,20 @@ impl<D: Device> Context<D> {
     }
 
     /// Give the device back (all objects are gone: they borrow the context). Buffers whose
-    /// last owner is gone are unmapped first; `DmaBuf`s still held stay mapped.
+    /// last owner is gone are unmapped first; `DmaBuf`s still held stay mapped. Use
+    /// [`Context::close`] to learn about an unmap that failed.
     pub fn into_nic(self) -> Rnic<D> {
+        // A failed unmap leaves the mapping in the backend (mapped memory, never a dangling
+        // IOVA); `close` reports it.
         let _ = self.reap();
         self.nic.into_inner()
+    }
+
+    /// Like [`Context::into_nic`], but an error if unmapping a released buffer failed (the
+    /// device is then dropped with the rest of its mappings).
+    pub fn close(self) -> Result<Rnic<D>> {
+        self.reap()?;
+        Ok(self.nic.into_inner())
     }
 
     /// Unmap the allocations whose last owner is gone. Returns the first error (the others
