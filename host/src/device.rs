@@ -22,10 +22,13 @@ impl Bar {
     }
 }
 
-/// A DMA-able host buffer: device-visible at `iova`, `len` bytes. A handle, not the memory:
-/// read and write it through [`Device::dma_read`] / [`Device::dma_write`].
+/// A backend's raw handle to a DMA mapping: device-visible at `iova`, `len` bytes. A handle,
+/// not the memory: read and write it through [`Device::dma_read`] / [`Device::dma_write`].
+/// This is the backend level (what a [`Device`] implementation hands out and takes back); verbs
+/// users get an owned [`crate::verbs::DmaRegion`] from `Context::alloc_buf`, and only that can be
+/// registered as a memory region.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct DmaBuf {
+pub struct DmaRegion {
     /// Backend-specific id.
     pub id: u64,
     /// I/O virtual address the device uses.
@@ -34,7 +37,7 @@ pub struct DmaBuf {
     pub len: usize,
 }
 
-impl DmaBuf {
+impl DmaRegion {
     /// Check that `[off, off+len)` lies inside the buffer.
     pub fn check(&self, off: usize, len: usize) -> Result<()> {
         match off.checked_add(len) {
@@ -64,13 +67,22 @@ pub trait Device {
     /// hardware). Ordered before any later doorbell write on the same device.
     fn push_wqe(&mut self, off: u64, wqe: &[u8; 64]) -> Result<()>;
     /// Allocate and map a DMA buffer of `len` bytes (zeroed), page aligned.
-    fn dma_alloc(&mut self, len: usize) -> Result<DmaBuf>;
+    fn dma_alloc(&mut self, len: usize) -> Result<DmaRegion>;
     /// Unmap and free a DMA buffer.
-    fn dma_free(&mut self, buf: DmaBuf) -> Result<()>;
+    fn dma_free(&mut self, buf: DmaRegion) -> Result<()>;
     /// Copy from a DMA buffer.
-    fn dma_read(&mut self, buf: &DmaBuf, off: usize, out: &mut [u8]) -> Result<()>;
+    fn dma_read(&mut self, buf: &DmaRegion, off: usize, out: &mut [u8]) -> Result<()>;
+    /// Read one byte of a DMA buffer with a single volatile load (on hardware): the CQ owner
+    /// byte, read before the rest of the CQE. The default goes through `dma_read` (enough for
+    /// backends whose DMA memory is not shared with a running device, such as the simulator,
+    /// where the device only runs inside `relax`).
+    fn dma_read_u8(&mut self, buf: &DmaRegion, off: usize) -> Result<u8> {
+        let mut b = [0u8; 1];
+        self.dma_read(buf, off, &mut b)?;
+        Ok(b[0])
+    }
     /// Copy into a DMA buffer.
-    fn dma_write(&mut self, buf: &DmaBuf, off: usize, data: &[u8]) -> Result<()>;
+    fn dma_write(&mut self, buf: &DmaRegion, off: usize, data: &[u8]) -> Result<()>;
     /// Let time pass while polling: the simulator advances the world by a few cycles; hardware
     /// spins briefly.
     fn relax(&mut self);
@@ -114,7 +126,7 @@ mod tests {
 
     #[test]
     fn dma_range_checks() {
-        let b = DmaBuf {
+        let b = DmaRegion {
             id: 1,
             iova: 0x1000,
             len: 100,

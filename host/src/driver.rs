@@ -1,7 +1,7 @@
 //! The driver proper: open a device, read what it is, and use the spine's engines (DMA
 //! self-test, MAC debug path, doorbells, context store, WQE rings).
 
-use crate::device::{Bar, Device, DmaBuf};
+use crate::device::{Bar, Device, DmaRegion};
 use crate::error::{Error, Result};
 use rnic_abi::params::BuildParams;
 use rnic_abi::regs::{self, ctx, db, dev, dmat, mac, rxs};
@@ -90,6 +90,53 @@ impl RxStats {
             .find(|(n, _)| *n == reason)
             .map_or(0, |(_, c)| *c)
     }
+}
+
+/// Largest table the driver accepts from a device: the context mailbox carries a 16-bit index.
+pub const MAX_TABLE_ENTRIES: u32 = 1 << 16;
+/// Largest SQ/RQ depth: ring indices are free-running 16-bit numbers, and the full/empty
+/// distinction needs a ring of at most half their range.
+pub const MAX_QUEUE_DEPTH: u32 = 1 << 15;
+
+/// Check the build parameters a device reports before anything is sized or indexed by them:
+/// a zero or oversized table, a queue depth that is zero or not a power of two, an MTU the
+/// transport does not have or a ring memory whose size overflows is a typed error, never a
+/// panic, a division by zero or a huge allocation.
+pub fn check_params(p: &BuildParams) -> Result<()> {
+    let bad = |name: &'static str, value: u32, why: &'static str| {
+        Err(Error::BadDeviceParam {
+            name,
+            value: value as u64,
+            why,
+        })
+    };
+    for (name, v) in [
+        ("NUM_QPS", p.num_qps),
+        ("NUM_CQS", p.num_cqs),
+        ("NUM_MRS", p.num_mrs),
+    ] {
+        if v == 0 || v > MAX_TABLE_ENTRIES {
+            return bad(name, v, "a table must have 1..=65536 entries");
+        }
+    }
+    for (name, v) in [("SQ_DEPTH", p.sq_depth), ("RQ_DEPTH", p.rq_depth)] {
+        if !v.is_power_of_two() || v > MAX_QUEUE_DEPTH {
+            return bad(name, v, "a queue depth must be a power of two in 1..=32768");
+        }
+    }
+    if rnic_abi::roce::mtu_bytes_to_enum(p.max_mtu).is_none() {
+        return bad("MAX_MTU", p.max_mtu, "not an IBTA MTU (256..4096)");
+    }
+    let ring =
+        p.num_qps as u64 * (p.sq_depth as u64 + p.rq_depth as u64) * rnic_abi::WQE_BYTES as u64;
+    if ring > u32::MAX as u64 {
+        return bad(
+            "NUM_QPS",
+            p.num_qps,
+            "QPs x (SQ + RQ depth) x 64 bytes of ring memory overflows 32 bits",
+        );
+    }
+    Ok(())
 }
 
 /// An opened rnic device.
@@ -188,6 +235,7 @@ impl<D: Device> Rnic<D> {
             datapath_bits: r(dev, dev::DATAPATH_BITS)?,
             clock_khz: r(dev, dev::CLOCK_KHZ)?,
         };
+        check_params(&params)?;
         let ring_bytes = r(dev, dev::RING_BYTES)?;
         if ring_bytes != params.ring_bytes() || ring_bytes as u64 > dev.bar_len(Bar::Rings) {
             return Err(Error::Device(format!(
@@ -261,10 +309,10 @@ impl<D: Device> Rnic<D> {
     pub fn push_sq_wqe(&mut self, qpn: u32, idx: u32, wqe: &rnic_abi::queue::Wqe) -> Result<()> {
         let p = self.info.params;
         if qpn >= p.num_qps {
-            return Err(Error::InvalidArgument(format!(
-                "QP {qpn} out of range (device has {})",
-                p.num_qps
-            )));
+            return Err(Error::NoSuchObject {
+                what: "QP",
+                index: qpn as u64,
+            });
         }
         self.dev.push_wqe(p.sq_slot(qpn, idx) as u64, &wqe.encode())
     }
@@ -273,10 +321,10 @@ impl<D: Device> Rnic<D> {
     pub fn push_rq_wqe(&mut self, qpn: u32, idx: u32, wqe: &rnic_abi::queue::Wqe) -> Result<()> {
         let p = self.info.params;
         if qpn >= p.num_qps {
-            return Err(Error::InvalidArgument(format!(
-                "QP {qpn} out of range (device has {})",
-                p.num_qps
-            )));
+            return Err(Error::NoSuchObject {
+                what: "QP",
+                index: qpn as u64,
+            });
         }
         self.dev.push_wqe(p.rq_slot(qpn, idx) as u64, &wqe.encode())
     }
@@ -288,15 +336,17 @@ impl<D: Device> Rnic<D> {
             db::SQ | db::RQ => p.num_qps,
             db::CQ => p.num_cqs,
             _ => {
-                return Err(Error::InvalidArgument(format!(
-                    "{kind:#x} is not a doorbell register"
-                )));
+                return Err(Error::NoSuchObject {
+                    what: "doorbell register",
+                    index: kind as u64,
+                });
             }
         };
         if queue >= limit {
-            return Err(Error::InvalidArgument(format!(
-                "queue {queue} out of range (device has {limit})"
-            )));
+            return Err(Error::NoSuchObject {
+                what: "queue",
+                index: queue as u64,
+            });
         }
         self.write_reg(kind, db::word(queue as u16, index))
     }
@@ -308,20 +358,27 @@ impl<D: Device> Rnic<D> {
             ctx::TABLE_CQ => Ok(p.num_cqs),
             ctx::TABLE_MR => Ok(p.num_mrs),
             ctx::TABLE_RQS => Ok(p.num_qps),
-            _ => Err(Error::InvalidArgument(format!(
-                "context table {table} does not exist"
-            ))),
+            _ => Err(Error::NoSuchObject {
+                what: "context table",
+                index: table as u64,
+            }),
         }
     }
 
-    fn ctx_command(&mut self, op: u32, table: u32, index: u32) -> Result<()> {
+    /// Run a mailbox command: `cmd` is `ctx::cmd(..)` (or a masked write) for index 0; the
+    /// index is checked and filled in here.
+    fn ctx_command(&mut self, cmd: u32, table: u32, index: u32) -> Result<()> {
+        let op = cmd & 3;
         let limit = self.ctx_limit(table)?;
         if index >= limit {
-            return Err(Error::InvalidArgument(format!(
-                "context index {index} out of range for table {table} ({limit} entries)"
-            )));
+            return Err(Error::OutOfRange {
+                what: "context index",
+                value: index as u64,
+                min: 0,
+                max: limit as u64 - 1,
+            });
         }
-        self.write_reg(ctx::CMD, ctx::cmd(op, table, index as u16))?;
+        self.write_reg(ctx::CMD, cmd | ((index & 0xFFFF) << 16))?;
         self.wait_until("context command", CMD_TIMEOUT_NS, |s| {
             Ok(s.read_reg(ctx::STATUS)? & ctx::STATUS_BUSY == 0)
         })?;
@@ -335,19 +392,40 @@ impl<D: Device> Rnic<D> {
 
     /// Write a 64-byte record into a context table (`ctx::TABLE_*`).
     pub fn write_context(&mut self, table: u32, index: u32, rec: &[u8; 64]) -> Result<()> {
+        self.write_context_masked(table, index, rec, u64::MAX)
+    }
+
+    /// Write only the bytes of a record whose bit is set in `mask` (bit i = byte i; build it
+    /// with the layout's `byte_mask`), leaving the others as the engine wrote them. Only the
+    /// enabled words are staged; an all-ones mask is a plain write.
+    pub fn write_context_masked(
+        &mut self,
+        table: u32,
+        index: u32,
+        rec: &[u8; 64],
+        mask: u64,
+    ) -> Result<()> {
         self.ctx_limit(table)?;
         for (i, w) in rec.chunks_exact(4).enumerate() {
+            if (mask >> (4 * i)) & 0xF == 0 {
+                continue;
+            }
             self.write_reg(
                 ctx::DATA + 4 * i as u32,
                 u32::from_le_bytes([w[0], w[1], w[2], w[3]]),
             )?;
         }
-        self.ctx_command(ctx::OP_WRITE, table, index)
+        if mask == u64::MAX {
+            return self.ctx_command(ctx::cmd(ctx::OP_WRITE, table, 0), table, index);
+        }
+        self.write_reg(ctx::WBE_LO, mask as u32)?;
+        self.write_reg(ctx::WBE_HI, (mask >> 32) as u32)?;
+        self.ctx_command(ctx::cmd_masked_write(table, 0), table, index)
     }
 
     /// Read a 64-byte record from a context table.
     pub fn read_context(&mut self, table: u32, index: u32) -> Result<[u8; 64]> {
-        self.ctx_command(ctx::OP_READ, table, index)?;
+        self.ctx_command(ctx::cmd(ctx::OP_READ, table, 0), table, index)?;
         let mut rec = [0u8; 64];
         for i in 0..16 {
             let w = self.read_reg(ctx::DATA + 4 * i as u32)?;
@@ -359,16 +437,18 @@ impl<D: Device> Rnic<D> {
     fn dmatest_run(
         &mut self,
         ctrl: u32,
-        buf: &DmaBuf,
+        buf: &DmaRegion,
         off: usize,
         len: usize,
         seed: u8,
     ) -> Result<DmaTestResult> {
         if len == 0 || len > dmat::MAX_LEN as usize {
-            return Err(Error::InvalidArgument(format!(
-                "DMA self-test length {len} not in 1..={}",
-                dmat::MAX_LEN
-            )));
+            return Err(Error::OutOfRange {
+                what: "DMA self-test length",
+                value: len as u64,
+                min: 1,
+                max: dmat::MAX_LEN as u64,
+            });
         }
         buf.check(off, len)?;
         let iova = buf.iova + off as u64;
@@ -400,7 +480,7 @@ impl<D: Device> Rnic<D> {
     /// DMA self-test, write direction: the device writes `len` pattern bytes at `buf+off`.
     pub fn dmatest_write(
         &mut self,
-        buf: &DmaBuf,
+        buf: &DmaRegion,
         off: usize,
         len: usize,
         seed: u8,
@@ -412,7 +492,7 @@ impl<D: Device> Rnic<D> {
     /// with the pattern, and reports mismatches and the checksum.
     pub fn dmatest_read(
         &mut self,
-        buf: &DmaBuf,
+        buf: &DmaRegion,
         off: usize,
         len: usize,
         seed: u8,
@@ -424,11 +504,12 @@ impl<D: Device> Rnic<D> {
     pub fn mac_send(&mut self, frame: &[u8]) -> Result<()> {
         let n = frame.len();
         if n < mac::MIN_LEN as usize || n > mac::BUF_BYTES as usize {
-            return Err(Error::InvalidArgument(format!(
-                "frame of {n} bytes: must be {}..={}",
-                mac::MIN_LEN,
-                mac::BUF_BYTES
-            )));
+            return Err(Error::OutOfRange {
+                what: "debug frame length",
+                value: n as u64,
+                min: mac::MIN_LEN as u64,
+                max: mac::BUF_BYTES as u64,
+            });
         }
         self.wait_until("MAC debug TX idle", CMD_TIMEOUT_NS, |s| {
             Ok(s.read_reg(mac::TX_STATUS)? & mac::TX_STATUS_BUSY == 0)
@@ -495,7 +576,7 @@ impl<D: Device> Rnic<D> {
         let i = regs::eng::COUNTERS
             .iter()
             .position(|(n, _)| *n == name)
-            .ok_or_else(|| Error::InvalidArgument(format!("no engine counter {name:?}")))?;
+            .ok_or_else(|| Error::NoSuchCounter(name.to_string()))?;
         self.read_reg(regs::eng::CNT + 4 * i as u32)
     }
 

@@ -32,8 +32,84 @@ pub enum Error {
     BrokenChain { off: u32, why: String },
     #[error("required register block '{0}' not found on the device")]
     MissingBlock(&'static str),
-    #[error("invalid argument: {0}")]
-    InvalidArgument(String),
+    // ---- bad arguments: one variant per kind of mistake, so callers can match on them
+    #[error("{what} {value}: must be {min}..={max}")]
+    OutOfRange {
+        what: &'static str,
+        value: u64,
+        min: u64,
+        max: u64,
+    },
+    #[error("{what} {index} does not exist")]
+    NoSuchObject { what: &'static str, index: u64 },
+    #[error("no engine counter {0:?}")]
+    NoSuchCounter(String),
+    #[error("access flags {bits:#x}: unknown bits {unknown:#x}")]
+    UnknownAccessFlags { bits: u32, unknown: u32 },
+    #[error("remote write/atomic access needs LOCAL_WRITE too")]
+    RemoteAccessNeedsLocalWrite,
+    #[error("path MTU {bytes}: must be 256, 512, 1024, 2048 or 4096")]
+    BadMtu { bytes: u32 },
+    #[error("path MTU {mtu} is above the device's {max}")]
+    MtuAboveDevice { mtu: u32, max: u32 },
+    #[error("{what} {addr} is not a unicast address (multicast, broadcast or zero)")]
+    NotUnicast { what: &'static str, addr: String },
+    #[error("endpoint of {len} bytes: expected {expected}")]
+    EndpointLength { len: usize, expected: usize },
+    #[error("endpoint tag/version {tag:#04x}/{version}: expected {want_tag:#04x}/{want_version}")]
+    EndpointVersion {
+        tag: u8,
+        version: u8,
+        want_tag: u8,
+        want_version: u8,
+    },
+    #[error("{what} {value:#x} is wider than 24 bits")]
+    Wider24 { what: &'static str, value: u32 },
+    #[error("CQ of {entries} entries: must be a power of two in 1..={max}")]
+    BadCqSize { entries: u32, max: u32 },
+    #[error("interrupt vector {vector}: the device has {count}")]
+    NoSuchVector { vector: u32, count: u32 },
+    #[error("memory region of 0 bytes")]
+    EmptyRegion,
+    #[error("{what}: {addr:#x} + {len} bytes overflows the 64-bit address space")]
+    AddressOverflow {
+        what: &'static str,
+        addr: u64,
+        len: u64,
+    },
+    #[error("[{off}, {off}+{len}) is outside the memory region of {size} bytes")]
+    OutsideRegion { off: usize, len: usize, size: usize },
+    #[error("message of {len} bytes: messages are at most {max}")]
+    MessageTooLong { len: u64, max: u64 },
+    #[error("work request {wr_id}: both an SGE and inline data")]
+    SgeAndInline { wr_id: u64 },
+    #[error("work request {wr_id}: {len} inline bytes, the QP allows {max}")]
+    InlineTooLong { wr_id: u64, len: usize, max: usize },
+    #[error("work request {wr_id}: the QP was created with max_{queue}_sge 0")]
+    NoSgeAllowed { wr_id: u64, queue: &'static str },
+    #[error("{0} belongs to another context")]
+    ForeignObject(&'static str),
+    #[error("a completion queue's ring cannot be registered as a memory region")]
+    NotRegistrable,
+    #[error("waiting for {min} completions with room for {room}")]
+    WaitTooMany { min: usize, room: usize },
+    #[error(
+        "'{0}' is not a PCI address: expected dddd:bb:dd.f or bb:dd.f (hex), as printed by lspci -D"
+    )]
+    BadPciAddress(String),
+    #[error("IOVA {iova:#x} is not aligned to the IOMMU page size {page:#x}")]
+    IovaMisaligned { iova: u64, page: u64 },
+    #[error("IOVA range {iova:#x}+{len:#x} overlaps a mapped buffer")]
+    IovaOverlap { iova: u64, len: u64 },
+    #[error("DMA buffer of {len} bytes: must be 1..={max}")]
+    BadDmaLength { len: usize, max: usize },
+    // ---- what the device reports
+    #[error("the device reports {name} = {value}: {why}; wrong device, or a broken bitstream")]
+    BadDeviceParam {
+        name: &'static str,
+        value: u64,
+        why: &'static str,
+    },
     #[error("DMA buffer access out of range: offset {off} + {len} bytes > buffer of {size} bytes")]
     DmaRange { off: usize, len: usize, size: usize },
     #[error("unknown or freed DMA buffer (id {0})")]
@@ -105,6 +181,10 @@ pub enum Error {
     },
     #[error("out of {what}: all {limit} are in use; destroy some first")]
     OutOfResources { what: &'static str, limit: u32 },
+    #[error(
+        "DMA buffer at IOVA {iova:#x} is still used by {users} memory region(s) / completion queue(s); it is freed when the last of them goes"
+    )]
+    BufferInUse { iova: u64, users: usize },
     #[error("{what} is still used by {users} {by}; destroy those first")]
     InUse {
         what: String,

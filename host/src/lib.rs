@@ -16,11 +16,11 @@ pub mod error;
 pub mod verbs;
 pub mod vfio;
 
-pub use device::{Bar, Device, DmaBuf};
+pub use device::{Bar, Device, DmaRegion};
 pub use driver::{DeviceInfo, Rnic, RxStats};
 pub use error::{Error, Result};
 pub use verbs::{
-    AccessFlags, CompletionQueue, ConnectAttr, Context, CqAttr, Endpoint, InitAttr, MemoryRegion,
-    Mtu, PortAddr, ProtectionDomain, QpCaps, QpState, QueuePair, RecvWr, RtrAttr, RtsAttr, SendOp,
-    SendWr, Sge, WcOpcode, WcStatus, WorkCompletion,
+    AccessFlags, CompletionQueue, ConnectAttr, Context, CqAttr, DmaBuf, Endpoint, InitAttr,
+    MemoryRegion, Mtu, PortAddr, ProtectionDomain, QpCaps, QpState, QueuePair, RecvWr, RtrAttr,
+    RtsAttr, SendOp, SendWr, Sge, WcOpcode, WcStatus, WorkCompletion,
 };

@@ -13,7 +13,7 @@ use std::fmt::Write;
 /// request on A's `m_axis_tx`. RX: from the cycle NIC B took the request's last beat to the first payload
 /// byte B wrote into host memory.
 fn latency(
-    rig: &mut Rig,
+    rig: &Rig,
     qa: &rnic::verbs::QueuePair<SimNic>,
     qb: &rnic::verbs::QueuePair<SimNic>,
     inline: bool,
@@ -130,7 +130,7 @@ pub fn run(cfg: WorldConfig) -> Result<String, crate::Error> {
     let w2 = world(cfg);
     let ca = Context::new(Rnic::open(SimNic::new(&w2, 0)?)?, PortAddr::sim(1)?)?;
     let cb = Context::new(Rnic::open(SimNic::new(&w2, 1)?)?, PortAddr::sim(2)?)?;
-    let mut rig = Rig::new(&w2, &ca, &cb, 64 * 1024 + 4096)?;
+    let rig = Rig::new(&w2, &ca, &cb, 64 * 1024 + 4096)?;
     let (qa, qb) = rig.connect(Mtu::Mtu4096)?;
     writeln!(
         out,
@@ -175,7 +175,7 @@ pub fn run(cfg: WorldConfig) -> Result<String, crate::Error> {
         ("TX, inline 16 B SEND", true, 16usize),
         ("TX, 4 KiB WRITE", false, 4096),
     ] {
-        let (tx, tx_last, rx) = latency(&mut rig, &qa, &qb, inline, size)?;
+        let (tx, tx_last, rx) = latency(&rig, &qa, &qb, inline, size)?;
         let beats = (size + 74 + 4).div_ceil(64) as u64;
         let (note, v) = if inline {
             (

@@ -209,8 +209,8 @@ pub struct Rig<'c> {
     pub b_cq: CompletionQueue<'c, SimNic>,
     pub a_pd: ProtectionDomain<'c, SimNic>,
     pub b_pd: ProtectionDomain<'c, SimNic>,
-    audited: u64,
-    seed: u64,
+    audited: std::cell::Cell<u64>,
+    seed: std::cell::Cell<u64>,
 }
 
 impl<'c> Rig<'c> {
@@ -239,8 +239,8 @@ impl<'c> Rig<'c> {
             b_cq,
             a_pd,
             b_pd,
-            audited: 0,
-            seed: 1000,
+            audited: 0.into(),
+            seed: 1000.into(),
         })
     }
 
@@ -248,7 +248,7 @@ impl<'c> Rig<'c> {
     pub fn connect(
         &self,
         mtu: Mtu,
-    ) -> Result<(QueuePair<'c, SimNic>, QueuePair<'c, SimNic>), Error> {
+    ) -> Result<(QueuePair<'_, SimNic>, QueuePair<'_, SimNic>), Error> {
         let caps = QpCaps {
             max_send_wr: 64,
             max_recv_wr: 64,
@@ -275,12 +275,12 @@ impl<'c> Rig<'c> {
     /// The host-memory audit since the last call: every byte the NICs wrote lies in B's
     /// destination MR or a CQ ring, and the IOMMU model saw no fault. Clears the audit log
     /// (it grows by 16 bytes per byte written). Returns the bytes audited so far.
-    pub fn audit(&mut self) -> Result<u64, Error> {
+    pub fn audit(&self) -> Result<u64, Error> {
         let allowed = [
-            vec![(self.a_cq.ring().iova, self.a_cq.ring().len)],
+            vec![(self.a_cq.ring().iova(), self.a_cq.ring().len())],
             vec![
                 (self.dst.iova(), self.dst.len()),
-                (self.b_cq.ring().iova, self.b_cq.ring().len),
+                (self.b_cq.ring().iova(), self.b_cq.ring().len()),
             ],
         ];
         let mut w = self.world.borrow_mut();
@@ -298,12 +298,12 @@ impl<'c> Rig<'c> {
                         "NIC {k}: DMA write at IOVA {a:#x} (cycle {}) outside the registered MRs and CQ rings",
                         r.cycle
                     );
-                    self.audited += 1;
+                    self.audited.set(self.audited.get() + 1);
                 }
             }
             mem.audit.clear();
         }
-        Ok(self.audited)
+        Ok(self.audited.get())
     }
 
     /// Wait until B's destination holds `want` at `off` and the byte after it is untouched.
@@ -339,17 +339,17 @@ impl<'c> Rig<'c> {
     /// perftest-like: `iters` messages of `size` bytes A -> B, `depth` outstanding, every
     /// completion checked, the destination verified at the end.
     pub fn measure(
-        &mut self,
-        qa: &QueuePair<'c, SimNic>,
-        qb: &QueuePair<'c, SimNic>,
+        &self,
+        qa: &QueuePair<'_, SimNic>,
+        qb: &QueuePair<'_, SimNic>,
         op: BenchOp,
         size: usize,
         iters: usize,
         depth: usize,
     ) -> Result<Row, Error> {
         let what = format!("{} {size} B", op.name());
-        self.seed += 1;
-        let data = pattern(self.seed, size);
+        self.seed.set(self.seed.get() + 1);
+        let data = pattern(self.seed.get(), size);
         self.src.write(0, &data)?;
         let fill_len = (size + 64).min(self.dst.len());
         self.dst.write(0, &vec![FILL; fill_len])?;
@@ -526,7 +526,7 @@ fn describe_frame(f: &[u8]) -> Option<String> {
 
 /// The showcase: one message of each kind A -> B at MTU 1024, both sides' completions printed
 /// and checked, the destination verified.
-fn showcase(rig: &mut Rig, out: &mut String) -> Result<(), Error> {
+fn showcase(rig: &Rig, out: &mut String) -> Result<(), Error> {
     let (qa, qb) = rig.connect(Mtu::Mtu1024)?;
     writeln!(
         out,
@@ -676,8 +676,8 @@ pub fn run_plan(cfg: WorldConfig, plan: &Plan) -> Result<DemoReport, Error> {
     )?;
     writeln!(out, "{info}")?;
     let max = plan.sizes.iter().copied().max().unwrap_or(4096);
-    let mut rig = Rig::new(&w, &a, &b, max.max(64 * 1024) + 4096)?;
-    showcase(&mut rig, &mut out)?;
+    let rig = Rig::new(&w, &a, &b, max.max(64 * 1024) + 4096)?;
+    showcase(&rig, &mut out)?;
     rig.audit()?;
     let mut pcap_frames: Vec<WireFrame> = w.borrow_mut().wire.drain(..).map(|(_, f)| f).collect();
 

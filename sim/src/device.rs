@@ -4,7 +4,7 @@
 
 use crate::mmio::MmioOp;
 use crate::world::{World, WorldConfig};
-use rnic::device::{Bar, Device, DmaBuf, check_bar};
+use rnic::device::{Bar, Device, DmaRegion, check_bar};
 use rnic::error::{Error, Result};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -29,16 +29,17 @@ pub const RELAX_CYCLES: u64 = 16;
 pub struct SimNic {
     world: SharedWorld,
     idx: usize,
-    bufs: HashMap<u64, DmaBuf>,
+    bufs: HashMap<u64, DmaRegion>,
 }
 
 impl SimNic {
     pub fn new(world: &SharedWorld, idx: usize) -> Result<SimNic> {
         let n = world.borrow().nics.len();
         if idx >= n {
-            return Err(Error::InvalidArgument(format!(
-                "the simulated world has {n} NICs, no NIC {idx}"
-            )));
+            return Err(Error::NoSuchObject {
+                what: "simulated NIC",
+                index: idx as u64,
+            });
         }
         Ok(SimNic {
             world: world.clone(),
@@ -78,7 +79,7 @@ impl SimNic {
         }
     }
 
-    fn buf(&self, b: &DmaBuf) -> Result<()> {
+    fn buf(&self, b: &DmaRegion) -> Result<()> {
         match self.bufs.get(&b.id) {
             Some(k) if k == b => Ok(()),
             _ => Err(Error::UnknownBuffer(b.id)),
@@ -140,28 +141,29 @@ impl Device for SimNic {
         .map(|_| ())
     }
 
-    fn dma_alloc(&mut self, len: usize) -> Result<DmaBuf> {
+    fn dma_alloc(&mut self, len: usize) -> Result<DmaRegion> {
         if len == 0 || len > MAX_DMA_BYTES {
-            return Err(Error::InvalidArgument(format!(
-                "DMA buffer of {len} bytes: must be 1..={MAX_DMA_BYTES}"
-            )));
+            return Err(Error::BadDmaLength {
+                len,
+                max: MAX_DMA_BYTES,
+            });
         }
         let (id, iova) = self.world.borrow_mut().nics[self.idx]
             .mem
             .map(len as u64, true);
-        let b = DmaBuf { id, iova, len };
+        let b = DmaRegion { id, iova, len };
         self.bufs.insert(id, b);
         Ok(b)
     }
 
-    fn dma_free(&mut self, buf: DmaBuf) -> Result<()> {
+    fn dma_free(&mut self, buf: DmaRegion) -> Result<()> {
         self.buf(&buf)?;
         self.bufs.remove(&buf.id);
         self.world.borrow_mut().nics[self.idx].mem.unmap(buf.id);
         Ok(())
     }
 
-    fn dma_read(&mut self, buf: &DmaBuf, off: usize, out: &mut [u8]) -> Result<()> {
+    fn dma_read(&mut self, buf: &DmaRegion, off: usize, out: &mut [u8]) -> Result<()> {
         self.buf(buf)?;
         buf.check(off, out.len())?;
         self.world.borrow().nics[self.idx]
@@ -170,7 +172,7 @@ impl Device for SimNic {
         Ok(())
     }
 
-    fn dma_write(&mut self, buf: &DmaBuf, off: usize, data: &[u8]) -> Result<()> {
+    fn dma_write(&mut self, buf: &DmaRegion, off: usize, data: &[u8]) -> Result<()> {
         self.buf(buf)?;
         buf.check(off, data.len())?;
         self.world.borrow_mut().nics[self.idx]
@@ -189,9 +191,7 @@ impl Device for SimNic {
 
     fn wait_irq(&mut self, vector: u32, timeout_ns: u64) -> Result<bool> {
         if vector != 0 {
-            return Err(Error::InvalidArgument(format!(
-                "interrupt vector {vector}: the engine has one (0)"
-            )));
+            return Err(Error::NoSuchVector { vector, count: 1 });
         }
         let mut w = self.world.borrow_mut();
         let t0 = w.now_ns();

@@ -1,6 +1,6 @@
 //! Shared helpers for the host-driver tests against the simulated RTL.
 
-use rnic::device::{Bar, Device, DmaBuf};
+use rnic::device::{Bar, Device, DmaRegion};
 use rnic::{Result, Rnic};
 use rnic_sim::{SharedWorld, SimNic, WorldConfig, world};
 
@@ -57,16 +57,16 @@ impl<D: Device> Device for PatchedDevice<D> {
     fn push_wqe(&mut self, off: u64, wqe: &[u8; 64]) -> Result<()> {
         self.inner.push_wqe(off, wqe)
     }
-    fn dma_alloc(&mut self, len: usize) -> Result<DmaBuf> {
+    fn dma_alloc(&mut self, len: usize) -> Result<DmaRegion> {
         self.inner.dma_alloc(len)
     }
-    fn dma_free(&mut self, buf: DmaBuf) -> Result<()> {
+    fn dma_free(&mut self, buf: DmaRegion) -> Result<()> {
         self.inner.dma_free(buf)
     }
-    fn dma_read(&mut self, buf: &DmaBuf, off: usize, out: &mut [u8]) -> Result<()> {
+    fn dma_read(&mut self, buf: &DmaRegion, off: usize, out: &mut [u8]) -> Result<()> {
         self.inner.dma_read(buf, off, out)
     }
-    fn dma_write(&mut self, buf: &DmaBuf, off: usize, data: &[u8]) -> Result<()> {
+    fn dma_write(&mut self, buf: &DmaRegion, off: usize, data: &[u8]) -> Result<()> {
         self.inner.dma_write(buf, off, data)
     }
     fn relax(&mut self) {

@@ -6,7 +6,7 @@
 //! this checks the responder against the specification without the verbs layer.
 
 use rnic::Rnic;
-use rnic::device::{Device, DmaBuf};
+use rnic::device::{Device, DmaRegion};
 use rnic_abi::queue::{
     CqContext, Cqe, MrEntry, QpContext, RqState, Wqe, access, aeth, cqe_flag, make_key, qp_state,
     wc_op, wc_status, wqe_op,
@@ -24,9 +24,9 @@ const PD: u32 = 1;
 const PEER_QPN: u32 = 0x11;
 
 struct Setup {
-    wbuf: DmaBuf,
-    rbuf: DmaBuf,
-    cq: DmaBuf,
+    wbuf: DmaRegion,
+    rbuf: DmaRegion,
+    cq: DmaRegion,
     wkey: u32,
 }
 
@@ -173,7 +173,7 @@ fn settle(b: &mut Rnic<SimNic>) {
     b.device().world().borrow_mut().run(3000);
 }
 
-fn mem(b: &mut Rnic<SimNic>, buf: &DmaBuf) -> Vec<u8> {
+fn mem(b: &mut Rnic<SimNic>, buf: &DmaRegion) -> Vec<u8> {
     let mut v = vec![0; buf.len];
     b.device().dma_read(buf, 0, &mut v).unwrap();
     v

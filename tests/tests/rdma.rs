@@ -56,14 +56,14 @@ impl<'c> Side<'c> {
         }
     }
 
-    fn qp(&self, caps: QpCaps) -> QueuePair<'c, SimNic> {
+    fn qp(&self, caps: QpCaps) -> QueuePair<'_, SimNic> {
         self.pd.create_qp(&self.cq, &self.cq, caps).expect("qp")
     }
 
     /// Where the device may write on this NIC: the writable MR and the CQ ring.
     fn allowed(&self) -> Vec<(u64, usize)> {
         let r = self.cq.ring();
-        vec![(self.dst.iova(), self.dst.len()), (r.iova, r.len)]
+        vec![(self.dst.iova(), self.dst.len()), (r.iova(), r.len())]
     }
 }
 
@@ -260,7 +260,7 @@ fn counters(ctx: &Ctx) -> String {
         .unwrap_or_else(|e| e.to_string())
 }
 
-fn wait_wc(cq: &mut CompletionQueue<SimNic>, n: usize, what: &str) -> Vec<WorkCompletion> {
+fn wait_wc(cq: &CompletionQueue<SimNic>, n: usize, what: &str) -> Vec<WorkCompletion> {
     match cq.wait(n, WAIT_NS) {
         Ok(w) => w,
         Err(e) => panic!(
@@ -271,7 +271,7 @@ fn wait_wc(cq: &mut CompletionQueue<SimNic>, n: usize, what: &str) -> Vec<WorkCo
 }
 
 /// Nothing more arrives on `cq` within `ns` of device time.
-fn assert_cq_quiet(cq: &mut CompletionQueue<SimNic>, ns: u64, what: &str) {
+fn assert_cq_quiet(cq: &CompletionQueue<SimNic>, ns: u64, what: &str) {
     let mut wc = [WorkCompletion::default(); 4];
     match cq.poll_wait(&mut wc, 1, ns) {
         Err(Error::Timeout { .. }) => {}
@@ -283,8 +283,8 @@ fn assert_cq_quiet(cq: &mut CompletionQueue<SimNic>, ns: u64, what: &str) {
 /// Run one message to completion and check everything about it.
 #[allow(clippy::too_many_arguments)]
 fn run_msg(
-    a: &mut Side,
-    b: &mut Side,
+    a: &Side,
+    b: &Side,
     qa: &QueuePair<SimNic>,
     qb: &QueuePair<SimNic>,
     m: &Msg,
@@ -305,7 +305,7 @@ fn run_msg(
         "{what}: requester CQE"
     );
     if m.kind.consumes_recv() {
-        let w = wait_wc(&mut b.cq, 1, what);
+        let w = wait_wc(&b.cq, 1, what);
         assert_eq!(
             w[0],
             want_recv_wc(m, qa.qpn(), qb.qpn()),
@@ -348,8 +348,8 @@ fn marks(w: &SharedWorld) -> (usize, usize) {
 fn all_sizes(kinds: &[Kind]) {
     for (name, cfg) in configs() {
         let (w, ca, cb) = verbs_pair(cfg);
-        let mut a = Side::new(&ca, 256 * 1024, 64);
-        let mut b = Side::new(&cb, 256 * 1024, 64);
+        let a = Side::new(&ca, 256 * 1024, 64);
+        let b = Side::new(&cb, 256 * 1024, 64);
         let (qa, qb) = (a.qp(caps()), b.qp(caps()));
         connect_qps(&qa, &qb, &attr(Mtu::Mtu1024)).expect("connect");
         let m0 = marks(&w);
@@ -362,18 +362,11 @@ fn all_sizes(kinds: &[Kind]) {
                 // source and destination misaligned differently, and across pages
                 let (src_off, dst_off) = (4096 - 3 + (seed as usize % 7), 64 + 13 * seed as usize);
                 let m = Msg::new(kind, len, src_off, dst_off, seed);
-                run_msg(
-                    &mut a,
-                    &mut b,
-                    &qa,
-                    &qb,
-                    &m,
-                    &format!("{name}: {kind:?} {len} B"),
-                );
+                run_msg(&a, &b, &qa, &qb, &m, &format!("{name}: {kind:?} {len} B"));
                 seed += 1;
             }
         }
-        assert_cq_quiet(&mut b.cq, 20_000, name);
+        assert_cq_quiet(&b.cq, 20_000, name);
         audit(&w, m0, &a, &b, name);
     }
 }
@@ -391,8 +384,8 @@ fn rdma_write_and_write_with_imm_all_sizes() {
 #[test]
 fn inline_sends_and_writes() {
     let (w, ca, cb) = verbs_pair(WorldConfig::default());
-    let mut a = Side::new(&ca, 64 * 1024, 64);
-    let mut b = Side::new(&cb, 64 * 1024, 64);
+    let a = Side::new(&ca, 64 * 1024, 64);
+    let b = Side::new(&cb, 64 * 1024, 64);
     let (qa, qb) = (a.qp(caps()), b.qp(caps()));
     connect_qps(&qa, &qb, &attr(Mtu::Mtu4096)).expect("connect");
     let m0 = marks(&w);
@@ -401,14 +394,7 @@ fn inline_sends_and_writes() {
             let seed = 100 + 4 * k as u64 + kind as u64;
             let mut m = Msg::new(kind, len, 0, 3 + 100 * seed as usize, seed);
             m.inline = true;
-            run_msg(
-                &mut a,
-                &mut b,
-                &qa,
-                &qb,
-                &m,
-                &format!("inline {kind:?} {len} B"),
-            );
+            run_msg(&a, &b, &qa, &qb, &m, &format!("inline {kind:?} {len} B"));
         }
     }
     audit(&w, m0, &a, &b, "inline");
@@ -421,8 +407,8 @@ fn inline_sends_and_writes() {
 fn path_mtus_split_messages_into_packets() {
     for (name, cfg) in configs() {
         let (w, ca, cb) = verbs_pair(cfg);
-        let mut a = Side::new(&ca, 128 * 1024, 64);
-        let mut b = Side::new(&cb, 128 * 1024, 64);
+        let a = Side::new(&ca, 128 * 1024, 64);
+        let b = Side::new(&cb, 128 * 1024, 64);
         let mut seed = 500;
         for mtu in [Mtu::Mtu256, Mtu::Mtu1024, Mtu::Mtu4096] {
             let (qa, qb) = (a.qp(caps()), b.qp(caps()));
@@ -434,7 +420,7 @@ fn path_mtus_split_messages_into_packets() {
                     let what = format!("{name}: MTU {mb} {kind:?} {len} B");
                     let wire0 = wire_mark(&w);
                     let m = Msg::new(kind, len, 1 + seed as usize % 61, 7, seed);
-                    run_msg(&mut a, &mut b, &qa, &qb, &m, &what);
+                    run_msg(&a, &b, &qa, &qb, &m, &what);
                     let pkts: Vec<_> = roce_sent(&w, 0, wire0)
                         .into_iter()
                         .filter(|p| p.opcode != op::ACKNOWLEDGE)
@@ -529,8 +515,8 @@ fn opcode_of(kind: Kind, i: usize, n: usize) -> u8 {
 fn one_mib_write_and_send() {
     let (w, ca, cb) = verbs_pair(WorldConfig::default());
     let mib = 1 << 20;
-    let mut a = Side::new(&ca, mib + 8192, 16);
-    let mut b = Side::new(&cb, mib + 8192, 16);
+    let a = Side::new(&ca, mib + 8192, 16);
+    let b = Side::new(&cb, mib + 8192, 16);
     let (qa, qb) = (a.qp(caps()), b.qp(caps()));
     connect_qps(&qa, &qb, &attr(Mtu::Mtu4096)).expect("connect");
     let m0 = marks(&w);
@@ -539,7 +525,7 @@ fn one_mib_write_and_send() {
         .enumerate()
     {
         let m = Msg::new(kind, mib, 5 + k, 4096 + 11 * k, 900 + k as u64);
-        run_msg(&mut a, &mut b, &qa, &qb, &m, &format!("1 MiB {kind:?}"));
+        run_msg(&a, &b, &qa, &qb, &m, &format!("1 MiB {kind:?}"));
     }
     audit(&w, m0, &a, &b, "1 MiB");
 }
@@ -550,8 +536,8 @@ fn one_mib_write_and_send() {
 fn several_qps_at_once() {
     for (name, cfg) in configs() {
         let (w, ca, cb) = verbs_pair(cfg);
-        let mut a = Side::new(&ca, 512 * 1024, 256);
-        let mut b = Side::new(&cb, 512 * 1024, 256);
+        let a = Side::new(&ca, 512 * 1024, 256);
+        let b = Side::new(&cb, 512 * 1024, 256);
         // QP pairs 0, 1: A -> B; 2, 3: B -> A
         let pairs: Vec<(QueuePair<SimNic>, QueuePair<SimNic>)> =
             (0..4).map(|_| (a.qp(caps()), b.qp(caps()))).collect();
@@ -588,8 +574,8 @@ fn several_qps_at_once() {
         };
         let n_a = count(true, false) + count(false, true);
         let n_b = count(false, false) + count(true, true);
-        let wa = wait_wc(&mut a.cq, n_a, name);
-        let wb = wait_wc(&mut b.cq, n_b, name);
+        let wa = wait_wc(&a.cq, n_a, name);
+        let wb = wait_wc(&b.cq, n_b, name);
         for (k, m) in &plan {
             let (qa, qb) = &pairs[*k];
             let (req, resp, rq, sq) = if *k < 2 {
@@ -642,7 +628,7 @@ fn several_qps_at_once() {
 fn unsignaled_wqes_complete_silently() {
     for (name, cfg) in configs() {
         let (w, ca, cb) = verbs_pair(cfg);
-        let mut a = Side::new(&ca, 64 * 1024, 64);
+        let a = Side::new(&ca, 64 * 1024, 64);
         let b = Side::new(&cb, 64 * 1024, 64);
         let qcaps = QpCaps {
             max_send_wr: 16,
@@ -675,10 +661,10 @@ fn unsignaled_wqes_complete_silently() {
                 .map(|i| SendWr::new(i, SendOp::Send).unsignaled())
                 .collect();
             assert!(matches!(qa.post_send(&more), Err(Error::QueueFull { .. })));
-            let wc = wait_wc(&mut a.cq, 1, name);
+            let wc = wait_wc(&a.cq, 1, name);
             assert_eq!(wc[0], want_send_wc(&msgs[9], qa.qpn(), &wc[0]), "{name}");
             assert_eq!(qa.outstanding().unwrap().0, 0, "{name}: all freed");
-            assert_cq_quiet(&mut a.cq, 20_000, name);
+            assert_cq_quiet(&a.cq, 20_000, name);
             for m in &msgs {
                 check_dst(&b, m, name);
             }
@@ -695,8 +681,8 @@ fn unsignaled_wqes_complete_silently() {
 fn bad_rkey_is_a_remote_access_error() {
     for (name, cfg) in configs() {
         let (w, ca, cb) = verbs_pair(cfg);
-        let mut a = Side::new(&ca, 64 * 1024, 64);
-        let mut b = Side::new(&cb, 64 * 1024, 64);
+        let a = Side::new(&ca, 64 * 1024, 64);
+        let b = Side::new(&cb, 64 * 1024, 64);
         let ro_buf = cb.alloc_buf(4096).unwrap();
         let ro = b.pd.reg_mr(&ro_buf, AccessFlags::LOCAL_WRITE).unwrap();
         let stale_buf = cb.alloc_buf(4096).unwrap();
@@ -754,7 +740,7 @@ fn bad_rkey_is_a_remote_access_error() {
             }
             let after = SendWr::new(78, SendOp::Send).sge(a.src.sge(0, 8).unwrap());
             qa.post_send(&[bad, after]).unwrap();
-            let wc = wait_wc(&mut a.cq, 2, &what);
+            let wc = wait_wc(&a.cq, 2, &what);
             assert_eq!(
                 (wc[0].wr_id, wc[0].status, wc[0].qp_num),
                 (77, WcStatus::RemAccessErr, qa.qpn()),
@@ -781,7 +767,7 @@ fn bad_rkey_is_a_remote_access_error() {
                     "{what}: responder memory written"
                 );
             }
-            assert_cq_quiet(&mut b.cq, 10_000, &what);
+            assert_cq_quiet(&b.cq, 10_000, &what);
             qa.destroy().unwrap();
             qb.destroy().unwrap();
         }
@@ -793,7 +779,7 @@ fn bad_rkey_is_a_remote_access_error() {
 #[test]
 fn bad_lkey_is_a_local_protection_error() {
     let (w, ca, cb) = verbs_pair(WorldConfig::default());
-    let mut a = Side::new(&ca, 16 * 1024, 16);
+    let a = Side::new(&ca, 16 * 1024, 16);
     let b = Side::new(&cb, 16 * 1024, 16);
     let (qa, qb) = (a.qp(caps()), b.qp(caps()));
     connect_qps(&qa, &qb, &attr(Mtu::Mtu1024)).expect("connect");
@@ -809,7 +795,7 @@ fn bad_lkey_is_a_local_protection_error() {
     )
     .sge(sge);
     qa.post_send(&[wr]).unwrap();
-    let wc = wait_wc(&mut a.cq, 1, "bad lkey");
+    let wc = wait_wc(&a.cq, 1, "bad lkey");
     assert_eq!((wc[0].wr_id, wc[0].status), (5, WcStatus::LocProtErr));
     assert_eq!(qa.state().unwrap(), QpState::Err);
     assert!(
@@ -823,8 +809,8 @@ fn bad_lkey_is_a_local_protection_error() {
 #[test]
 fn receive_buffer_too_small_is_an_error() {
     let (w, ca, cb) = verbs_pair(WorldConfig::default());
-    let mut a = Side::new(&ca, 16 * 1024, 16);
-    let mut b = Side::new(&cb, 16 * 1024, 16);
+    let a = Side::new(&ca, 16 * 1024, 16);
+    let b = Side::new(&cb, 16 * 1024, 16);
     let (qa, qb) = (a.qp(caps()), b.qp(caps()));
     connect_qps(&qa, &qb, &attr(Mtu::Mtu1024)).expect("connect");
     let m0 = marks(&w);
@@ -833,9 +819,9 @@ fn receive_buffer_too_small_is_an_error() {
         .unwrap();
     qa.post_send(&[SendWr::new(8, SendOp::Send).sge(a.src.sge(0, 3000).unwrap())])
         .unwrap();
-    let wa = wait_wc(&mut a.cq, 1, "short receive");
+    let wa = wait_wc(&a.cq, 1, "short receive");
     assert_eq!((wa[0].wr_id, wa[0].status), (8, WcStatus::RemInvReqErr));
-    let wb = wait_wc(&mut b.cq, 1, "short receive");
+    let wb = wait_wc(&b.cq, 1, "short receive");
     assert_eq!((wb[0].wr_id, wb[0].status), (9, WcStatus::LocLenErr));
     let mut got = vec![0u8; b.dst.len()];
     b.dst.read(0, &mut got).unwrap();
@@ -852,14 +838,14 @@ fn receive_buffer_too_small_is_an_error() {
 #[test]
 fn send_without_receive_is_rnr_error() {
     let (w, ca, cb) = verbs_pair(WorldConfig::default());
-    let mut a = Side::new(&ca, 16 * 1024, 16);
+    let a = Side::new(&ca, 16 * 1024, 16);
     let b = Side::new(&cb, 16 * 1024, 16);
     let (qa, qb) = (a.qp(caps()), b.qp(caps()));
     connect_qps(&qa, &qb, &attr(Mtu::Mtu1024)).expect("connect");
     let m0 = marks(&w);
     qa.post_send(&[SendWr::new(3, SendOp::Send).sge(a.src.sge(0, 64).unwrap())])
         .unwrap();
-    let wa = wait_wc(&mut a.cq, 1, "RNR");
+    let wa = wait_wc(&a.cq, 1, "RNR");
     assert_eq!((wa[0].wr_id, wa[0].status), (3, WcStatus::RnrRetryExcErr));
     audit(&w, m0, &a, &b, "RNR");
 }
@@ -960,7 +946,7 @@ fn rdma_demo_is_deterministic_and_its_capture_passes_the_oracles() {
 fn write_goodput_cycle_budget() {
     use rnic_sim::demo::{BenchOp, Rig, wire_limit_gbps};
     let (w, ca, cb) = verbs_pair(WorldConfig::default());
-    let mut rig = Rig::new(&w, &ca, &cb, 64 * 1024 + 4096).expect("rig");
+    let rig = Rig::new(&w, &ca, &cb, 64 * 1024 + 4096).expect("rig");
     let (qa, qb) = rig.connect(Mtu::Mtu4096).expect("connect");
     for (size, iters, floor) in [(4096usize, 256usize, 0.97), (65536, 32, 0.98)] {
         let r = rig
@@ -976,4 +962,121 @@ fn write_goodput_cycle_budget() {
         );
         rig.audit().expect("audit");
     }
+}
+
+/// RTS->RTS while RDMA WRITEs are in flight (issue 9): the driver writes only the attributes
+/// it owns (a masked context-mailbox write), so the PSNs and indices the engine advances in
+/// the meantime are never rolled back. Every modify lands mid-traffic, the QP context's
+/// engine-owned fields only move forward across it, the new attributes are stored, and all
+/// traffic completes with every byte in place and the final PSN/index state exact.
+#[test]
+fn modify_rts_to_rts_under_traffic_keeps_engine_fields() {
+    use rnic::verbs::RtsAttr;
+    let (w, ca, cb) = verbs_pair(WorldConfig::default());
+    let (n, len) = (32usize, 32 * 1024);
+    let pkts = (len / 256) as u32;
+    let stride = len + 4 * GUARD;
+    let a = Side::new(&ca, n * stride + 4096, 64);
+    let b = Side::new(&cb, n * stride + 4096, 64);
+    let (qa, qb) = (a.qp(caps()), b.qp(caps()));
+    connect_qps(&qa, &qb, &attr(Mtu::Mtu256)).expect("connect");
+    let m0 = marks(&w);
+    let psn0 = qa.query_device().unwrap().0.sq_psn;
+    // distinct source and destination windows: all of them are in flight together
+    let msgs: Vec<Msg> = (0..n)
+        .map(|k| {
+            Msg::new(
+                Kind::Write,
+                len,
+                k * len,
+                2 * GUARD + k * stride,
+                900 + k as u64,
+            )
+        })
+        .collect();
+    for m in &msgs {
+        post_msg(&a, &b, &qa, &qb, m);
+    }
+    let dist = |from: u32, to: u32| to.wrapping_sub(from) & PSN_MASK;
+    let mut mid_traffic = 0;
+    let mut before = qa.query_device().unwrap().0;
+    for k in 0..24u8 {
+        let attr = RtsAttr {
+            timeout: 8 + k % 20,
+            retry_cnt: k % 8,
+            rnr_retry: 7 - k % 8,
+            ..RtsAttr::default()
+        };
+        qa.modify_to_rts(&attr).expect("RTS->RTS");
+        let after = qa.query_device().unwrap().0;
+        let what = format!("modify {k}");
+        if before.sq_ack_ci != before.sq_pi {
+            mid_traffic += 1;
+        }
+        // forward only (and never past what was posted)
+        assert!(
+            dist(before.sq_psn, after.sq_psn)
+                <= dist(before.sq_psn, psn0.wrapping_add(pkts * n as u32)),
+            "{what}: sq_psn went back from {:#x} to {:#x}",
+            before.sq_psn,
+            after.sq_psn
+        );
+        assert!(
+            dist(before.una_psn, after.una_psn) <= dist(before.una_psn, after.sq_psn),
+            "{what}: una_psn went back from {:#x} to {:#x}",
+            before.una_psn,
+            after.una_psn
+        );
+        assert!(
+            after.sq_ci.wrapping_sub(before.sq_ci) <= n as u16,
+            "{what}: sq_ci went back from {} to {}",
+            before.sq_ci,
+            after.sq_ci
+        );
+        assert!(
+            after.sq_ack_ci.wrapping_sub(before.sq_ack_ci) <= n as u16,
+            "{what}: sq_ack_ci went back from {} to {}",
+            before.sq_ack_ci,
+            after.sq_ack_ci
+        );
+        assert_eq!(after.sq_pi, n as u16, "{what}: sq_pi");
+        assert_eq!(
+            (after.state, after.timeout, after.retry_cnt, after.rnr_retry),
+            (
+                rnic_abi::queue::qp_state::RTS,
+                attr.timeout,
+                attr.retry_cnt,
+                attr.rnr_retry
+            ),
+            "{what}: state and the new attributes"
+        );
+        before = after;
+    }
+    assert!(
+        mid_traffic >= 4,
+        "only {mid_traffic} modifies landed while WQEs were in flight"
+    );
+    let wc = wait_wc(&a.cq, n, "RTS->RTS under traffic");
+    for (m, w) in msgs.iter().zip(&wc) {
+        assert_eq!(
+            *w,
+            want_send_wc(m, qa.qpn(), w),
+            "completion of {:#x}",
+            m.wr_id()
+        );
+    }
+    for m in &msgs {
+        check_dst(&b, m, &format!("WRITE {:#x}", m.wr_id()));
+    }
+    // the engine's final state: exactly n WQEs of `pkts` packets each, all acknowledged
+    let qc = qa.query_device().unwrap().0;
+    let psn_end = psn0.wrapping_add(pkts * n as u32) & PSN_MASK;
+    assert_eq!(
+        (qc.sq_psn, qc.una_psn, qc.sq_ci, qc.sq_ack_ci, qc.sq_pi),
+        (psn_end, psn_end, n as u16, n as u16, n as u16),
+        "final requester state"
+    );
+    assert_eq!(qa.state().unwrap(), QpState::Rts);
+    assert_cq_quiet(&a.cq, 20_000, "RTS->RTS under traffic");
+    audit(&w, m0, &a, &b, "RTS->RTS under traffic");
 }

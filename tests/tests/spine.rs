@@ -272,11 +272,11 @@ fn dma_selftest_bad_arguments() {
     let buf = a.device().dma_alloc(4096).unwrap();
     assert!(matches!(
         a.dmatest_write(&buf, 0, 0, 0),
-        Err(Error::InvalidArgument(_))
+        Err(Error::OutOfRange { .. })
     ));
     assert!(matches!(
         a.dmatest_write(&buf, 0, 70000, 0),
-        Err(Error::InvalidArgument(_))
+        Err(Error::OutOfRange { .. })
     ));
     assert!(matches!(
         a.dmatest_write(&buf, 4000, 200, 0),
@@ -345,11 +345,11 @@ fn mac_debug_rejects_bad_lengths() {
     let (_w, mut a, _b) = pair(WorldConfig::default());
     assert!(matches!(
         a.mac_send(&[0u8; 13]),
-        Err(Error::InvalidArgument(_))
+        Err(Error::OutOfRange { .. })
     ));
     assert!(matches!(
         a.mac_send(&vec![0u8; 2049]),
-        Err(Error::InvalidArgument(_))
+        Err(Error::OutOfRange { .. })
     ));
     a.write_reg(mac::TX_LEN, 5000).unwrap();
     a.write_reg(mac::TX_CTRL, mac::TX_CTRL_SEND).unwrap();
@@ -467,7 +467,7 @@ fn out_of_range_and_bad_arguments_are_errors() {
         d.push_wqe(rnic_abi::pcie::BAR2_BYTES, &[0; 64]),
         Err(Error::BarRange { .. })
     ));
-    assert!(matches!(d.dma_alloc(0), Err(Error::InvalidArgument(_))));
+    assert!(matches!(d.dma_alloc(0), Err(Error::BadDmaLength { .. })));
     let buf = d.dma_alloc(100).unwrap();
     assert!(matches!(
         d.dma_read(&buf, 90, &mut [0; 20]),
@@ -479,28 +479,31 @@ fn out_of_range_and_bad_arguments_are_errors() {
     ));
     d.dma_free(buf).unwrap();
     assert!(matches!(d.dma_free(buf), Err(Error::UnknownBuffer(_))));
-    assert!(matches!(d.wait_irq(3, 100), Err(Error::InvalidArgument(_))));
+    assert!(matches!(
+        d.wait_irq(3, 100),
+        Err(Error::NoSuchVector { .. })
+    ));
     assert!(SimNic::new(d.world(), 5).is_err());
     let p = params::DEFAULT;
     assert!(matches!(
         a.doorbell(db::SQ, p.num_qps, 1),
-        Err(Error::InvalidArgument(_))
+        Err(Error::NoSuchObject { .. })
     ));
     assert!(matches!(
         a.doorbell(0x1234, 0, 1),
-        Err(Error::InvalidArgument(_))
+        Err(Error::NoSuchObject { .. })
     ));
     assert!(matches!(
         a.push_sq_wqe(p.num_qps, 0, &Wqe::default()),
-        Err(Error::InvalidArgument(_))
+        Err(Error::NoSuchObject { .. })
     ));
     assert!(matches!(
         a.read_context(ctx::TABLE_MR, p.num_mrs),
-        Err(Error::InvalidArgument(_))
+        Err(Error::OutOfRange { .. })
     ));
     assert!(matches!(
         a.read_context(7, 0),
-        Err(Error::InvalidArgument(_))
+        Err(Error::NoSuchObject { .. })
     ));
 }
 

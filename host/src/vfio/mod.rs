@@ -23,7 +23,7 @@ pub mod sysfs;
 pub use iommu::{IommuInfo, IovaAllocator};
 pub use sysfs::{PciAddr, PciInfo, find_by_id};
 
-use crate::device::{Bar, Device, DmaBuf, check_bar};
+use crate::device::{Bar, Device, DmaRegion, check_bar};
 use crate::error::{Error, Result};
 use memmap2::{MmapOptions, MmapRaw};
 use std::collections::BTreeMap;
@@ -340,10 +340,12 @@ impl VfioDevice {
 
     fn map_bar(&self, spec: BarSpec) -> Result<BarMap> {
         if spec.index > 5 {
-            return Err(Error::InvalidArgument(format!(
-                "BAR index {} (PCI has BARs 0..=5)",
-                spec.index
-            )));
+            return Err(Error::OutOfRange {
+                what: "BAR index",
+                value: spec.index as u64,
+                min: 0,
+                max: 5,
+            });
         }
         let r = self.region(spec.index);
         if r.size < spec.min_len || r.size == 0 {
@@ -542,13 +544,11 @@ impl VfioDevice {
 
     /// Allocate a buffer and map it at an IOVA the caller chooses. The range must be IOMMU-page
     /// aligned and inside what the IOMMU allows ([`Error::IovaOutOfRange`] otherwise).
-    pub fn dma_map_at(&mut self, iova: u64, len: usize) -> Result<DmaBuf> {
+    pub fn dma_map_at(&mut self, iova: u64, len: usize) -> Result<DmaRegion> {
         let page = self.iova.page();
         let mapped = self.round(len)?;
         if !iova.is_multiple_of(page) {
-            return Err(Error::InvalidArgument(format!(
-                "IOVA {iova:#x} is not aligned to the IOMMU page size {page:#x}"
-            )));
+            return Err(Error::IovaMisaligned { iova, page });
         }
         if !self.iommu.allows(iova, mapped as u64) {
             return Err(Error::IovaOutOfRange {
@@ -558,9 +558,10 @@ impl VfioDevice {
             });
         }
         if !self.iova.reserve(iova, mapped as u64) {
-            return Err(Error::InvalidArgument(format!(
-                "IOVA range {iova:#x}+{mapped:#x} overlaps a mapped buffer"
-            )));
+            return Err(Error::IovaOverlap {
+                iova,
+                len: mapped as u64,
+            });
         }
         self.map_buffer(iova, len, mapped)
     }
@@ -568,15 +569,20 @@ impl VfioDevice {
     fn round(&self, len: usize) -> Result<usize> {
         let page = self.iova.page() as usize;
         if len == 0 {
-            return Err(Error::InvalidArgument("DMA buffer of 0 bytes".into()));
+            return Err(Error::BadDmaLength {
+                len,
+                max: isize::MAX as usize & !(page - 1),
+            });
         }
-        len.checked_next_multiple_of(page).ok_or_else(|| {
-            Error::InvalidArgument(format!("DMA buffer of {len} bytes is too large"))
-        })
+        len.checked_next_multiple_of(page)
+            .ok_or(Error::BadDmaLength {
+                len,
+                max: isize::MAX as usize & !(page - 1),
+            })
     }
 
     /// Map `mapped` bytes of fresh memory at `iova`, already reserved in the allocator.
-    fn map_buffer(&mut self, iova: u64, len: usize, mapped: usize) -> Result<DmaBuf> {
+    fn map_buffer(&mut self, iova: u64, len: usize, mapped: usize) -> Result<DmaRegion> {
         let mem = match MmapOptions::new().len(mapped).map_anon() {
             Ok(m) => MmapRaw::from(m),
             Err(source) => {
@@ -614,10 +620,10 @@ impl VfioDevice {
                 mem,
             },
         );
-        Ok(DmaBuf { id, iova, len })
+        Ok(DmaRegion { id, iova, len })
     }
 
-    fn mapping(&self, buf: &DmaBuf) -> Result<&DmaMapping> {
+    fn mapping(&self, buf: &DmaRegion) -> Result<&DmaMapping> {
         match self.dma.get(&buf.id) {
             Some(m) if m.iova == buf.iova && m.len == buf.len => Ok(m),
             _ => Err(Error::UnknownBuffer(buf.id)),
@@ -763,7 +769,7 @@ impl Device for VfioDevice {
         Ok(())
     }
 
-    fn dma_alloc(&mut self, len: usize) -> Result<DmaBuf> {
+    fn dma_alloc(&mut self, len: usize) -> Result<DmaRegion> {
         let mapped = self.round(len)?;
         let Some(iova) = self.iova.alloc(mapped as u64) else {
             return Err(Error::Vfio(format!(
@@ -776,7 +782,7 @@ impl Device for VfioDevice {
         self.map_buffer(iova, len, mapped)
     }
 
-    fn dma_free(&mut self, buf: DmaBuf) -> Result<()> {
+    fn dma_free(&mut self, buf: DmaRegion) -> Result<()> {
         self.mapping(&buf)?;
         let Some(m) = self.dma.remove(&buf.id) else {
             return Err(Error::UnknownBuffer(buf.id));
@@ -795,7 +801,7 @@ impl Device for VfioDevice {
         Ok(())
     }
 
-    fn dma_read(&mut self, buf: &DmaBuf, off: usize, out: &mut [u8]) -> Result<()> {
+    fn dma_read(&mut self, buf: &DmaRegion, off: usize, out: &mut [u8]) -> Result<()> {
         buf.check(off, out.len())?;
         let m = self.mapping(buf)?;
         // SAFETY: buf.check and mapping() proved [off, off+len) lies inside the live mapping
@@ -808,7 +814,16 @@ impl Device for VfioDevice {
         Ok(())
     }
 
-    fn dma_write(&mut self, buf: &DmaBuf, off: usize, data: &[u8]) -> Result<()> {
+    fn dma_read_u8(&mut self, buf: &DmaRegion, off: usize) -> Result<u8> {
+        buf.check(off, 1)?;
+        let m = self.mapping(buf)?;
+        // SAFETY: buf.check and mapping() proved that byte `off` lies inside the live mapping.
+        // One volatile load: the compiler may neither split, repeat nor move it, so the CQ
+        // poll's acquire fence that follows orders every later read of the CQE after it.
+        Ok(unsafe { std::ptr::read_volatile(m.mem.as_ptr().add(off)) })
+    }
+
+    fn dma_write(&mut self, buf: &DmaRegion, off: usize, data: &[u8]) -> Result<()> {
         buf.check(off, data.len())?;
         let m = self.mapping(buf)?;
         // SAFETY: bounds as in dma_read; the destination is the mapping's memory, reached only
@@ -838,11 +853,10 @@ impl Device for VfioDevice {
             )));
         }
         let Some(efd) = self.irq_fds.get(vector as usize) else {
-            return Err(Error::InvalidArgument(format!(
-                "interrupt vector {vector}: {} has {}",
-                self.bdf(),
-                self.irq_fds.len()
-            )));
+            return Err(Error::NoSuchVector {
+                vector,
+                count: self.irq_fds.len() as u32,
+            });
         };
         // A timeout too large for the clock means "wait as long as it takes".
         let deadline = Instant::now().checked_add(std::time::Duration::from_nanos(timeout_ns));

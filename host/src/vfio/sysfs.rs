@@ -19,11 +19,7 @@ pub struct PciAddr(String);
 impl PciAddr {
     /// Parse `dddd:bb:dd.f` or `bb:dd.f` (domain 0 implied), hex digits, any case.
     pub fn parse(s: &str) -> Result<Self> {
-        let bad = || {
-            Error::InvalidArgument(format!(
-                "'{s}' is not a PCI address: expected dddd:bb:dd.f or bb:dd.f (hex), as printed by lspci -D"
-            ))
-        };
+        let bad = || Error::BadPciAddress(s.to_string());
         let s = s.trim();
         let parts: Vec<&str> = s.split(':').collect();
         let (dom, bus, devfn) = match parts.as_slice() {

@@ -18,6 +18,54 @@ impl FieldDesc {
     pub const fn bit_offset(&self) -> usize {
         self.offset * 8
     }
+
+    /// Byte-enable mask of the field in a record of at most 64 bytes (bit i = byte i), as the
+    /// context store's byte-enable writes take it.
+    pub const fn byte_mask(&self) -> u64 {
+        let n = self.bits / 8;
+        assert!(
+            self.offset + n <= 64,
+            "byte masks cover records of at most 64 bytes"
+        );
+        let ones = if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
+        ones << self.offset
+    }
+}
+
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Byte-enable mask covering the named fields of a field table. A `const fn`: used in a
+/// constant, an unknown name is a compile error.
+pub const fn fields_mask(fields: &[FieldDesc], names: &[&str]) -> u64 {
+    let mut m = 0;
+    let mut i = 0;
+    while i < names.len() {
+        let mut j = 0;
+        let mut found = false;
+        while j < fields.len() {
+            if str_eq(fields[j].name, names[i]) {
+                m |= fields[j].byte_mask();
+                found = true;
+            }
+            j += 1;
+        }
+        assert!(found, "fields_mask: no field of that name in the layout");
+        i += 1;
+    }
+    m
 }
 
 /// Compile-time check: every field ends inside `size` and no two fields overlap.
@@ -118,6 +166,12 @@ macro_rules! layout {
             /// Decode from the byte image the hardware writes.
             pub fn decode(b: &[u8; $size]) -> Self {
                 Self { $( $f: <$t as $crate::layout::LeField>::get(&b[$off..]), )* }
+            }
+
+            /// Byte-enable mask (bit i = byte i) of the named fields, for masked context writes.
+            /// Evaluate it in a constant: an unknown name is then a compile error.
+            pub const fn byte_mask(names: &[&str]) -> u64 {
+                $crate::layout::fields_mask(Self::FIELDS, names)
             }
 
             /// Look up a field by name (used by the RTL generator and the doc generator).

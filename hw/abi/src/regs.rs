@@ -158,16 +158,24 @@ pub mod db {
 pub mod ctx {
     pub const BASE: u32 = 0x0200;
     pub const MAJOR: u16 = 1;
-    pub const MINOR: u16 = 0;
-    /// Write starts a command: bits 1:0 op, bits 7:4 table, bits 31:16 index.
+    pub const MINOR: u16 = 1;
+    /// Write starts a command: bits 1:0 op, bit 3 masked (writes only), bits 7:4 table,
+    /// bits 31:16 index.
     pub const CMD: u32 = BASE + 0x0C;
     /// bit 0 busy, bit 1 error (bad table, bad op or index out of range) of the last command.
     pub const STATUS: u32 = BASE + 0x10;
+    /// Byte enables of a masked write (`CMD_MASKED`): bit i of WBE_LO/WBE_HI = byte i / 32+i
+    /// of the record. Kept until rewritten; all ones after reset.
+    pub const WBE_LO: u32 = BASE + 0x14;
+    pub const WBE_HI: u32 = BASE + 0x18;
     /// 16 words of staging data (the 64-byte record, little-endian), at DATA + 4*i.
     pub const DATA: u32 = BASE + 0x40;
     pub const DATA_WORDS: u32 = 16;
     pub const OP_WRITE: u32 = 1;
     pub const OP_READ: u32 = 2;
+    /// CMD flag: a write stores only the bytes enabled in WBE_LO/WBE_HI, so fields the engine
+    /// owns are not rolled back by a driver update of the others.
+    pub const CMD_MASKED: u32 = 1 << 3;
     pub const TABLE_QP: u32 = 0;
     pub const TABLE_CQ: u32 = 1;
     pub const TABLE_MR: u32 = 2;
@@ -177,6 +185,10 @@ pub mod ctx {
     pub const STATUS_ERROR: u32 = 1 << 1;
     pub const fn cmd(op: u32, table: u32, index: u16) -> u32 {
         (op & 3) | ((table & 0xF) << 4) | ((index as u32) << 16)
+    }
+    /// A masked write command (byte enables in WBE_LO/WBE_HI).
+    pub const fn cmd_masked_write(table: u32, index: u16) -> u32 {
+        cmd(OP_WRITE, table, index) | CMD_MASKED
     }
 }
 
@@ -514,19 +526,31 @@ pub const BLOCKS: &[Block] = &[
         minor: ctx::MINOR,
         base: ctx::BASE,
         next: dmat::BASE,
-        doc: "Context mailbox: write DATA[0..16], then CMD to store a 64-byte QP context, CQ context or MR entry; or CMD read, then DATA.",
+        doc: "Context mailbox: write DATA[0..16], then CMD to store a 64-byte QP context, CQ context or MR entry (with CMD bit 3, only the bytes enabled in WBE_LO/WBE_HI); or CMD read, then DATA.",
         regs: &[
             Reg {
                 name: "CMD",
                 offset: ctx::CMD,
                 access: Wo,
-                doc: "Bits 1:0 op (1 write, 2 read), bits 7:4 table (0 QP, 1 CQ, 2 MR), bits 31:16 index.",
+                doc: "Bits 1:0 op (1 write, 2 read), bit 3 masked write (byte enables WBE_LO/WBE_HI), bits 7:4 table (0 QP, 1 CQ, 2 MR, 3 QP responder state), bits 31:16 index.",
             },
             Reg {
                 name: "STATUS",
                 offset: ctx::STATUS,
                 access: Ro,
                 doc: "Bit 0 busy; bit 1 error of the last command (bad op/table, index out of range).",
+            },
+            Reg {
+                name: "WBE_LO",
+                offset: ctx::WBE_LO,
+                access: Rw,
+                doc: "Byte enables of a masked write, record bytes 0..31 (bit i = byte i); all ones after reset.",
+            },
+            Reg {
+                name: "WBE_HI",
+                offset: ctx::WBE_HI,
+                access: Rw,
+                doc: "Byte enables of a masked write, record bytes 32..63 (bit i = byte 32+i); all ones after reset.",
             },
             Reg {
                 name: "DATA0..DATA15",

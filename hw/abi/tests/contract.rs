@@ -129,3 +129,34 @@ fn dmatest_checksum_reference() {
     assert_eq!(s1, 0xAB00_0000);
     assert_eq!(dmatest::checksum(0, 0, |_| 1), 0);
 }
+
+/// Byte-enable masks for masked context writes come from the field tables: each field's bytes,
+/// nothing else, for every layout the mailbox writes.
+#[test]
+fn byte_masks_follow_the_field_tables() {
+    use rnic_abi::layout::fields_mask;
+    use rnic_abi::queue::{CqContext, MrEntry, QpContext, RqState};
+    for fields in [
+        QpContext::FIELDS,
+        RqState::FIELDS,
+        CqContext::FIELDS,
+        MrEntry::FIELDS,
+    ] {
+        let mut all = 0u64;
+        for f in fields {
+            let m = fields_mask(fields, &[f.name]);
+            let want: u64 = (f.offset..f.offset + f.bits / 8).map(|b| 1u64 << b).sum();
+            assert_eq!(m, want, "{}", f.name);
+            assert_eq!(m, f.byte_mask());
+            assert_eq!(all & m, 0, "{} overlaps", f.name);
+            all |= m;
+        }
+    }
+    assert_eq!(QpContext::byte_mask(&["state"]), 1);
+    assert_eq!(
+        QpContext::byte_mask(&["sq_psn", "una_psn"]),
+        0xFF << 8,
+        "bytes 8..16"
+    );
+    assert_eq!(QpContext::byte_mask(&[]), 0);
+}

@@ -5,7 +5,8 @@
 //! writer). One access per cycle; the arbiter grants the client holding the rotating token if
 //! it requests, else the lowest-numbered requester (no client waits more than 6 cycles).
 //! Reads answer 2 cycles after the grant (RAM read + output register); writes take byte
-//! enables, so engines update only the fields they own.
+//! enables, so engines update only the fields they own. The mailbox writes whole records, or
+//! with `ctx::CMD_MASKED` only the bytes enabled in WBE_LO/WBE_HI (driver-owned fields).
 
 use crate::beram::BeRam;
 use crate::bus::{CtxPortS, RegBusS, reg_addr};
@@ -35,6 +36,10 @@ pub struct CtxStore {
     a_cmd: Constant<Bits<16>>,
     a_status: Constant<Bits<16>>,
     a_data: Constant<Bits<16>>,
+    a_wbe_lo: Constant<Bits<16>>,
+    a_wbe_hi: Constant<Bits<16>>,
+    sh32: Constant<Bits<6>>,
+    ones64: Constant<Bits<64>>,
     n_qp: Constant<Bits<16>>,
     n_cq: Constant<Bits<16>>,
     n_mr: Constant<Bits<16>>,
@@ -50,6 +55,11 @@ pub struct CtxStore {
     h_we: DFF<Bit>,
     h_addr: DFF<Bits<CTX_ADDR_BITS>>,
     h_wait: DFF<Bit>,
+    // masked-write byte enables (WBE_LO/WBE_HI) and those of the mailbox write in flight
+    wbe_lo: DFF<Bits<32>>,
+    wbe_hi: DFF<Bits<32>>,
+    h_wbe: DFF<Bits<64>>,
+    wbe: Signal<Local, Bits<64>>,
     error: DFF<Bit>,
     tok: DFF<Bits<3>>,
     // read pipeline: stage 1 = RAM read, stage 2 = output register
@@ -88,6 +98,10 @@ impl CtxStore {
             a_cmd: reg_addr(ctx::CMD),
             a_status: reg_addr(ctx::STATUS),
             a_data: reg_addr(ctx::DATA),
+            a_wbe_lo: reg_addr(ctx::WBE_LO),
+            a_wbe_hi: reg_addr(ctx::WBE_HI),
+            sh32: Constant::new(32u64.into()),
+            ones64: Constant::new(u64::MAX.into()),
             n_qp: reg_addr(p.num_qps),
             n_cq: reg_addr(p.num_cqs),
             n_mr: reg_addr(p.num_mrs),
@@ -102,6 +116,10 @@ impl CtxStore {
             h_we: Default::default(),
             h_addr: Default::default(),
             h_wait: Default::default(),
+            wbe_lo: Default::default(),
+            wbe_hi: Default::default(),
+            h_wbe: Default::default(),
+            wbe: Default::default(),
             error: Default::default(),
             tok: Default::default(),
             rv1: Default::default(),
@@ -139,6 +157,7 @@ impl Logic for CtxStore {
             self, clock, staging, rdata, h_req, h_we, h_addr, h_wait, error
         );
         dff_setup!(self, clock, tok, rv1, rs1, rv2, rs2, rq);
+        dff_setup!(self, clock, wbe_lo, wbe_hi, h_wbe);
         self.ram.clock.next = self.clock.val();
         // ---- arbiter: token holder first, else the lowest-numbered requester
         self.sel.next = 0.into();
@@ -185,7 +204,7 @@ impl Logic for CtxStore {
         self.m_we.next = self.h_we.q.val();
         self.m_addr.next = self.h_addr.q.val();
         self.m_wdata.next = self.staging.q.val();
-        self.m_wbe.next = 0xFFFF_FFFF_FFFF_FFFF_u64.into();
+        self.m_wbe.next = self.h_wbe.q.val();
         if self.sel.val() == 0 {
             self.m_we.next = self.p0.we.val();
             self.m_addr.next = self.p0.addr.val();
@@ -252,6 +271,8 @@ impl Logic for CtxStore {
             self.valid.next = self.index.val() < self.n_qp.val();
             self.addr.next = self.index.val().get_bits::<CTX_ADDR_BITS>(0) + self.base_rqs.val();
         }
+        self.wbe.next = (bit_cast::<64, 32>(self.wbe_hi.q.val()) << self.sh32.val())
+            | bit_cast::<64, 32>(self.wbe_lo.q.val());
         self.in_data.next = (self.bus.addr.val() & 0xFFC0) == self.a_data.val();
         self.word_off.next = bit_cast::<9, 4>(self.bus.addr.val().get_bits::<4>(2)) << 5;
         if self.any.val() && (self.sel.val() == 5) {
@@ -267,6 +288,10 @@ impl Logic for CtxStore {
                     self.h_req.d.next = true;
                     self.h_we.d.next = true;
                     self.h_addr.d.next = self.addr.val();
+                    self.h_wbe.d.next = self.ones64.val();
+                    if self.bus.wdata.val().get_bit(3) {
+                        self.h_wbe.d.next = self.wbe.val();
+                    }
                     self.error.d.next = false;
                 } else if self.valid.val() && (self.op.val() == 2) {
                     self.h_req.d.next = true;
@@ -277,6 +302,10 @@ impl Logic for CtxStore {
                 } else {
                     self.error.d.next = true;
                 }
+            } else if self.bus.addr.val() == self.a_wbe_lo.val() {
+                self.wbe_lo.d.next = self.bus.wdata.val();
+            } else if self.bus.addr.val() == self.a_wbe_hi.val() {
+                self.wbe_hi.d.next = self.bus.wdata.val();
             } else if self.in_data.val() {
                 self.staging.d.next = (self.staging.q.val()
                     & !(self.ones32.val() << self.word_off.val()))
@@ -291,6 +320,10 @@ impl Logic for CtxStore {
                     .val()
                     .replace_bit(0, self.h_req.q.val() || self.h_wait.q.val())
                     .replace_bit(1, self.error.q.val());
+            } else if self.bus.addr.val() == self.a_wbe_lo.val() {
+                self.rdata.d.next = self.wbe_lo.q.val();
+            } else if self.bus.addr.val() == self.a_wbe_hi.val() {
+                self.rdata.d.next = self.wbe_hi.q.val();
             } else if self.in_data.val() {
                 self.rdata.d.next = self
                     .staging
@@ -307,6 +340,8 @@ impl Logic for CtxStore {
             self.rv1.d.next = false;
             self.rv2.d.next = false;
             self.tok.d.next = 0.into();
+            self.wbe_lo.d.next = self.ones64.val().get_bits::<32>(0);
+            self.wbe_hi.d.next = self.ones64.val().get_bits::<32>(0);
         }
     }
 }
@@ -378,6 +413,93 @@ mod tests {
                 bus_read(&mut m, ctx::STATUS),
                 ctx::STATUS_ERROR,
                 "command {bad:#x}"
+            );
+        }
+    }
+
+    /// Masked mailbox writes (`CMD_MASKED`) store exactly the bytes enabled in WBE_LO/WBE_HI
+    /// and keep the others (what the engine wrote); a plain write after them is whole again.
+    #[test]
+    fn mailbox_masked_write_keeps_disabled_bytes() {
+        use crate::vlt::DynModel;
+        use rnic_abi::queue::QpContext;
+        let mut m = model(CtxStore::default(), "ctxstore_masked");
+        let mut r = rng(5);
+        reset(&mut m);
+        assert_eq!(
+            bus_read(&mut m, ctx::WBE_LO),
+            u32::MAX,
+            "all ones after reset"
+        );
+        assert_eq!(
+            bus_read(&mut m, ctx::WBE_HI),
+            u32::MAX,
+            "all ones after reset"
+        );
+        let cmd = |m: &mut DynModel, c: u32| {
+            bus_write(m, ctx::CMD, c);
+            let mut st = bus_read(m, ctx::STATUS);
+            for _ in 0..4 {
+                if st & ctx::STATUS_BUSY == 0 {
+                    break;
+                }
+                st = bus_read(m, ctx::STATUS);
+            }
+            assert_eq!(st, 0, "command {c:#x} finishes without error");
+        };
+        let stage = |m: &mut DynModel, rec: &[u8; 64]| {
+            for (i, w) in rec.chunks_exact(4).enumerate() {
+                bus_write(
+                    m,
+                    ctx::DATA + 4 * i as u32,
+                    u32::from_le_bytes(w.try_into().unwrap()),
+                );
+            }
+        };
+        let read = |m: &mut DynModel, table: u32, idx: u16| -> [u8; 64] {
+            cmd(m, ctx::cmd(ctx::OP_READ, table, idx));
+            let mut rec = [0u8; 64];
+            for i in 0..16 {
+                let w = bus_read(m, ctx::DATA + 4 * i as u32);
+                rec[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
+            }
+            rec
+        };
+        // the driver's RTS->RTS mask, then random ones (including none and all)
+        let rts = QpContext::byte_mask(&[
+            "state",
+            "timeout",
+            "retry_cnt",
+            "rnr_retry",
+            "max_rd_atomic",
+        ]);
+        let mut masks = vec![rts, 0, u64::MAX, 1, 1 << 63];
+        masks.extend((0..8).map(|_| r.random::<u64>()));
+        for (k, mask) in masks.into_iter().enumerate() {
+            let (table, idx) = (
+                [ctx::TABLE_QP, ctx::TABLE_CQ, ctx::TABLE_MR, ctx::TABLE_RQS][k % 4],
+                k as u16,
+            );
+            let old: [u8; 64] = std::array::from_fn(|_| r.random());
+            let new: [u8; 64] = std::array::from_fn(|_| r.random());
+            stage(&mut m, &old);
+            cmd(&mut m, ctx::cmd(ctx::OP_WRITE, table, idx));
+            bus_write(&mut m, ctx::WBE_LO, mask as u32);
+            bus_write(&mut m, ctx::WBE_HI, (mask >> 32) as u32);
+            assert_eq!(bus_read(&mut m, ctx::WBE_LO), mask as u32);
+            assert_eq!(bus_read(&mut m, ctx::WBE_HI), (mask >> 32) as u32);
+            stage(&mut m, &new);
+            cmd(&mut m, ctx::cmd_masked_write(table, idx));
+            let want: [u8; 64] =
+                std::array::from_fn(|i| if mask >> i & 1 != 0 { new[i] } else { old[i] });
+            assert_eq!(read(&mut m, table, idx), want, "mask {mask:#018x}");
+            // a plain write ignores WBE: the whole record
+            stage(&mut m, &new);
+            cmd(&mut m, ctx::cmd(ctx::OP_WRITE, table, idx));
+            assert_eq!(
+                read(&mut m, table, idx),
+                new,
+                "plain write after mask {mask:#018x}"
             );
         }
     }

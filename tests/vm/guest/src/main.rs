@@ -531,7 +531,7 @@ fn main_checks(t: &mut Tally) {
     );
     t.expect_err(
         "err-double-free",
-        e.dev.dma_free(rnic::DmaBuf {
+        e.dev.dma_free(rnic::DmaRegion {
             id: 999,
             iova: 0,
             len: 1,
