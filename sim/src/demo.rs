@@ -749,7 +749,7 @@ pub fn run_plan(cfg: WorldConfig, plan: &Plan) -> Result<DemoReport, Error> {
         "\nhost-memory audit: {audited} bytes DMA-written, all inside B's registered MR or a CQ ring, no IOMMU faults"
     )?;
     for (name, ctx) in [("A", &a), ("B", &b)] {
-        let rx = ctx.with_nic(|n| n.rx_stats())?;
+        let rx = ctx.rx_stats()?;
         let drops: u32 = rx.drops.iter().map(|d| d.1).sum();
         writeln!(
             out,
@@ -760,7 +760,7 @@ pub fn run_plan(cfg: WorldConfig, plan: &Plan) -> Result<DemoReport, Error> {
             rx.icrc_bad == 0 && drops == 0,
             "NIC {name}: RX drops on a clean link"
         );
-        let cnt = ctx.with_nic(|n| n.engine_counters())?;
+        let cnt = ctx.engine_counters()?;
         let shown: Vec<String> = cnt
             .iter()
             .filter(|c| c.1 != 0)

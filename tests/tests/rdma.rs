@@ -249,7 +249,7 @@ fn check_dst(b: &Side, m: &Msg, what: &str) {
 
 /// The non-zero engine counters of a NIC, for failure messages.
 fn counters(ctx: &Ctx) -> String {
-    ctx.with_nic(|n| n.engine_counters())
+    ctx.engine_counters()
         .map(|c| {
             c.iter()
                 .filter(|x| x.1 != 0)
@@ -331,7 +331,7 @@ fn audit(w: &SharedWorld, marks: (usize, usize), a: &Side, b: &Side, what: &str)
             "cq_invalid",
             "dma_bus_err",
         ];
-        for (name, v) in s.ctx.with_nic(|n| n.engine_counters()).unwrap() {
+        for (name, v) in s.ctx.engine_counters().unwrap() {
             assert!(
                 !never.contains(&name) || v == 0,
                 "{what}: NIC {nic} engine counter {name} = {v}"
