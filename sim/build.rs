@@ -5,15 +5,6 @@
 use rnic_rtl::{vgen, vlt};
 use std::path::PathBuf;
 
-fn fnv1a(data: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in data {
-        h ^= *b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
-}
-
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=VERILATOR_ROOT");
@@ -26,8 +17,13 @@ fn main() {
     let layout = vlt::Layout::new(&ports, "clk");
     let dir = out.join("vlt");
     let stamp = dir.join("stamp");
+    // the one Verilator discovery of the workspace (VERILATOR_ROOT, else the project's .venv)
     let root = vlt::verilator_root().unwrap_or_else(|e| panic!("{e}"));
-    let key = format!("{:016x} {}", fnv1a(v.as_bytes()), root.display());
+    println!(
+        "cargo:rerun-if-changed={}",
+        root.join("bin/verilator").display()
+    );
+    let key = format!("{:016x} {}", vlt::fnv1a(v.as_bytes()), root.display());
     let fresh = std::fs::read_to_string(&stamp)
         .map(|s| s == key)
         .unwrap_or(false);
@@ -39,7 +35,7 @@ fn main() {
             .map(|n| n.get())
             .unwrap_or(2);
         vlt::build_static(&vfile, top, &layout, &dir, jobs).unwrap_or_else(|e| {
-            panic!("Verilator build failed (run scripts/setup.sh to install Verilator 5.048):\n{e}")
+            panic!("Verilator build failed (`make setup` installs the pinned Verilator):\n{e}")
         });
         std::fs::write(
             dir.join("build_seconds"),

@@ -6,7 +6,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 command -v tclsh >/dev/null || { echo "check.sh: tclsh not found (apt-get install tcl)" >&2; exit 2; }
+source "$repo/scripts/env.sh"  # the project's Python (.venv)
 tclsh "$here/tcl_syntax.tcl" "$here"/*.tcl "$here"/*/*.tcl "$repo"/constraints/*/*.xdc "$here"/common/*.xdc
-python3 "$here/check_xdc_ports.py" \
+"$RNIC_VENV/bin/python" "$here/check_xdc_ports.py" \
   "$repo/constraints/au250/rnic_au250.xdc=$here/au250/rnic_au250_top.v:rnic_au250_top" \
   "$repo/constraints/au55c/rnic_au55c.xdc=$here/au55c/rnic_au55c_top.v:rnic_au55c_top"

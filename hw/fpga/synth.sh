@@ -19,6 +19,7 @@ case $board in
   *) echo "synth.sh: unknown board '$board' (au250, au55c)" >&2; exit 2 ;;
 esac
 command -v yosys >/dev/null || { echo "synth.sh: yosys not found (apt-get install yosys)" >&2; exit 2; }
+source "$repo/scripts/env.sh"  # the project's Python (.venv)
 for f in rnic_top.v rnic_cdc_axis_tx.v rnic_cdc_axis_rx.v rnic_reset_sync.v; do
   [ -f "$vdir/$f" ] || { echo "synth.sh: missing $vdir/$f (run: make -f hw/fpga/vivado.mk verilog BOARD=$board)" >&2; exit 2; }
 done
@@ -36,7 +37,7 @@ yosys -q -l "$log" -p "
   tee -o $out/yosys_${board}_stat.txt stat
 " >/dev/null 2>"$out/yosys_${board}.stderr" || { tail -20 "$out/yosys_${board}.stderr" >&2; exit 1; }
 secs=$(( $(date +%s) - start ))
-python3 - "$out/yosys_${board}_stat.txt" "$board" "$mode" "$secs" <<'PY'
+"$RNIC_VENV/bin/python" - "$out/yosys_${board}_stat.txt" "$board" "$mode" "$secs" <<'PY'
 import re, sys
 path, board, mode, secs = sys.argv[1:]
 cells = {}

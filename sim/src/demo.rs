@@ -11,8 +11,10 @@
 use crate::device::{SharedWorld, SimNic, world};
 use crate::error::{Error, ensure};
 use crate::eth::WireFrame;
+use crate::frame;
 use crate::pcap::to_pcap;
 use crate::world::{NS_PER_CYCLE, WorldConfig};
+use indicatif::{ProgressBar, ProgressStyle};
 use rnic::verbs::{
     AccessFlags, CompletionQueue, ConnectAttr, Context, MemoryRegion, Mtu, PortAddr,
     ProtectionDomain, QpCaps, QueuePair, RecvWr, SendOp, SendWr, WcOpcode, WcStatus,
@@ -20,9 +22,8 @@ use rnic::verbs::{
 };
 use rnic::{Device, Rnic};
 use rnic_abi::dmatest;
-use rnic_abi::roce::opcode as op;
 use std::fmt::Write;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write as _};
 
 /// What the demo measured.
 #[derive(Debug, Clone)]
@@ -285,23 +286,9 @@ impl<'c> Rig<'c> {
         ];
         let mut w = self.world.borrow_mut();
         for (k, ok) in allowed.iter().enumerate() {
-            let mem = &mut w.nics[k].mem;
-            ensure!(
-                mem.faults.is_empty(),
-                "NIC {k}: IOMMU faults (cycle, address, write): {:?}",
-                &mem.faults[..mem.faults.len().min(4)]
-            );
-            for r in &mem.audit {
-                for (a, _) in &r.bytes {
-                    ensure!(
-                        ok.iter().any(|&(s, l)| *a >= s && *a < s + l as u64),
-                        "NIC {k}: DMA write at IOVA {a:#x} (cycle {}) outside the registered MRs and CQ rings",
-                        r.cycle
-                    );
-                    self.audited.set(self.audited.get() + 1);
-                }
-            }
-            mem.audit.clear();
+            self.audited
+                .set(self.audited.get() + w.audit_dma_writes(k, 0, ok)?);
+            w.nics[k].mem.audit.clear();
         }
         Ok(self.audited.get())
     }
@@ -453,80 +440,9 @@ impl<'c> Rig<'c> {
     }
 }
 
-fn opcode_name(o: u8) -> &'static str {
-    const NAMES: [&str; 19] = [
-        "SEND_FIRST",
-        "SEND_MIDDLE",
-        "SEND_LAST",
-        "SEND_LAST_IMM",
-        "SEND_ONLY",
-        "SEND_ONLY_IMM",
-        "WRITE_FIRST",
-        "WRITE_MIDDLE",
-        "WRITE_LAST",
-        "WRITE_LAST_IMM",
-        "WRITE_ONLY",
-        "WRITE_ONLY_IMM",
-        "READ_REQ",
-        "READ_RESP_FIRST",
-        "READ_RESP_MIDDLE",
-        "READ_RESP_LAST",
-        "READ_RESP_ONLY",
-        "ACK",
-        "ATOMIC_ACK",
-    ];
-    NAMES.get(o as usize).copied().unwrap_or("?")
-}
-
-/// One line about a RoCE v2 frame (None for anything else).
-fn describe_frame(f: &[u8]) -> Option<String> {
-    if f.len() < 58 || f[12..14] != [8, 0] || f[23] != 17 || f[36..38] != [0x12, 0xB7] {
-        return None;
-    }
-    let ip_len = u16::from_be_bytes([f[16], f[17]]) as usize;
-    let o = f[42];
-    let pad = ((f[43] >> 4) & 3) as usize;
-    let qp = u32::from_be_bytes([0, f[47], f[48], f[49]]);
-    let psn = u32::from_be_bytes([0, f[51], f[52], f[53]]);
-    let ackreq = f[50] & 0x80 != 0;
-    let ext = match o {
-        op::WRITE_FIRST | op::WRITE_ONLY => 16,
-        op::WRITE_ONLY_IMM => 20,
-        op::SEND_LAST_IMM | op::SEND_ONLY_IMM | op::WRITE_LAST_IMM | op::ACKNOWLEDGE => 4,
-        _ => 0,
-    };
-    let payload = (ip_len + 14).saturating_sub(54 + ext + pad + 4);
-    let mut s = format!(
-        "{}.{}.{}.{} -> {}.{}.{}.{} sport {:#06x} {:<15} QP {:<3} PSN {:#08x}{} payload {payload} B",
-        f[26],
-        f[27],
-        f[28],
-        f[29],
-        f[30],
-        f[31],
-        f[32],
-        f[33],
-        u16::from_be_bytes([f[34], f[35]]),
-        opcode_name(o),
-        qp,
-        psn,
-        if ackreq { " A" } else { "  " },
-    );
-    if o == op::ACKNOWLEDGE && f.len() >= 58 {
-        write!(
-            s,
-            " (AETH syndrome {:#04x} MSN {})",
-            f[54],
-            u32::from_be_bytes([0, f[55], f[56], f[57]])
-        )
-        .ok();
-    }
-    Some(s)
-}
-
 /// The showcase: one message of each kind A -> B at MTU 1024, both sides' completions printed
 /// and checked, the destination verified.
-fn showcase(rig: &Rig, out: &mut String) -> Result<(), Error> {
+fn showcase(rig: &Rig, out: &mut impl Write) -> Result<(), Error> {
     let (qa, qb) = rig.connect(Mtu::Mtu1024)?;
     writeln!(
         out,
@@ -642,7 +558,7 @@ fn showcase(rig: &Rig, out: &mut String) -> Result<(), Error> {
         let frames: Vec<String> = rig.world.borrow().wire[wire0..]
             .iter()
             .filter_map(|(l, f)| {
-                describe_frame(&f.data)
+                frame::describe(&f.data)
                     .map(|s| format!("  {} {s}", if *l == 0 { "A>" } else { "B>" }))
             })
             .collect();
@@ -655,16 +571,74 @@ fn showcase(rig: &Rig, out: &mut String) -> Result<(), Error> {
     Ok(())
 }
 
-/// Run the demo with the full plan (`make run`).
-pub fn run(cfg: WorldConfig) -> Result<DemoReport, Error> {
-    run_plan(cfg, &Plan::full())
+/// The demo's text: kept whole for the report and, when live, printed to stdout line by line
+/// as it is produced (flushed at once; above the progress bar while one is shown).
+struct Out {
+    text: String,
+    live: bool,
+    /// How much of `text` is printed.
+    printed: usize,
+    bar: Option<ProgressBar>,
 }
 
-/// Run the demo with a given plan.
+impl Out {
+    fn new(live: bool) -> Out {
+        Out {
+            text: String::new(),
+            live,
+            printed: 0,
+            bar: None,
+        }
+    }
+
+    /// Print the complete lines not printed yet. Printing is best effort: a closed stdout
+    /// (`| head`) does not stop the run, whose checks are the point.
+    fn flush_lines(&mut self) {
+        let Some(end) = self.text.rfind('\n').map(|i| i + 1) else {
+            return;
+        };
+        if !self.live || end <= self.printed {
+            return;
+        }
+        let chunk = &self.text[self.printed..end];
+        let print = || {
+            let mut o = std::io::stdout().lock();
+            let _ = o.write_all(chunk.as_bytes());
+            let _ = o.flush();
+        };
+        match &self.bar {
+            Some(b) => b.suspend(print),
+            None => print(),
+        }
+        self.printed = end;
+    }
+}
+
+impl Write for Out {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.text.push_str(s);
+        if s.contains('\n') {
+            self.flush_lines();
+        }
+        Ok(())
+    }
+}
+
+/// Run the demo with the full plan (`make run`), printing its text as it goes and, when
+/// stderr is a terminal, a progress bar over the table.
+pub fn run(cfg: WorldConfig) -> Result<DemoReport, Error> {
+    run_with(cfg, &Plan::full(), true)
+}
+
+/// Run the demo with a given plan, quietly (the text is in the report).
 pub fn run_plan(cfg: WorldConfig, plan: &Plan) -> Result<DemoReport, Error> {
+    run_with(cfg, plan, false)
+}
+
+fn run_with(cfg: WorldConfig, plan: &Plan, live: bool) -> Result<DemoReport, Error> {
     let t0 = std::time::Instant::now();
     let w = world(cfg);
-    let mut out = String::new();
+    let mut out = Out::new(live);
     let a = Context::new(Rnic::open(SimNic::new(&w, 0)?)?, PortAddr::sim(1)?)?;
     let b = Context::new(Rnic::open(SimNic::new(&w, 1)?)?, PortAddr::sim(2)?)?;
     let info = a.info()?;
@@ -692,20 +666,27 @@ pub fn run_plan(cfg: WorldConfig, plan: &Plan) -> Result<DemoReport, Error> {
         "op", "MTU", "#bytes", "#iter", "BW[Gb/s]", "%wire", "rate[Mpps]", "cyc/msg"
     )?;
     let rows_total = plan.mtus.len() * plan.ops.len() * plan.sizes.len();
-    let progress = std::io::stderr().is_terminal();
+    if live && std::io::stderr().is_terminal() {
+        let bar = ProgressBar::new(rows_total as u64);
+        bar.set_style(
+            ProgressStyle::with_template("[{bar:30}] {pos}/{len} rows, {elapsed} {msg}")
+                .map_err(|e| Error::Check(format!("progress bar template: {e}")))?
+                .progress_chars("=> "),
+        );
+        out.bar = Some(bar);
+    }
     let mut rows = Vec::new();
     for &mtu in &plan.mtus {
         let (qa, qb) = rig.connect(mtu)?;
         for &bop in &plan.ops {
             for &size in &plan.sizes {
                 let iters = plan.iters(size);
-                if progress {
-                    eprint!(
-                        "\r[{:>2}/{rows_total}] {} {size} B x {iters} at MTU {} ...   ",
-                        rows.len() + 1,
+                if let Some(bar) = &out.bar {
+                    bar.set_message(format!(
+                        "{} {size} B x {iters} at MTU {}",
                         bop.name(),
                         mtu.bytes()
-                    );
+                    ));
                 }
                 let row = rig.measure(&qa, &qb, bop, size, iters, plan.depth)?;
                 rig.audit()?;
@@ -731,13 +712,16 @@ pub fn run_plan(cfg: WorldConfig, plan: &Plan) -> Result<DemoReport, Error> {
                     row.cycles_per_msg()
                 )?;
                 rows.push(row);
+                if let Some(bar) = &out.bar {
+                    bar.inc(1);
+                }
             }
         }
         qa.destroy()?;
         qb.destroy()?;
     }
-    if progress {
-        eprint!("\r{:60}\r", "");
+    if let Some(bar) = out.bar.take() {
+        bar.finish_and_clear();
     }
     writeln!(
         out,
@@ -792,7 +776,7 @@ pub fn run_plan(cfg: WorldConfig, plan: &Plan) -> Result<DemoReport, Error> {
         pcap_frames.len()
     )?;
     Ok(DemoReport {
-        text: out,
+        text: out.text,
         cycles,
         wall_seconds: wall,
         pcap,

@@ -3,6 +3,7 @@
 //! * [`model`]: the Verilated `rnic_top` (built by build.rs from rnic-rtl's Verilog).
 //! * Bus models: [`hostmem`] (AXI4 host memory behind PCIe, IOMMU map, audit), [`mmio`] (the
 //!   host's BAR0/BAR2 masters), [`eth`] (100 GbE links, pacing, faults, pcap tap).
+//! * [`frame`]: the RoCE v2 frame parser (demo output, system tests).
 //! * [`world`]: N NICs and their links stepped cycle by cycle from one seed.
 //! * [`device`]: the driver's `Device` trait on a simulated NIC.
 
@@ -11,6 +12,7 @@ pub mod demo;
 pub mod device;
 pub mod error;
 pub mod eth;
+pub mod frame;
 pub mod hostmem;
 pub mod mmio;
 pub mod model;

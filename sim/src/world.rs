@@ -2,6 +2,7 @@
 //! masters) and the links between their ports, stepped one clock cycle at a time in a fixed
 //! order from one seed. Same seed, same configuration: same cycles, same pcap bytes.
 
+use crate::error::Error;
 use crate::eth::{Link, LinkConfig, WireFrame};
 use crate::hostmem::{HostMem, MemConfig};
 use crate::mmio::{Mmio, MmioConfig};
@@ -161,5 +162,42 @@ impl World {
     /// Nothing left in flight: all MMIO done, links empty.
     pub fn quiet(&self) -> bool {
         self.nics.iter().all(|n| n.mmio.idle()) && self.links.iter().all(|l| !l.busy())
+    }
+
+    /// The host-memory audit of NIC `nic` from its audit record `from` on: every byte the
+    /// device DMA-wrote lies inside one of `allowed` (IOVA, length), and the IOMMU model saw no
+    /// fault. Returns the number of bytes audited; the error names the first violations.
+    pub fn audit_dma_writes(
+        &self,
+        nic: usize,
+        from: usize,
+        allowed: &[(u64, usize)],
+    ) -> Result<u64, Error> {
+        let mem = &self.nics[nic].mem;
+        if !mem.faults.is_empty() {
+            return Err(Error::Check(format!(
+                "NIC {nic}: IOMMU faults (cycle, address, write): {:?}",
+                &mem.faults[..mem.faults.len().min(8)]
+            )));
+        }
+        let mut bad = Vec::new();
+        let mut n = 0u64;
+        for r in mem.audit.iter().skip(from) {
+            for (a, _) in &r.bytes {
+                n += 1;
+                if !allowed.iter().any(|&(s, l)| *a >= s && *a < s + l as u64) {
+                    bad.push((r.cycle, *a));
+                }
+            }
+        }
+        if bad.is_empty() {
+            Ok(n)
+        } else {
+            Err(Error::Check(format!(
+                "NIC {nic}: {} bytes DMA-written outside the registered MRs and CQ rings, first (cycle, IOVA): {:x?}",
+                bad.len(),
+                &bad[..bad.len().min(8)]
+            )))
+        }
     }
 }

@@ -3,6 +3,27 @@
 use rnic::device::{Bar, Device, DmaRegion};
 use rnic::{Result, Rnic};
 use rnic_sim::{SharedWorld, SimNic, WorldConfig, world};
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The SoftRoCE capture kept in the repository (`tests/vectors/rxe-perftest-mtu1024.pcap`,
+/// described in `tests/vectors/README.md`).
+pub fn vectors() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("vectors/rxe-perftest-mtu1024.pcap")
+}
+
+/// A command running the project's Python (`.venv/bin/python`, made by scripts/setup.sh with
+/// the pinned scapy), the one way the tests run Python. Panics with the remedy when the
+/// environment is missing.
+pub fn python() -> Command {
+    let py = rnic_rtl::vlt::venv().join("bin/python");
+    assert!(
+        py.is_file(),
+        "no Python environment at {}: run `make setup` (scripts/setup.sh)",
+        py.display()
+    );
+    Command::new(py)
+}
 
 /// A two-NIC world with both NICs opened through the driver.
 pub fn pair(cfg: WorldConfig) -> (SharedWorld, Rnic<SimNic>, Rnic<SimNic>) {
@@ -109,42 +130,19 @@ pub fn connect_qps(
 /// Deterministic test bytes (xorshift64*), different for every seed (the demo's generator).
 pub use rnic_sim::demo::pattern;
 
-/// The host-memory audit of NIC `nic` from audit record `from` on: every byte the device wrote
-/// lies inside one of `allowed` (IOVA, length), and the IOMMU model saw no fault. Returns a
-/// description of the first violations.
+/// The host-memory audit of NIC `nic` from audit record `from` on (the simulator's
+/// [`rnic_sim::World::audit_dma_writes`]): every byte the device wrote lies inside one of
+/// `allowed` (IOVA, length), and the IOMMU model saw no fault. Returns a description of the
+/// first violations.
 pub fn audit_dma_writes(
     w: &SharedWorld,
     nic: usize,
     from: usize,
     allowed: &[(u64, usize)],
 ) -> std::result::Result<u64, String> {
-    let wb = w.borrow();
-    let mem = &wb.nics[nic].mem;
-    if !mem.faults.is_empty() {
-        return Err(format!(
-            "NIC {nic}: IOMMU faults (cycle, address, write): {:?}",
-            &mem.faults[..mem.faults.len().min(8)]
-        ));
-    }
-    let mut bad = Vec::new();
-    let mut n = 0u64;
-    for r in mem.audit.iter().skip(from) {
-        for (a, _) in &r.bytes {
-            n += 1;
-            if !allowed.iter().any(|&(s, l)| *a >= s && *a < s + l as u64) {
-                bad.push((r.cycle, *a));
-            }
-        }
-    }
-    if bad.is_empty() {
-        Ok(n)
-    } else {
-        Err(format!(
-            "NIC {nic}: {} bytes written outside registered MRs / CQ rings, first (cycle, IOVA): {:?}",
-            bad.len(),
-            &bad[..bad.len().min(8)]
-        ))
-    }
+    w.borrow()
+        .audit_dma_writes(nic, from, allowed)
+        .map_err(|e| e.to_string())
 }
 
 /// Number of audit records of NIC `nic` so far (start of a window for `audit_dma_writes`).
@@ -152,70 +150,8 @@ pub fn audit_mark(w: &SharedWorld, nic: usize) -> usize {
     w.borrow().nics[nic].mem.audit.len()
 }
 
-/// A RoCE v2 packet seen on the wire.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RocePkt {
-    pub opcode: u8,
-    pub dqpn: u32,
-    pub psn: u32,
-    pub ackreq: bool,
-    pub solicited: bool,
-    pub src_ip: [u8; 4],
-    pub dst_ip: [u8; 4],
-    pub udp_sport: u16,
-    /// Extended transport headers (RETH/AETH/ImmDt) as raw bytes.
-    pub ext: Vec<u8>,
-    /// Payload without pad and ICRC.
-    pub payload: Vec<u8>,
-}
-
-/// Bytes of extended headers an RC opcode carries (RETH, ImmDt, AETH).
-pub fn ext_header_bytes(opcode: u8) -> usize {
-    use rnic_abi::roce::opcode as op;
-    match opcode {
-        op::WRITE_FIRST | op::WRITE_ONLY => 16,
-        op::WRITE_ONLY_IMM => 20,
-        op::SEND_LAST_IMM | op::SEND_ONLY_IMM | op::WRITE_LAST_IMM => 4,
-        op::ACKNOWLEDGE => 4,
-        _ => 0,
-    }
-}
-
-/// Parse an Ethernet/IPv4/UDP 4791/BTH frame; None if it is not one.
-pub fn parse_roce(f: &[u8]) -> Option<RocePkt> {
-    if f.len() < 14 + 20 + 8 + 12 + 4 || f[12..14] != [0x08, 0x00] || f[23] != 17 {
-        return None;
-    }
-    if u16::from_be_bytes([f[36], f[37]]) != rnic_abi::roce::UDP_PORT_ROCEV2 {
-        return None;
-    }
-    let ip_len = u16::from_be_bytes([f[16], f[17]]) as usize;
-    let end = 14 + ip_len;
-    if end > f.len() {
-        return None;
-    }
-    let bth = &f[42..54];
-    let opcode = bth[0];
-    let pad = ((bth[1] >> 4) & 3) as usize;
-    let ext = ext_header_bytes(opcode);
-    let pstart = 54 + ext;
-    let pend = end.checked_sub(4 + pad)?;
-    if pend < pstart {
-        return None;
-    }
-    Some(RocePkt {
-        opcode,
-        solicited: bth[1] & 0x80 != 0,
-        dqpn: u32::from_be_bytes([0, bth[5], bth[6], bth[7]]),
-        ackreq: bth[8] & 0x80 != 0,
-        psn: u32::from_be_bytes([0, bth[9], bth[10], bth[11]]),
-        src_ip: [f[26], f[27], f[28], f[29]],
-        dst_ip: [f[30], f[31], f[32], f[33]],
-        udp_sport: u16::from_be_bytes([f[34], f[35]]),
-        ext: f[54..pstart].to_vec(),
-        payload: f[pstart..pend].to_vec(),
-    })
-}
+/// The RoCE v2 frame parser (one, in the simulator crate).
+pub use rnic_sim::frame::{RocePkt, ext_header_bytes, parse_roce};
 
 /// RoCE packets sent by NIC `from` since wire record `since` (NIC k transmits on link k).
 pub fn roce_sent(w: &SharedWorld, from: usize, since: usize) -> Vec<RocePkt> {
@@ -244,11 +180,11 @@ pub mod oracle {
 
     /// scapy + zlib ICRC check: one `N ok|bad|skip` line per frame, exit 1 if any is bad.
     pub fn icrc(pcap: &Path) -> Output {
-        Command::new("python3")
+        crate::python()
             .arg(root().join("oracle/icrc.py"))
             .arg(pcap)
             .output()
-            .expect("python3 with scapy is installed by scripts/setup.sh")
+            .expect("run the project's Python (scripts/setup.sh makes .venv)")
     }
 
     /// tshark decode: prints `frames N roce M malformed K`, exit 1 on any malformed frame.
@@ -301,13 +237,13 @@ pub mod oracle {
     /// Frames crafted by scapy from a JSON spec list (`tests/oracle/craft.py`).
     pub fn craft(spec_json: &str) -> Vec<Vec<u8>> {
         use std::io::Write;
-        let mut child = Command::new("python3")
+        let mut child = crate::python()
             .arg(root().join("oracle/craft.py"))
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
-            .expect("python3 with scapy is installed by scripts/setup.sh");
+            .expect("run the project's Python (scripts/setup.sh makes .venv)");
         child
             .stdin
             .take()

@@ -1,20 +1,16 @@
 //! The independent packet oracles (`tests/oracle/`: a scapy + zlib ICRC check and a tshark
-//! malformed-frame check) on the shared SoftRoCE vectors, and on a copy with one payload byte
-//! flipped (the ICRC oracle must flag exactly that frame). The data-path tests run the same
-//! oracles on every capture our NICs write.
+//! malformed-frame check) on the SoftRoCE vectors (`tests/vectors`), and on a copy with one
+//! payload byte flipped (the ICRC oracle must flag exactly that frame). The data-path tests run
+//! the same oracles on every capture our NICs write.
 
 use rnic_tests::oracle::{icrc as icrc_oracle, show, tshark as tshark_oracle, verdicts};
 use std::path::PathBuf;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 fn vectors() -> PathBuf {
-    let p = root().join("../../shared/vectors/rxe-perftest-mtu1024.pcap");
+    let p = rnic_tests::vectors();
     assert!(
         p.exists(),
-        "the shared vectors are missing: {}",
+        "the SoftRoCE vectors are missing: {}",
         p.display()
     );
     p
@@ -35,7 +31,7 @@ fn frames(pcap: &[u8]) -> Vec<std::ops::Range<usize>> {
 }
 
 #[test]
-fn oracles_pass_on_the_shared_vectors() {
+fn oracles_pass_on_the_softroce_vectors() {
     let v = vectors();
     let o = icrc_oracle(&v);
     assert!(o.status.success(), "{}", show(&o));

