@@ -2,28 +2,28 @@
 //! (`s_axil_*` BAR0, `s_axi_wqe_*` BAR2, `m_axi_*` host memory, `m_axis_tx_*`/`s_axis_rx_*`
 //! Ethernet frames, `irq_req`), all synchronous to `clk`, `rst` synchronous active high.
 
-use crate::ackproc::AckProc;
-use crate::axil::AxilFront;
-use crate::axmux::AxMux;
-use crate::bus::{
+use crate::common::bus::{
     AckEvM, AckReqM, AxilS, CplM, CtxPortM, DmaRdM, DmaWrM, HostAxiM, RingPortM, StreamM, StreamS,
     WqeAxiS,
 };
-use crate::cqwriter::CqWriter;
-use crate::ctxstore::CtxStore;
-use crate::dbunit::DbUnit;
-use crate::devregs::DevRegs;
-use crate::dmaeng::DmaEng;
-use crate::dmatest::DmaTest;
-use crate::engstat::EngStat;
-use crate::icrc::Icrc;
-use crate::macdbg::MacDebug;
-use crate::ringmem::RingMem;
-use crate::rxparse::RxParse;
-use crate::rxresp::RxResp;
-use crate::rxstat::RxStat;
-use crate::txbuild::TxBuild;
-use crate::txreq::{TxDescM, TxReq};
+use crate::cq::cqwriter::CqWriter;
+use crate::ctx::ctxstore::CtxStore;
+use crate::debug::engstat::EngStat;
+use crate::debug::macdbg::MacDebug;
+use crate::debug::rxstat::RxStat;
+use crate::dma::axmux::AxMux;
+use crate::dma::dmaeng::DmaEng;
+use crate::dma::dmatest::DmaTest;
+use crate::hostif::axil::AxilFront;
+use crate::hostif::dbunit::DbUnit;
+use crate::hostif::devregs::DevRegs;
+use crate::hostif::ringmem::RingMem;
+use crate::net::icrc::Icrc;
+use crate::rx::ackproc::AckProc;
+use crate::rx::rxparse::RxParse;
+use crate::rx::rxresp::RxResp;
+use crate::tx::txbuild::TxBuild;
+use crate::tx::txreq::{TxDescM, TxReq};
 use rnic_abi::params::BuildParams;
 use rust_hdl::prelude::*;
 

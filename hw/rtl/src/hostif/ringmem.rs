@@ -6,8 +6,8 @@
 //! response per burst. Reads: one burst at a time, one beat every two cycles (BAR2 reads are a
 //! debug path; the WQE fetcher gets its own RAM port in the data-path work).
 
-use crate::beram::BeRam;
-use crate::bus::{RingPortS, WqeAxiS};
+use crate::common::beram::BeRam;
+use crate::common::bus::{RingPortS, WqeAxiS};
 use crate::{BAR2_ADDR_BITS, RING_SLOT_BITS};
 use rust_hdl::prelude::*;
 
@@ -243,7 +243,7 @@ impl Logic for RingMem {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::*;
+    use crate::common::testutil::*;
     use rand::Rng;
     use std::collections::HashMap;
 

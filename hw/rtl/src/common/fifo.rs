@@ -98,7 +98,7 @@ end
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::*;
+    use crate::common::testutil::*;
     use rand::Rng;
 
     /// Random pushes and pops (also when full / empty) against a VecDeque, in Verilator.

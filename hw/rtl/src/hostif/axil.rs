@@ -5,7 +5,7 @@
 //! cycle. Only full-word writes (`wstrb == 0xF`) reach the registers; narrower writes are
 //! acknowledged and ignored. Responses are always OKAY (reserved offsets read 0).
 
-use crate::bus::{AxilS, RegBusM};
+use crate::common::bus::{AxilS, RegBusM};
 use rust_hdl::prelude::*;
 
 #[derive(LogicBlock, Default)]
@@ -95,7 +95,7 @@ impl Logic for AxilFront {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::*;
+    use crate::common::testutil::*;
     use rand::Rng;
     use std::collections::HashMap;
 

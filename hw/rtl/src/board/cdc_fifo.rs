@@ -25,9 +25,9 @@
 //!   whole frame is discarded. Each such event pulses `s_overflow` for one `s_clk` cycle.
 //!
 //! Reset: `s_rst` and `m_rst` are synchronous to their own clocks and must overlap (derive
-//! both from one source through [`crate::reset_sync::ResetSync`]), so that both pointers
+//! both from one source through [`crate::board::reset_sync::ResetSync`]), so that both pointers
 //! restart at zero together.
-use crate::reset_sync::SyncBits;
+use crate::board::reset_sync::SyncBits;
 use rust_hdl::prelude::*;
 
 /// Bits of side information per beat: tkeep (64), tlast, tuser.
@@ -325,7 +325,7 @@ pub fn board_cdc_verilog() -> Vec<(String, String)> {
     tx.connect_all();
     let mut rx = BoardAxisCdcFifo::new(CdcMode::DropOnFull);
     rx.connect_all();
-    let mut rs = crate::reset_sync::ResetSync::default();
+    let mut rs = crate::board::reset_sync::ResetSync::default();
     rs.connect_all();
     vec![
         (
@@ -360,7 +360,8 @@ pub mod cdc_vgen {
     /// Verilog of the connected block `uut` with top module `top`, `$`-free. The CDC blocks
     /// are fixed designs: a design-rule failure is a bug in this file, hence the panic.
     pub fn verilog_named<U: Block>(uut: &U, top: &str) -> String {
-        crate::vgen::verilog_connected(uut, top).unwrap_or_else(|e| panic!("CDC block {top}: {e}"))
+        crate::common::vgen::verilog_connected(uut, top)
+            .unwrap_or_else(|e| panic!("CDC block {top}: {e}"))
     }
 }
 

@@ -8,7 +8,7 @@
 //! within 6; rust-hdl's `SynchronousFIFO` is not used: its internal names collide once `$` is
 //! replaced).
 
-use crate::bus::{CTX_ADDR_BITS, CtxPortM};
+use crate::common::bus::{CTX_ADDR_BITS, CtxPortM};
 use rnic_abi::params::{self, BuildParams};
 use rnic_abi::queue::{CqContext, QpContext, RqState};
 use rnic_abi::regs::{ctx, db};
@@ -56,9 +56,9 @@ pub struct DbUnit {
 
 impl DbUnit {
     pub fn new(p: &BuildParams) -> Self {
-        let sq = crate::bus::field(QpContext::FIELDS, "sq_pi").offset;
-        let rq = crate::bus::field(RqState::FIELDS, "rq_pi").offset;
-        let cq = crate::bus::field(CqContext::FIELDS, "consumer").offset;
+        let sq = crate::common::bus::field(QpContext::FIELDS, "sq_pi").offset;
+        let rq = crate::common::bus::field(RqState::FIELDS, "rq_pi").offset;
+        let cq = crate::common::bus::field(CqContext::FIELDS, "consumer").offset;
         let c10 = |b: usize| Constant::new(((8 * b) as u64).into());
         let be = |b: usize| Constant::new((3u64 << b).into());
         DbUnit {
@@ -185,7 +185,7 @@ impl Logic for DbUnit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::*;
+    use crate::common::testutil::*;
     use rand::Rng;
 
     /// Random doorbells of every kind (some for queues beyond the tables) against a stalling

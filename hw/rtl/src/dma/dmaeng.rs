@@ -22,7 +22,7 @@
 //! The byte funnels are Verilog text generated from Rust ([`funnel_verilog`]) with a Rust
 //! model ([`funnel_model`]).
 
-use crate::bus::{DmaRdS, DmaWrS, HostAxiM};
+use crate::common::bus::{DmaRdS, DmaWrS, HostAxiM};
 use rust_hdl::prelude::*;
 use std::fmt::Write;
 
@@ -765,8 +765,8 @@ impl Logic for DmaEng {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::*;
-    use crate::vlt::DynModel;
+    use crate::common::testutil::*;
+    use crate::common::vlt::DynModel;
     use rand::Rng;
     use rand_chacha::ChaCha8Rng;
     use std::collections::{HashMap, VecDeque};

@@ -9,7 +9,7 @@
 //!   excluded), evaluate with the clock low, copy every output to `out` (same packing: these
 //!   are the values the clock edge samples), then raise the clock and evaluate (the edge).
 
-use crate::vgen::Port;
+use crate::common::vgen::Port;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -330,7 +330,7 @@ impl DynModel {
         // share the cache directory of their (identical) Verilog
         static BUILD: std::sync::Mutex<()> = std::sync::Mutex::new(());
         let _guard = BUILD.lock().unwrap_or_else(|e| e.into_inner());
-        let v = crate::vgen::verilog(uut, top).map_err(|e| e.to_string())?;
+        let v = crate::common::vgen::verilog(uut, top).map_err(|e| e.to_string())?;
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
         for b in v.as_bytes() {
             h = (h ^ *b as u64).wrapping_mul(0x0000_0100_0000_01b3);
@@ -342,7 +342,7 @@ impl DynModel {
         let vfile = dir.join(format!("{top}.v"));
         std::fs::write(&vfile, &v).map_err(|e| e.to_string())?;
         lint(&vfile, top)?;
-        let layout = Layout::new(&crate::vgen::ports(&v, top), clock);
+        let layout = Layout::new(&crate::common::vgen::ports(&v, top), clock);
         let so = dir.join("libvm.so");
         if !so.exists() {
             let tmp = dir.join("build");

@@ -468,8 +468,8 @@ end
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::*;
-    use crate::vlt::DynModel;
+    use crate::common::testutil::*;
+    use crate::common::vlt::DynModel;
     use rand::Rng;
     use rand_chacha::ChaCha8Rng;
 

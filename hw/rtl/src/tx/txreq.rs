@@ -22,8 +22,8 @@
 //! with grant stalls) plus the write-back, then one descriptor per cycle.
 
 use crate::RING_SLOT_BITS;
-use crate::bus::{CTX_ADDR_BITS, CplM, CtxPortM, RingPortM};
-pub use crate::fifo::Fifo as SyncFifo;
+use crate::common::bus::{CTX_ADDR_BITS, CplM, CtxPortM, RingPortM};
+pub use crate::common::fifo::Fifo as SyncFifo;
 use rnic_abi::params;
 use rnic_abi::queue::{MrEntry, QpContext, Wqe, qp_state, wc_op, wc_status, wqe_flag, wqe_op};
 use rnic_abi::roce::opcode;
@@ -139,7 +139,7 @@ pub const DESC_FIELDS: [(&str, usize); 21] = [
 
 // ---------------------------------------------------------------------------------------------
 
-pub(crate) use crate::bus::{field_be as be_mask, field_bit as bit_off};
+pub(crate) use crate::common::bus::{field_be as be_mask, field_bit as bit_off};
 
 fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(v.into())
@@ -866,8 +866,8 @@ impl Logic for TxReq {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::testutil::*;
-    use crate::vlt::DynModel;
+    use crate::common::testutil::*;
+    use crate::common::vlt::DynModel;
     use rand::Rng;
     use rand_chacha::ChaCha8Rng;
     use rnic_abi::queue::{Cqe, make_key};

@@ -7,13 +7,13 @@
 //! Reads answer 2 cycles after the grant (RAM read + output register); writes take byte
 //! enables, so engines update only the fields they own.
 
-use crate::beram::BeRam;
-use crate::bus::{CtxPortS, RegBusS, reg_addr};
+use crate::common::beram::BeRam;
+use crate::common::bus::{CtxPortS, RegBusS, reg_addr};
 use rnic_abi::params::{self, BuildParams};
 use rnic_abi::regs::ctx;
 use rust_hdl::prelude::*;
 
-pub use crate::bus::CTX_ADDR_BITS;
+pub use crate::common::bus::CTX_ADDR_BITS;
 
 fn c(v: u32) -> Constant<Bits<CTX_ADDR_BITS>> {
     Constant::new((v as u64).into())
@@ -314,7 +314,7 @@ impl Logic for CtxStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::*;
+    use crate::common::testutil::*;
     use rand::Rng;
 
     #[test]

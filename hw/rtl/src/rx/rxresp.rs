@@ -51,10 +51,12 @@
 //! * ACKNOWLEDGE frames: only the QPN range is checked here (QP state: ackproc's business).
 
 use crate::RING_SLOT_BITS;
-use crate::bus::{AckEvM, AckReqM, CTX_ADDR_BITS, CplM, CtxPortM, DmaWrM, RingPortM, StreamS};
-use crate::fifo::Fifo;
-use crate::icrc::Icrc;
-use crate::rxparse::{self, RxParse};
+use crate::common::bus::{
+    AckEvM, AckReqM, CTX_ADDR_BITS, CplM, CtxPortM, DmaWrM, RingPortM, StreamS,
+};
+use crate::common::fifo::Fifo;
+use crate::net::icrc::Icrc;
+use crate::rx::rxparse::{self, RxParse};
 use rnic_abi::params::{self, BuildParams};
 use rnic_abi::queue::{
     MrEntry, QpContext, RqState, Wqe, access, aeth, cqe_flag, qp_state, rqs_flag, wc_op, wc_status,
@@ -1520,9 +1522,11 @@ impl Logic for RxResp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::icrc;
-    use crate::testutil::{CplSink, CtxModel, DmaWrModel, RingModel, chance, model, reset, rng};
-    use crate::vlt::DynModel;
+    use crate::common::testutil::{
+        CplSink, CtxModel, DmaWrModel, RingModel, chance, model, reset, rng,
+    };
+    use crate::common::vlt::DynModel;
+    use crate::net::icrc;
     use rand::Rng;
     use rand_chacha::ChaCha8Rng;
     use rnic_abi::params::DEFAULT as P;
@@ -2404,7 +2408,7 @@ mod tests {
     /// between beats: back-to-back one-beat frames outrun the FSM and fill the header FIFO.)
     #[test]
     fn vectors() {
-        let v = crate::testutil::vector_frames();
+        let v = crate::common::testutil::vector_frames();
         let mut b = Bench::new(9, 0.8, 0.2);
         b.ctx.rec.clear();
         let mut aevs = vec![];

@@ -6,7 +6,7 @@
 //! burst is locked from its AW to its WLAST (W beats of one burst are never interleaved
 //! with another master's). At most 64 bursts outstanding per direction.
 
-use crate::bus::{HostAxiM, HostAxiS};
+use crate::common::bus::{HostAxiM, HostAxiS};
 use rust_hdl::prelude::*;
 
 #[derive(LogicBlock, Default)]
@@ -192,7 +192,7 @@ impl Logic for AxMux {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::*;
+    use crate::common::testutil::*;
     use rand::Rng;
     use std::collections::VecDeque;
 
@@ -216,7 +216,7 @@ mod tests {
         fn n(&self, s: &str) -> String {
             format!("{}_{s}", self.p)
         }
-        fn drive(&mut self, m: &mut crate::vlt::DynModel, r: &mut rand_chacha::ChaCha8Rng) {
+        fn drive(&mut self, m: &mut crate::common::vlt::DynModel, r: &mut rand_chacha::ChaCha8Rng) {
             let awv = !self.aw_done && !self.writes.is_empty() && !chance(r, 0.3);
             let wv = self.aw_done && !chance(r, 0.3);
             let arv = !self.reads.is_empty() && !chance(r, 0.3);
@@ -243,7 +243,11 @@ mod tests {
             m.set(&self.n("rready"), rr as u64);
             m.set(&self.n("bready"), br as u64);
         }
-        fn observe(&mut self, m: &crate::vlt::DynModel, mem: &std::collections::HashMap<u64, u8>) {
+        fn observe(
+            &mut self,
+            m: &crate::common::vlt::DynModel,
+            mem: &std::collections::HashMap<u64, u8>,
+        ) {
             let (awv, wv, arv, rr, br) = self.drv;
             if awv && m.bit(&self.n("awready")) {
                 self.aw_done = true;

@@ -7,8 +7,8 @@
 //! * Doorbell block: SQ/RQ/CQ doorbell writes become one-cycle `db_valid` events with kind and
 //!   word (for the schedulers), and are counted.
 
-use crate::bus::RegBusS;
-use crate::bus::reg_addr;
+use crate::common::bus::RegBusS;
+use crate::common::bus::reg_addr;
 use rnic_abi::params::{self, BuildParams};
 use rnic_abi::regs::{self, db, dev, mac};
 use rust_hdl::prelude::*;
@@ -241,7 +241,7 @@ impl Logic for DevRegs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::*;
+    use crate::common::testutil::*;
 
     #[test]
     fn identity_rom_registers_doorbells_and_irq() {

@@ -27,9 +27,9 @@
 //! drops it as a bad frame); debug frames keep their own `tuser`.
 //! Counters (frames that left on `tx`): `cnt_tx_pkts` (data), `cnt_tx_acks` (ACK/NAK).
 
-use crate::bus::{AckReqS, DmaRdM, StreamM, StreamS};
-use crate::icrc::Icrc;
-use crate::txreq::{DESC_FIELDS, SyncFifo, TxDescM, TxDescS};
+use crate::common::bus::{AckReqS, DmaRdM, StreamM, StreamS};
+use crate::net::icrc::Icrc;
+use crate::tx::txreq::{DESC_FIELDS, SyncFifo, TxDescM, TxDescS};
 use rnic_abi::roce;
 use rust_hdl::prelude::*;
 use std::fmt::Write;
@@ -924,10 +924,10 @@ impl Logic for TxBuild {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bus::{CplM, CtxPortM, RingPortM};
-    use crate::testutil::*;
-    use crate::txreq::TxReq;
-    use crate::txreq::tests::*;
+    use crate::common::bus::{CplM, CtxPortM, RingPortM};
+    use crate::common::testutil::*;
+    use crate::tx::txreq::TxReq;
+    use crate::tx::txreq::tests::*;
     use rand::Rng;
     use rand_chacha::ChaCha8Rng;
     use rnic_abi::queue::wqe_op;
@@ -1024,7 +1024,7 @@ mod tests {
         assert_eq!(be(f, 44, 2), 0xFFFF, "P_Key");
         assert_eq!(f[46], 0, "BTH reserved byte");
         assert_eq!(f[50] & 0x7F, 0, "BTH reserved bits");
-        assert!(crate::icrc::icrc_matches(f), "ICRC");
+        assert!(crate::net::icrc::icrc_matches(f), "ICRC");
         // IBTA table 38 (RC): which extension headers each opcode carries
         let reth = matches!(op, 0x06 | 0x0A | 0x0B);
         let imm = matches!(op, 0x03 | 0x05 | 0x09 | 0x0B);

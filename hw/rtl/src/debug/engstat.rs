@@ -2,7 +2,7 @@
 //! at `eng::CNT + 4*i` in the order of `rnic_abi::regs::eng::COUNTERS`. The counters live in
 //! the blocks that count; this block only decodes the register reads (answer next cycle).
 
-use crate::bus::{RegBusS, reg_addr};
+use crate::common::bus::{RegBusS, reg_addr};
 use rnic_abi::regs::eng;
 use rust_hdl::prelude::*;
 
@@ -59,7 +59,7 @@ impl Logic for EngStat {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::*;
+    use crate::common::testutil::*;
 
     #[test]
     fn every_counter_reads_at_its_offset() {

@@ -6,7 +6,7 @@
 //! new parser result and the previous frame's ICRC can arrive in the same cycle: the ICRC is
 //! consumed first).
 
-use crate::bus::{RegBusS, reg_addr};
+use crate::common::bus::{RegBusS, reg_addr};
 use rnic_abi::regs::rxs;
 use rust_hdl::prelude::*;
 
@@ -141,7 +141,7 @@ impl Logic for RxStat {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::*;
+    use crate::common::testutil::*;
     use rand::Rng;
 
     /// Random sequences of parser results and ICRC results with the real latency offset

@@ -24,7 +24,9 @@
 //! completion sink takes one completion per cycle.
 
 use crate::RING_SLOT_BITS;
-use crate::bus::{AckEvS, CTX_ADDR_BITS, CplM, CtxPortM, RingPortM, field_bit, field_bytes};
+use crate::common::bus::{
+    AckEvS, CTX_ADDR_BITS, CplM, CtxPortM, RingPortM, field_bit, field_bytes,
+};
 use rnic_abi::params::{self, BuildParams};
 use rnic_abi::queue::{QpContext, Wqe, qp_state, wc_op, wc_status, wqe_op};
 use rust_hdl::prelude::*;
@@ -620,8 +622,8 @@ impl Logic for AckProc {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::*;
-    use crate::vlt::DynModel;
+    use crate::common::testutil::*;
+    use crate::common::vlt::DynModel;
     use rand::Rng;
     use rand_chacha::ChaCha8Rng;
     use rnic_abi::queue::{Cqe, aeth, wqe_flag};

@@ -14,7 +14,7 @@
 //! that write's `done`. About 7 cycles per completion without stalls.
 //! Record offsets come from the ABI `FIELDS` tables (`Cqe`, `CqContext`).
 
-use crate::bus::{CTX_ADDR_BITS, CplS, CtxPortM, DmaWrM};
+use crate::common::bus::{CTX_ADDR_BITS, CplS, CtxPortM, DmaWrM};
 use rnic_abi::params::{self, BuildParams};
 use rnic_abi::queue::{CqContext, Cqe, cqe_flag};
 use rust_hdl::prelude::*;
@@ -29,7 +29,7 @@ pub enum CqState {
     Upd,
 }
 
-use crate::bus::field_bit as bit_off;
+use crate::common::bus::field_bit as bit_off;
 
 #[derive(LogicBlock)]
 pub struct CqWriter {
@@ -402,8 +402,8 @@ impl Logic for CqWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::*;
-    use crate::vlt::DynModel;
+    use crate::common::testutil::*;
+    use crate::common::vlt::DynModel;
     use rand::Rng;
     use rand_chacha::ChaCha8Rng;
     use std::collections::VecDeque;

@@ -135,7 +135,7 @@ pub fn lanes_verilog() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::*;
+    use crate::common::testutil::*;
     use rand::Rng;
 
     /// Co-simulation of the generated Verilog against an independent byte-level reference.

@@ -4,7 +4,7 @@
 
 #![allow(dead_code)] // not every test binary uses every model
 
-use crate::vlt::DynModel;
+use crate::common::vlt::DynModel;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rust_hdl::prelude::Block;
@@ -193,7 +193,7 @@ pub fn le(rec: &[u8], off: usize, bytes: usize) -> u64 {
     (0..bytes).fold(0, |a, k| a | (rec[off + k] as u64) << (8 * k))
 }
 
-/// The context store seen from a client's [`crate::bus::CtxPortM`] (ports `<p>_req`, ...):
+/// The context store seen from a client's [`crate::common::bus::CtxPortM`] (ports `<p>_req`, ...):
 /// grants with random stalls, answers reads 2 cycles after the grant, applies byte-enabled
 /// writes, and logs every write (record index, byte-enable mask) for the tests to check.
 /// Call `drive` before `tick` and `observe` after it.
@@ -256,7 +256,7 @@ impl CtxModel {
     }
 }
 
-/// The ring memory seen from a client's [`crate::bus::RingPortM`]: `slots` holds 64-byte
+/// The ring memory seen from a client's [`crate::common::bus::RingPortM`]: `slots` holds 64-byte
 /// WQE slots by index; same timing as [`CtxModel`].
 pub struct RingModel {
     pub p: &'static str,
@@ -301,7 +301,7 @@ impl RingModel {
     }
 }
 
-/// The DMA engine seen from a read client ([`crate::bus::DmaRdM`], ports `<p>_cmd_*`,
+/// The DMA engine seen from a read client ([`crate::common::bus::DmaRdM`], ports `<p>_cmd_*`,
 /// `<p>_dat_*`): takes commands with random stalls, returns packed data after a random
 /// latency with random gaps, in command order. `bad` ranges answer with `dat_err`.
 pub struct DmaRdModel {
@@ -380,7 +380,7 @@ impl DmaRdModel {
     }
 }
 
-/// The DMA engine seen from a write client ([`crate::bus::DmaWrM`]): takes commands and data
+/// The DMA engine seen from a write client ([`crate::common::bus::DmaWrM`]): takes commands and data
 /// with random stalls, writes `mem`, pulses `done` some cycles after a command's last beat.
 /// Records every write command (address, length) in order.
 pub struct DmaWrModel {
@@ -458,7 +458,7 @@ impl DmaWrModel {
     }
 }
 
-/// A completion sink ([`crate::bus::CplS`] seen from the source, ports `<p>_valid`, ...):
+/// A completion sink ([`crate::common::bus::CplS`] seen from the source, ports `<p>_valid`, ...):
 /// random backpressure, every completion decoded into an ABI `Cqe` (owner bit clear) plus
 /// its CQ number.
 pub struct CplSink {

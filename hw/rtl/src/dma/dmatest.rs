@@ -7,9 +7,9 @@
 //! pattern, counts mismatching bytes, and checksums the data (see `rnic_abi::dmatest`).
 //! Registers (BAR0 block `dmatest`) are decoded here from the register bus.
 
-use crate::bus::reg_addr;
-use crate::bus::{HostAxiM, RegBusS};
-use crate::dmalanes::DmaLanes;
+use crate::common::bus::reg_addr;
+use crate::common::bus::{HostAxiM, RegBusS};
+use crate::dma::dmalanes::DmaLanes;
 use rnic_abi::regs::dmat;
 use rust_hdl::prelude::*;
 
@@ -340,11 +340,11 @@ impl Logic for DmaTest {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::*;
+    use crate::common::testutil::*;
     use rand::Rng;
     use rnic_abi::dmatest;
 
-    fn start(m: &mut crate::vlt::DynModel, iova: u64, len: u32, seed: u8, ctrl: u32) {
+    fn start(m: &mut crate::common::vlt::DynModel, iova: u64, len: u32, seed: u8, ctrl: u32) {
         bus_write(m, dmat::IOVA_LO, iova as u32);
         bus_write(m, dmat::IOVA_HI, (iova >> 32) as u32);
         bus_write(m, dmat::LEN, len);
@@ -354,7 +354,7 @@ mod tests {
 
     /// Run until done with the memory slave stalling every channel at random.
     fn run(
-        m: &mut crate::vlt::DynModel,
+        m: &mut crate::common::vlt::DynModel,
         mem: &mut MemSlave,
         r: &mut rand_chacha::ChaCha8Rng,
     ) -> u32 {

@@ -2,9 +2,9 @@
 //! counts, measures and captures the frames arriving on `s_axis_rx` (the receive side never
 //! backpressures: a MAC cannot wait). Registers: BAR0 block `macdbg`.
 
-use crate::beram::BeRam;
-use crate::bus::reg_addr;
-use crate::bus::{RegBusS, StreamM, StreamS};
+use crate::common::beram::BeRam;
+use crate::common::bus::reg_addr;
+use crate::common::bus::{RegBusS, StreamM, StreamS};
 use rnic_abi::regs::mac;
 use rust_hdl::prelude::*;
 
@@ -301,7 +301,7 @@ impl Logic for MacDebug {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::*;
+    use crate::common::testutil::*;
     use rand::Rng;
 
     fn frame(r: &mut rand_chacha::ChaCha8Rng, len: usize) -> Vec<u8> {
