@@ -22,7 +22,7 @@ use crate::net::icrc::Icrc;
 use crate::rx::ackproc::AckProc;
 use crate::rx::resp::RxResp;
 use crate::rx::rxparse::RxParse;
-use crate::tx::txbuild::TxBuild;
+use crate::tx::build::TxBuild;
 use crate::tx::txreq::{TxDescM, TxReq};
 use rnic_abi::params::BuildParams;
 use rust_hdl::prelude::*;
