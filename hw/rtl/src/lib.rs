@@ -21,12 +21,8 @@ pub mod tx;
 
 // the paths other crates use (sim/build.rs, the bins, hw/rtl/tests)
 pub use board::cdc_fifo;
+pub use common::bus::{BAR2_ADDR_BITS, RING_SLOT_BITS};
 pub use common::{vgen, vlt};
-
-/// Address bits of the ring RAM (64-byte slots) in the default build.
-pub const RING_SLOT_BITS: usize = params::DEFAULT.ring_slots_log2() as usize;
-/// BAR2 address width in bits.
-pub const BAR2_ADDR_BITS: usize = RING_SLOT_BITS + 6;
 
 /// Name of the top module.
 pub const TOP: &str = "rnic_top";

@@ -206,7 +206,7 @@ pub fn field_be(fields: &[rnic_abi::layout::FieldDesc], names: &[&str]) -> Const
 }
 
 /// BAR2 (WQE rings) AXI4 slave port of the default build.
-pub type WqeAxiS = AxiS<{ crate::BAR2_ADDR_BITS }>;
+pub type WqeAxiS = AxiS<{ BAR2_ADDR_BITS }>;
 /// Host-memory AXI4 master port: 64-bit addresses.
 pub type HostAxiM = AxiM<64>;
 /// Host-memory AXI4 port, slave side (the master mux's inputs).
@@ -216,6 +216,10 @@ pub type HostAxiS = AxiS<64>;
 // Data-path ports (docs/DATAPATH.md has the timing rules of each). `*M` = client/source side.
 
 /// Context-store record address bits (all four tables stacked, see `BuildParams::ctx_base`).
+/// Address bits of the ring RAM (64-byte slots) in the default build.
+pub const RING_SLOT_BITS: usize = rnic_abi::params::DEFAULT.ring_slots_log2() as usize;
+/// BAR2 address width in bits.
+pub const BAR2_ADDR_BITS: usize = RING_SLOT_BITS + 6;
 pub const CTX_ADDR_BITS: usize = rnic_abi::params::DEFAULT.ctx_addr_bits() as usize;
 
 /// Context-store port, client side. `req`/`gnt` are a valid/ready pair: hold `req` with
@@ -257,7 +261,7 @@ pub struct CtxPortS {
 #[join = "RingPortS"]
 pub struct RingPortM {
     pub req: Signal<Out, Bit>,
-    pub slot: Signal<Out, Bits<{ crate::RING_SLOT_BITS }>>,
+    pub slot: Signal<Out, Bits<RING_SLOT_BITS>>,
     pub gnt: Signal<In, Bit>,
     pub rvalid: Signal<In, Bit>,
     pub rdata: Signal<In, Bits<512>>,
@@ -268,7 +272,7 @@ pub struct RingPortM {
 #[join = "RingPortM"]
 pub struct RingPortS {
     pub req: Signal<In, Bit>,
-    pub slot: Signal<In, Bits<{ crate::RING_SLOT_BITS }>>,
+    pub slot: Signal<In, Bits<RING_SLOT_BITS>>,
     pub gnt: Signal<Out, Bit>,
     pub rvalid: Signal<Out, Bit>,
     pub rdata: Signal<Out, Bits<512>>,

@@ -7,8 +7,7 @@
 //! debug path; the WQE fetcher gets its own RAM port in the data-path work).
 
 use crate::common::beram::BeRam;
-use crate::common::bus::{RingPortS, WqeAxiS};
-use crate::{BAR2_ADDR_BITS, RING_SLOT_BITS};
+use crate::common::bus::{BAR2_ADDR_BITS, RING_SLOT_BITS, RingPortS, WqeAxiS};
 use rust_hdl::prelude::*;
 
 #[derive(LogicBlock)]

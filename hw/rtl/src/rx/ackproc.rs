@@ -23,9 +23,8 @@
 //! decision is `rem - n` (rem = target PSN - una_psn) and one WQE retires per cycle while the
 //! completion sink takes one completion per cycle.
 
-use crate::RING_SLOT_BITS;
 use crate::common::bus::{
-    AckEvS, CTX_ADDR_BITS, CplM, CtxPortM, RingPortM, field_bit, field_bytes,
+    AckEvS, CTX_ADDR_BITS, CplM, CtxPortM, RING_SLOT_BITS, RingPortM, field_bit, field_bytes,
 };
 use rnic_abi::params::{self, BuildParams};
 use rnic_abi::queue::{QpContext, Wqe, qp_state, wc_op, wc_status, wqe_op};

@@ -1,4 +1,4 @@
 //! TX: SQ scheduler + requester, frame builder + TX arbiter.
 
-pub mod build;
+pub mod txbuild;
 pub mod txreq;

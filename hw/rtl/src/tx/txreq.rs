@@ -21,9 +21,9 @@
 //! Timing: about 12 cycles of context/ring/MR reads per WQE before its first descriptor (more
 //! with grant stalls) plus the write-back, then one descriptor per cycle.
 
-use crate::RING_SLOT_BITS;
-use crate::common::bus::{CTX_ADDR_BITS, CplM, CtxPortM, RingPortM};
+use crate::common::bus::{CTX_ADDR_BITS, CplM, CtxPortM, RING_SLOT_BITS, RingPortM};
 pub use crate::common::fifo::Fifo as SyncFifo;
+use crate::net::mac::MacOrder;
 use rnic_abi::params;
 use rnic_abi::queue::{MrEntry, QpContext, Wqe, qp_state, wc_op, wc_status, wqe_flag, wqe_op};
 use rnic_abi::roce::opcode;
@@ -34,108 +34,92 @@ pub const NQ: usize = params::DEFAULT.num_qps as usize;
 /// Bits of a QP index.
 pub const QB: usize = NQ.trailing_zeros() as usize;
 
-/// Packet descriptor, source side (txreq -> txbuild), valid/ready. One descriptor = one
-/// RoCE v2 packet. Numbers are plain values; the builder writes them big-endian on the wire.
-#[derive(Clone, Debug, Default, LogicInterface)]
-#[join = "TxDescS"]
-pub struct TxDescM {
-    pub valid: Signal<Out, Bit>,
-    pub ready: Signal<In, Bit>,
+/// Declares the packet descriptor once, from one field list: the source bundle [`TxDescM`],
+/// the sink bundle [`TxDescS`], the handshake-free input bundle [`TxDescIn`] (the header
+/// generator's), the field table [`DESC_FIELDS`] (for the generated descriptor FIFO in
+/// `txbuild`) and `TxDescM::connect_fields`.
+macro_rules! tx_desc {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty,)*) => {
+        /// Packet descriptor, source side (txreq -> txbuild), valid/ready. One descriptor = one
+        /// RoCE v2 packet. Numbers are plain values; the builder writes them big-endian on the
+        /// wire.
+        #[derive(Clone, Debug, Default, LogicInterface)]
+        #[join = "TxDescS"]
+        pub struct TxDescM {
+            pub valid: Signal<Out, Bit>,
+            pub ready: Signal<In, Bit>,
+            $($(#[$doc])* pub $name: Signal<Out, $ty>,)*
+        }
+
+        /// Packet descriptor, sink side.
+        #[derive(Clone, Debug, Default, LogicInterface)]
+        #[join = "TxDescM"]
+        pub struct TxDescS {
+            pub valid: Signal<In, Bit>,
+            pub ready: Signal<Out, Bit>,
+            $($(#[$doc])* pub $name: Signal<In, $ty>,)*
+        }
+
+        /// The descriptor's data fields as inputs, without the handshake.
+        #[derive(Clone, Debug, Default, LogicInterface)]
+        pub struct TxDescIn {
+            $($(#[$doc])* pub $name: Signal<In, $ty>,)*
+        }
+
+        /// The descriptor's data fields (name, bits) in declaration order (valid/ready
+        /// excluded).
+        pub const DESC_FIELDS: &[(&str, usize)] = &[$((stringify!($name), <$ty as Synth>::BITS),)*];
+
+        impl TxDescM {
+            /// `connect()` on every data field (for a generated block that drives the bundle).
+            pub fn connect_fields(&mut self) {
+                $(self.$name.connect();)*
+            }
+        }
+    };
+}
+
+tx_desc! {
     /// Destination MAC, first wire octet in bits 47:40.
-    pub dmac: Signal<Out, Bits<48>>,
+    dmac: Bits<48>,
     /// Source MAC, first wire octet in bits 47:40.
-    pub smac: Signal<Out, Bits<48>>,
+    smac: Bits<48>,
     /// Source IPv4 address (first wire octet in bits 31:24).
-    pub sip: Signal<Out, Bits<32>>,
+    sip: Bits<32>,
     /// Destination IPv4 address.
-    pub dip: Signal<Out, Bits<32>>,
+    dip: Bits<32>,
     /// UDP source port.
-    pub sport: Signal<Out, Bits<16>>,
+    sport: Bits<16>,
     /// BTH opcode.
-    pub opcode: Signal<Out, Bits<8>>,
+    opcode: Bits<8>,
     /// BTH solicited event.
-    pub se: Signal<Out, Bit>,
+    se: Bit,
     /// BTH pad count (bytes after the payload to a multiple of 4).
-    pub pad: Signal<Out, Bits<2>>,
+    pad: Bits<2>,
     /// BTH destination QP.
-    pub dqpn: Signal<Out, Bits<24>>,
+    dqpn: Bits<24>,
     /// BTH AckReq.
-    pub ackreq: Signal<Out, Bit>,
+    ackreq: Bit,
     /// BTH PSN.
-    pub psn: Signal<Out, Bits<24>>,
+    psn: Bits<24>,
     /// A RETH follows the BTH (WRITE FIRST/ONLY).
-    pub has_reth: Signal<Out, Bit>,
-    pub va: Signal<Out, Bits<64>>,
-    pub rkey: Signal<Out, Bits<32>>,
-    pub dmalen: Signal<Out, Bits<32>>,
+    has_reth: Bit,
+    va: Bits<64>,
+    rkey: Bits<32>,
+    dmalen: Bits<32>,
     /// An ImmDt follows (after the RETH if any).
-    pub has_imm: Signal<Out, Bit>,
+    has_imm: Bit,
     /// Immediate data: bits 31:24 are the first wire octet (= the WQE's host-order value).
-    pub imm: Signal<Out, Bits<32>>,
+    imm: Bits<32>,
     /// Payload bytes (without pad), 0..=4096.
-    pub paylen: Signal<Out, Bits<13>>,
+    paylen: Bits<13>,
     /// Host address of the payload (DMA read `addr`, length `paylen`; unused when `inl` or
     /// `paylen == 0`).
-    pub addr: Signal<Out, Bits<64>>,
+    addr: Bits<64>,
     /// Inline payload: the bytes are `idata` (byte 0 = bits 7:0; bytes >= paylen are zero).
-    pub inl: Signal<Out, Bit>,
-    pub idata: Signal<Out, Bits<128>>,
+    inl: Bit,
+    idata: Bits<128>,
 }
-
-/// Packet descriptor, sink side.
-#[derive(Clone, Debug, Default, LogicInterface)]
-#[join = "TxDescM"]
-pub struct TxDescS {
-    pub valid: Signal<In, Bit>,
-    pub ready: Signal<Out, Bit>,
-    pub dmac: Signal<In, Bits<48>>,
-    pub smac: Signal<In, Bits<48>>,
-    pub sip: Signal<In, Bits<32>>,
-    pub dip: Signal<In, Bits<32>>,
-    pub sport: Signal<In, Bits<16>>,
-    pub opcode: Signal<In, Bits<8>>,
-    pub se: Signal<In, Bit>,
-    pub pad: Signal<In, Bits<2>>,
-    pub dqpn: Signal<In, Bits<24>>,
-    pub ackreq: Signal<In, Bit>,
-    pub psn: Signal<In, Bits<24>>,
-    pub has_reth: Signal<In, Bit>,
-    pub va: Signal<In, Bits<64>>,
-    pub rkey: Signal<In, Bits<32>>,
-    pub dmalen: Signal<In, Bits<32>>,
-    pub has_imm: Signal<In, Bit>,
-    pub imm: Signal<In, Bits<32>>,
-    pub paylen: Signal<In, Bits<13>>,
-    pub addr: Signal<In, Bits<64>>,
-    pub inl: Signal<In, Bit>,
-    pub idata: Signal<In, Bits<128>>,
-}
-
-/// The descriptor's data fields (name, bits) in declaration order (valid/ready excluded):
-/// used by the generated descriptor FIFO in `txbuild`.
-pub const DESC_FIELDS: [(&str, usize); 21] = [
-    ("dmac", 48),
-    ("smac", 48),
-    ("sip", 32),
-    ("dip", 32),
-    ("sport", 16),
-    ("opcode", 8),
-    ("se", 1),
-    ("pad", 2),
-    ("dqpn", 24),
-    ("ackreq", 1),
-    ("psn", 24),
-    ("has_reth", 1),
-    ("va", 64),
-    ("rkey", 32),
-    ("dmalen", 32),
-    ("has_imm", 1),
-    ("imm", 32),
-    ("paylen", 13),
-    ("addr", 64),
-    ("inl", 1),
-    ("idata", 128),
-];
 
 // ---------------------------------------------------------------------------------------------
 
@@ -266,6 +250,8 @@ pub struct TxReq {
     q_psn: Signal<Local, Bits<24>>,
     q_rqpn: Signal<Local, Bits<24>>,
     q_dmac: Signal<Local, Bits<48>>,
+    dmac_order: MacOrder,
+    smac_order: MacOrder,
     q_smac: Signal<Local, Bits<48>>,
     q_sport: Signal<Local, Bits<16>>,
     q_dip: Signal<Local, Bits<32>>,
@@ -414,6 +400,8 @@ impl Default for TxReq {
             q_psn: Default::default(),
             q_rqpn: Default::default(),
             q_dmac: Default::default(),
+            dmac_order: Default::default(),
+            smac_order: Default::default(),
             q_smac: Default::default(),
             q_sport: Default::default(),
             q_dip: Default::default(),
@@ -589,18 +577,10 @@ impl Logic for TxReq {
 
         // ---------------- descriptor outputs
         self.pkt.valid.next = self.st.q.val() == TxState::Send;
-        self.pkt.dmac.next = (bit_cast::<48, 8>(self.q_dmac.val().get_bits::<8>(0)) << 40)
-            | (bit_cast::<48, 8>(self.q_dmac.val().get_bits::<8>(8)) << 32)
-            | (bit_cast::<48, 8>(self.q_dmac.val().get_bits::<8>(16)) << 24)
-            | (bit_cast::<48, 8>(self.q_dmac.val().get_bits::<8>(24)) << 16)
-            | (bit_cast::<48, 8>(self.q_dmac.val().get_bits::<8>(32)) << 8)
-            | bit_cast::<48, 8>(self.q_dmac.val().get_bits::<8>(40));
-        self.pkt.smac.next = (bit_cast::<48, 8>(self.q_smac.val().get_bits::<8>(0)) << 40)
-            | (bit_cast::<48, 8>(self.q_smac.val().get_bits::<8>(8)) << 32)
-            | (bit_cast::<48, 8>(self.q_smac.val().get_bits::<8>(16)) << 24)
-            | (bit_cast::<48, 8>(self.q_smac.val().get_bits::<8>(24)) << 16)
-            | (bit_cast::<48, 8>(self.q_smac.val().get_bits::<8>(32)) << 8)
-            | bit_cast::<48, 8>(self.q_smac.val().get_bits::<8>(40));
+        self.dmac_order.rec.next = self.q_dmac.val();
+        self.smac_order.rec.next = self.q_smac.val();
+        self.pkt.dmac.next = self.dmac_order.wire_order.val();
+        self.pkt.smac.next = self.smac_order.wire_order.val();
         self.pkt.sip.next = self.q_sip.val();
         self.pkt.dip.next = self.q_dip.val();
         self.pkt.sport.next = self.q_sport.val();

@@ -1,11 +1,13 @@
 //! Responder of [`super::RxResp`]: the dispatcher and RC responder FSM, one frame at a time
-//! from the head of the header FIFO (see the module documentation of `rx::resp`): QP context,
+//! from the head of the header FIFO (see the module documentation of `rx::rxresp`): QP context,
 //! RQ state, receive WQE and MR reads, the checks, then the DMA write command, completion,
 //! ACK/NAK, `RqState` write-back and the mover job, in parallel.
 
 use super::{BUF_BITS, MoveJobM, RxHdrS};
-use crate::RING_SLOT_BITS;
-use crate::common::bus::{AckEvM, AckReqM, CTX_ADDR_BITS, CplM, CtxPortM, RingPortM};
+use crate::common::bus::{
+    AckEvM, AckReqM, CTX_ADDR_BITS, CplM, CtxPortM, RING_SLOT_BITS, RingPortM,
+};
+use crate::net::mac::MacOrder;
 use crate::rx::rxparse;
 use rnic_abi::params::BuildParams;
 use rnic_abi::queue::{
@@ -79,6 +81,8 @@ pub struct Responder {
     pub cmd_ready: Signal<In, Bit>,
     pub cmd_addr: Signal<Out, Bits<64>>,
     pub cmd_len: Signal<Out, Bits<14>>,
+    dmac_order: MacOrder,
+    smac_order: MacOrder,
     pub cnt_rx_req: Signal<Out, Bits<32>>,
     pub cnt_rx_dup: Signal<Out, Bits<32>>,
     pub cnt_nak_seq: Signal<Out, Bits<32>>,
@@ -274,6 +278,8 @@ impl Responder {
             cmd_ready: Default::default(),
             cmd_addr: Default::default(),
             cmd_len: Default::default(),
+            dmac_order: Default::default(),
+            smac_order: Default::default(),
             cnt_rx_req: Default::default(),
             cnt_rx_dup: Default::default(),
             cnt_nak_seq: Default::default(),
@@ -579,70 +585,10 @@ impl Logic for Responder {
         self.cpl.flags.next = self.cqe_flags.q.val();
         self.cpl.wqe_idx.next = self.s_ci.val();
         self.ack.valid.next = false;
-        self.ack.dmac.next =
-            (bit_cast::<48, 8>(self.qp.q.val().get_bits::<8>(self.o_q_dmac.val().index())) << 40)
-                | (bit_cast::<48, 8>(
-                    self.qp
-                        .q
-                        .val()
-                        .get_bits::<8>(self.o_q_dmac.val().index() + 8),
-                ) << 32)
-                | (bit_cast::<48, 8>(
-                    self.qp
-                        .q
-                        .val()
-                        .get_bits::<8>(self.o_q_dmac.val().index() + 16),
-                ) << 24)
-                | (bit_cast::<48, 8>(
-                    self.qp
-                        .q
-                        .val()
-                        .get_bits::<8>(self.o_q_dmac.val().index() + 24),
-                ) << 16)
-                | (bit_cast::<48, 8>(
-                    self.qp
-                        .q
-                        .val()
-                        .get_bits::<8>(self.o_q_dmac.val().index() + 32),
-                ) << 8)
-                | bit_cast::<48, 8>(
-                    self.qp
-                        .q
-                        .val()
-                        .get_bits::<8>(self.o_q_dmac.val().index() + 40),
-                );
-        self.ack.smac.next =
-            (bit_cast::<48, 8>(self.qp.q.val().get_bits::<8>(self.o_q_smac.val().index())) << 40)
-                | (bit_cast::<48, 8>(
-                    self.qp
-                        .q
-                        .val()
-                        .get_bits::<8>(self.o_q_smac.val().index() + 8),
-                ) << 32)
-                | (bit_cast::<48, 8>(
-                    self.qp
-                        .q
-                        .val()
-                        .get_bits::<8>(self.o_q_smac.val().index() + 16),
-                ) << 24)
-                | (bit_cast::<48, 8>(
-                    self.qp
-                        .q
-                        .val()
-                        .get_bits::<8>(self.o_q_smac.val().index() + 24),
-                ) << 16)
-                | (bit_cast::<48, 8>(
-                    self.qp
-                        .q
-                        .val()
-                        .get_bits::<8>(self.o_q_smac.val().index() + 32),
-                ) << 8)
-                | bit_cast::<48, 8>(
-                    self.qp
-                        .q
-                        .val()
-                        .get_bits::<8>(self.o_q_smac.val().index() + 40),
-                );
+        self.dmac_order.rec.next = self.qp.q.val().get_bits::<48>(self.o_q_dmac.val().index());
+        self.smac_order.rec.next = self.qp.q.val().get_bits::<48>(self.o_q_smac.val().index());
+        self.ack.dmac.next = self.dmac_order.wire_order.val();
+        self.ack.smac.next = self.smac_order.wire_order.val();
         self.ack.sip.next = self.qp.q.val().get_bits::<32>(self.o_q_sip.val().index());
         self.ack.dip.next = self.qp.q.val().get_bits::<32>(self.o_q_dip.val().index());
         self.ack.sport.next = self.qp.q.val().get_bits::<16>(self.o_q_sport.val().index());

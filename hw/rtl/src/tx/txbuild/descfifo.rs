@@ -20,31 +20,7 @@ impl Logic for DescFifo {
     fn connect(&mut self) {
         self.i.ready.connect();
         self.o.valid.connect();
-        for s in [
-            &mut self.o.dmac as &mut dyn Conn,
-            &mut self.o.smac,
-            &mut self.o.sip,
-            &mut self.o.dip,
-            &mut self.o.sport,
-            &mut self.o.opcode,
-            &mut self.o.se,
-            &mut self.o.pad,
-            &mut self.o.dqpn,
-            &mut self.o.ackreq,
-            &mut self.o.psn,
-            &mut self.o.has_reth,
-            &mut self.o.va,
-            &mut self.o.rkey,
-            &mut self.o.dmalen,
-            &mut self.o.has_imm,
-            &mut self.o.imm,
-            &mut self.o.paylen,
-            &mut self.o.addr,
-            &mut self.o.inl,
-            &mut self.o.idata,
-        ] {
-            s.conn();
-        }
+        self.o.connect_fields();
     }
     fn hdl(&self) -> Verilog {
         let w: usize = DESC_FIELDS.iter().map(|f| f.1).sum();
@@ -86,15 +62,5 @@ end
             o = cat("o"),
             i = cat("i"),
         ))
-    }
-}
-
-/// `connect()` on signals of any type (for the generated blocks' output lists).
-trait Conn {
-    fn conn(&mut self);
-}
-impl<T: Synth> Conn for Signal<Out, T> {
-    fn conn(&mut self) {
-        self.connect();
     }
 }

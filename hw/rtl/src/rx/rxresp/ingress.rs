@@ -1,6 +1,6 @@
 //! Ingress of [`super::RxResp`]: flow control, the packet buffer, the header parser and the
 //! ICRC check on every received frame, the frame's verdict and the header FIFO whose head the
-//! responder works on (see the module documentation of `rx::resp`).
+//! responder works on (see the module documentation of `rx::rxresp`).
 
 use super::{BUF_BEATS, BUF_BITS, FIFO_DEPTH, HQ_BITS, MAX_BEATS, PTR_BITS, PktBufRdS, RxHdrM};
 use crate::common::bus::StreamS;
