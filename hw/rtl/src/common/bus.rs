@@ -449,3 +449,34 @@ pub struct AckEvS {
     pub syndrome: Signal<In, Bits<8>>,
     pub msn: Signal<In, Bits<24>>,
 }
+
+/// One received frame's RX checks (the responder's header parser + ICRC checker), for the
+/// `rxstat` counters. `valid` pulses once per frame with the parser's result; `icrc_ok` is the
+/// same frame's ICRC check.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "RxCheckS"]
+pub struct RxCheckM {
+    pub valid: Signal<Out, Bit>,
+    /// The parser dropped the frame, for this reason (code = index in
+    /// `rnic_abi::regs::rxs::DROP_REASONS` + 1; 0 = not dropped).
+    pub drop: Signal<Out, Bit>,
+    pub reason: Signal<Out, Bits<4>>,
+    pub icrc_ok: Signal<Out, Bit>,
+    /// BTH opcode, destination QP, PSN.
+    pub opcode: Signal<Out, Bits<8>>,
+    pub qpn: Signal<Out, Bits<24>>,
+    pub psn: Signal<Out, Bits<24>>,
+}
+
+/// RX checks, counter side.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "RxCheckM"]
+pub struct RxCheckS {
+    pub valid: Signal<In, Bit>,
+    pub drop: Signal<In, Bit>,
+    pub reason: Signal<In, Bits<4>>,
+    pub icrc_ok: Signal<In, Bit>,
+    pub opcode: Signal<In, Bits<8>>,
+    pub qpn: Signal<In, Bits<24>>,
+    pub psn: Signal<In, Bits<24>>,
+}

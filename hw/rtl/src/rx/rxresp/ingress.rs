@@ -3,7 +3,7 @@
 //! responder works on (see the module documentation of `rx::rxresp`).
 
 use super::{BUF_BEATS, BUF_BITS, FIFO_DEPTH, HQ_BITS, MAX_BEATS, PTR_BITS, PktBufRdS, RxHdrM};
-use crate::common::bus::StreamS;
+use crate::common::bus::{RxCheckM, StreamS};
 use crate::common::fifo::Fifo;
 use crate::net::icrc::Icrc;
 use crate::rx::rxparse::{self, RxParse};
@@ -32,6 +32,8 @@ pub struct Ingress {
     pub buf: PktBufRdS,
     /// The mover's free pointer: buffer beats before it may be overwritten.
     pub free_ptr: Signal<In, Bits<PTR_BITS>>,
+    /// Every frame's parser + ICRC result (the `rxstat` counters).
+    pub chk: RxCheckM,
     pub cnt_drop_icrc: Signal<Out, Bits<32>>,
     pub cnt_drop_parse: Signal<Out, Bits<32>>,
     pub cnt_drop_buf: Signal<Out, Bits<32>>,
@@ -100,6 +102,7 @@ impl Ingress {
             head: Default::default(),
             buf: Default::default(),
             free_ptr: Default::default(),
+            chk: Default::default(),
             cnt_drop_icrc: Default::default(),
             cnt_drop_parse: Default::default(),
             cnt_drop_buf: Default::default(),
@@ -356,6 +359,16 @@ impl Logic for Ingress {
                 self.ct_drop_buf.d.next = self.ct_drop_buf.q.val() + 1;
             }
         }
+
+        // every frame's checks, for rxstat (the ICRC result is the same frame's: both are
+        // valid 3 cycles after the last beat)
+        self.chk.valid.next = self.parse.hdr_valid.val();
+        self.chk.drop.next = self.parse.drop.val();
+        self.chk.reason.next = self.parse.drop_reason.val();
+        self.chk.icrc_ok.next = self.crc.icrc_ok.val();
+        self.chk.opcode.next = self.parse.opcode.val();
+        self.chk.qpn.next = self.parse.dest_qpn.val();
+        self.chk.psn.next = self.parse.psn.val();
 
         // =========================================================== head of the FIFO
         self.head.valid.next = !self.hq.empty.val();

@@ -9,7 +9,7 @@
 //! ```text
 //!  rx --> Ingress ---- head (RxHdr: head of the header FIFO, pop) ---> Responder --> ctx, ring,
 //!         packet buffer, parser + ICRC,                                  |           cpl, ack,
-//!         verdict, header FIFO                                           |           ackev, wr.cmd
+//!         verdict, header FIFO  ---> chk (RxCheck, to rxstat)            |           ackev, wr.cmd
 //!            ^      |                                                    | job (MoveJob)
 //!            |      +-- buf (PktBufRd: read port of the packet buffer) --v
 //!            +------------- free_ptr ------------------------------- Mover --> wr.dat
@@ -30,6 +30,7 @@
 //!    results are valid 3 cycles after the MAC's last beat. Then the frame's verdict and parsed
 //!    header go into a small FIFO (one entry per admitted frame, dropped ones included, so the
 //!    buffer is freed in order); drop counters (`cnt_drop_parse`, `cnt_drop_icrc`) count here.
+//!    Every frame's parser + ICRC result also leaves on `chk` (the `rxstat` counters).
 //! 2. **[`responder::Responder`]** (dispatcher + RC responder FSM), one frame at a time from
 //!    the header FIFO: dropped frames, ACKNOWLEDGE (-> `ackev`), unsupported opcodes
 //!    (`cnt_drop_opcode`), unknown QPs (`cnt_drop_qp`), and requests: reads `QpContext` and
@@ -68,7 +69,7 @@ pub mod responder;
 #[cfg(test)]
 mod tests;
 
-use crate::common::bus::{AckEvM, AckReqM, CplM, CtxPortM, DmaWrM, RingPortM, StreamS};
+use crate::common::bus::{AckEvM, AckReqM, CplM, CtxPortM, DmaWrM, RingPortM, RxCheckM, StreamS};
 use ingress::Ingress;
 use mover::Mover;
 use responder::Responder;
@@ -204,6 +205,8 @@ pub struct RxResp {
     pub cpl: CplM,
     pub ack: AckReqM,
     pub ackev: AckEvM,
+    /// Every received frame's parser + ICRC result (to `rxstat`).
+    pub chk: RxCheckM,
     pub cnt_rx_req: Signal<Out, Bits<32>>,
     pub cnt_rx_dup: Signal<Out, Bits<32>>,
     pub cnt_nak_seq: Signal<Out, Bits<32>>,
@@ -233,6 +236,7 @@ impl RxResp {
             cpl: Default::default(),
             ack: Default::default(),
             ackev: Default::default(),
+            chk: Default::default(),
             cnt_rx_req: Default::default(),
             cnt_rx_dup: Default::default(),
             cnt_nak_seq: Default::default(),
@@ -268,6 +272,7 @@ impl Logic for RxResp {
         self.mover.rst.next = self.rst.val();
         // frames in; the responder's requests out
         StreamS::link(&mut self.rx, &mut self.ingress.rx);
+        RxCheckM::link(&mut self.chk, &mut self.ingress.chk);
         CtxPortM::link(&mut self.ctx, &mut self.resp.ctx);
         RingPortM::link(&mut self.ring, &mut self.resp.ring);
         CplM::link(&mut self.cpl, &mut self.resp.cpl);
