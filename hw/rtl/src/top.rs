@@ -2,28 +2,26 @@
 //! (`s_axil_*` BAR0, `s_axi_wqe_*` BAR2, `m_axi_*` host memory, `m_axis_tx_*`/`s_axis_rx_*`
 //! Ethernet frames, `irq_req`), all synchronous to `clk`, `rst` synchronous active high.
 
-use crate::ackproc::AckProc;
-use crate::axil::AxilFront;
-use crate::axmux::AxMux;
-use crate::bus::{
-    AckEvM, AckReqM, AxilS, CplM, CtxPortM, DmaRdM, DmaWrM, HostAxiM, RingPortM, StreamM, StreamS,
-    WqeAxiS,
+use crate::common::bus::{
+    AckEvM, AckReqM, AxilS, CplM, CtxPortM, DmaRdM, DmaWrM, HostAxiM, RingPortM, RxCheckM, StreamM,
+    StreamS, WqeAxiS,
 };
-use crate::cqwriter::CqWriter;
-use crate::ctxstore::CtxStore;
-use crate::dbunit::DbUnit;
-use crate::devregs::DevRegs;
-use crate::dmaeng::DmaEng;
-use crate::dmatest::DmaTest;
-use crate::engstat::EngStat;
-use crate::icrc::Icrc;
-use crate::macdbg::MacDebug;
-use crate::ringmem::RingMem;
-use crate::rxparse::RxParse;
-use crate::rxresp::RxResp;
-use crate::rxstat::RxStat;
-use crate::txbuild::TxBuild;
-use crate::txreq::{TxDescM, TxReq};
+use crate::cq::cqwriter::CqWriter;
+use crate::ctx::ctxstore::CtxStore;
+use crate::debug::engstat::EngStat;
+use crate::debug::macdbg::MacDebug;
+use crate::debug::rxstat::RxStat;
+use crate::dma::axmux::AxMux;
+use crate::dma::dmaeng::DmaEng;
+use crate::dma::dmatest::DmaTest;
+use crate::hostif::axil::AxilFront;
+use crate::hostif::dbunit::DbUnit;
+use crate::hostif::devregs::DevRegs;
+use crate::hostif::ringmem::RingMem;
+use crate::rx::ackproc::AckProc;
+use crate::rx::rxresp::RxResp;
+use crate::tx::txbuild::TxBuild;
+use crate::tx::txreq::{TxDescM, TxReq};
 use rnic_abi::params::BuildParams;
 use rust_hdl::prelude::*;
 
@@ -43,8 +41,6 @@ pub struct RnicTop {
     dmat: DmaTest,
     macd: MacDebug,
     ring: RingMem,
-    rxp: RxParse,
-    rxcrc: Icrc,
     rxs: RxStat,
     dbu: DbUnit,
     engs: EngStat,
@@ -55,11 +51,6 @@ pub struct RnicTop {
     txb: TxBuild,
     rxr: RxResp,
     ackp: AckProc,
-    // registered copy of the RX beat for the checks (keeps them off the input-evaluated path)
-    rxq_v: DFF<Bit>,
-    rxq_d: DFF<Bits<512>>,
-    rxq_k: DFF<Bits<64>>,
-    rxq_l: DFF<Bit>,
 }
 
 impl RnicTop {
@@ -79,8 +70,6 @@ impl RnicTop {
             dmat: Default::default(),
             macd: Default::default(),
             ring: Default::default(),
-            rxp: Default::default(),
-            rxcrc: Default::default(),
             rxs: Default::default(),
             dbu: DbUnit::new(p),
             engs: Default::default(),
@@ -91,10 +80,6 @@ impl RnicTop {
             txb: Default::default(),
             rxr: Default::default(),
             ackp: Default::default(),
-            rxq_v: Default::default(),
-            rxq_d: Default::default(),
-            rxq_k: Default::default(),
-            rxq_l: Default::default(),
         }
     }
 }
@@ -114,45 +99,10 @@ impl Logic for RnicTop {
         self.dmat.rst.next = self.rst.val();
         self.macd.rst.next = self.rst.val();
         self.ring.rst.next = self.rst.val();
-        self.rxp.clock.next = self.clk.val();
-        self.rxcrc.clock.next = self.clk.val();
         self.rxs.clock.next = self.clk.val();
-        self.rxp.rst.next = self.rst.val();
-        self.rxcrc.rst.next = self.rst.val();
         self.rxs.rst.next = self.rst.val();
-        // RX checks: the parser and the ICRC checker watch every received beat, one cycle late
-        dff_setup!(self, clk, rxq_v, rxq_d, rxq_k, rxq_l);
-        self.rxq_v.d.next = self.s_axis_rx.tvalid.val() && !self.rst.val();
-        self.rxq_d.d.next = self.s_axis_rx.tdata.val();
-        self.rxq_k.d.next = self.s_axis_rx.tkeep.val();
-        self.rxq_l.d.next = self.s_axis_rx.tlast.val();
-        self.rxp.tdata.next = self.rxq_d.q.val();
-        self.rxp.tkeep.next = self.rxq_k.q.val();
-        self.rxp.tlast.next = self.rxq_l.q.val();
-        self.rxp.tvalid.next = self.rxq_v.q.val();
-        self.rxcrc.tdata.next = self.rxq_d.q.val();
-        self.rxcrc.tkeep.next = self.rxq_k.q.val();
-        self.rxcrc.tlast.next = self.rxq_l.q.val();
-        self.rxcrc.tvalid.next = self.rxq_v.q.val();
-        self.rxcrc.rx.next = true;
-        self.rxs.hdr_valid.next = self.rxp.hdr_valid.val();
-        self.rxs.drop.next = self.rxp.drop.val();
-        self.rxs.opcode.next = self.rxp.opcode.val();
-        self.rxs.dest_qpn.next = self.rxp.dest_qpn.val();
-        self.rxs.psn.next = self.rxp.psn.val();
-        self.rxs.drop_cnt[0].next = self.rxp.cnt_short.val();
-        self.rxs.drop_cnt[1].next = self.rxp.cnt_ethertype.val();
-        self.rxs.drop_cnt[2].next = self.rxp.cnt_ip_hdr.val();
-        self.rxs.drop_cnt[3].next = self.rxp.cnt_ip_csum.val();
-        self.rxs.drop_cnt[4].next = self.rxp.cnt_ip_len.val();
-        self.rxs.drop_cnt[5].next = self.rxp.cnt_frag.val();
-        self.rxs.drop_cnt[6].next = self.rxp.cnt_not_udp.val();
-        self.rxs.drop_cnt[7].next = self.rxp.cnt_udp_port.val();
-        self.rxs.drop_cnt[8].next = self.rxp.cnt_tver.val();
-        self.rxs.drop_cnt[9].next = self.rxp.cnt_opcode.val();
-        self.rxs.drop_cnt[10].next = self.rxp.cnt_payload.val();
-        self.rxs.icrc_done.next = self.rxcrc.done.val();
-        self.rxs.icrc_ok.next = self.rxcrc.icrc_ok.val();
+        // RX check counters: fed by the responder's parser + ICRC (one event per frame)
+        RxCheckM::join(&mut self.rxr.chk, &mut self.rxs.chk);
         self.rxs.bus.addr.next = self.axil.bus.addr.val();
         self.rxs.bus.wdata.next = self.axil.bus.wdata.val();
         self.rxs.bus.wr.next = self.axil.bus.wr.val();

@@ -1,0 +1,482 @@
+//! Our own interface structs for the engine's buses. rust-hdl types stay behind these, so a
+//! later move to another HDL crate changes this file and the blocks, not the port names.
+//! Every bundle comes in two orientations (`*S` = slave/sink side, `*M` = master/source side)
+//! that `join` to each other. At the top level a field `s_axil: AxilS` becomes the flat ports
+//! `s_axil_awaddr`, `s_axil_awvalid`, ...
+
+use rust_hdl::prelude::*;
+
+/// AXI4-Lite, slave side (BAR0). 16-bit address, 32-bit data.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "AxilM"]
+pub struct AxilS {
+    pub awaddr: Signal<In, Bits<16>>,
+    pub awvalid: Signal<In, Bit>,
+    pub awready: Signal<Out, Bit>,
+    pub wdata: Signal<In, Bits<32>>,
+    pub wstrb: Signal<In, Bits<4>>,
+    pub wvalid: Signal<In, Bit>,
+    pub wready: Signal<Out, Bit>,
+    pub bresp: Signal<Out, Bits<2>>,
+    pub bvalid: Signal<Out, Bit>,
+    pub bready: Signal<In, Bit>,
+    pub araddr: Signal<In, Bits<16>>,
+    pub arvalid: Signal<In, Bit>,
+    pub arready: Signal<Out, Bit>,
+    pub rdata: Signal<Out, Bits<32>>,
+    pub rresp: Signal<Out, Bits<2>>,
+    pub rvalid: Signal<Out, Bit>,
+    pub rready: Signal<In, Bit>,
+}
+
+/// AXI4-Lite, master side.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "AxilS"]
+pub struct AxilM {
+    pub awaddr: Signal<Out, Bits<16>>,
+    pub awvalid: Signal<Out, Bit>,
+    pub awready: Signal<In, Bit>,
+    pub wdata: Signal<Out, Bits<32>>,
+    pub wstrb: Signal<Out, Bits<4>>,
+    pub wvalid: Signal<Out, Bit>,
+    pub wready: Signal<In, Bit>,
+    pub bresp: Signal<In, Bits<2>>,
+    pub bvalid: Signal<In, Bit>,
+    pub bready: Signal<Out, Bit>,
+    pub araddr: Signal<Out, Bits<16>>,
+    pub arvalid: Signal<Out, Bit>,
+    pub arready: Signal<In, Bit>,
+    pub rdata: Signal<In, Bits<32>>,
+    pub rresp: Signal<In, Bits<2>>,
+    pub rvalid: Signal<In, Bit>,
+    pub rready: Signal<Out, Bit>,
+}
+
+/// AXI4 (full), slave side, 512-bit data, 4-bit id, `A`-bit address.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "AxiM"]
+pub struct AxiS<const A: usize> {
+    pub awid: Signal<In, Bits<4>>,
+    pub awaddr: Signal<In, Bits<A>>,
+    pub awlen: Signal<In, Bits<8>>,
+    pub awsize: Signal<In, Bits<3>>,
+    pub awburst: Signal<In, Bits<2>>,
+    pub awvalid: Signal<In, Bit>,
+    pub awready: Signal<Out, Bit>,
+    pub wdata: Signal<In, Bits<512>>,
+    pub wstrb: Signal<In, Bits<64>>,
+    pub wlast: Signal<In, Bit>,
+    pub wvalid: Signal<In, Bit>,
+    pub wready: Signal<Out, Bit>,
+    pub bid: Signal<Out, Bits<4>>,
+    pub bresp: Signal<Out, Bits<2>>,
+    pub bvalid: Signal<Out, Bit>,
+    pub bready: Signal<In, Bit>,
+    pub arid: Signal<In, Bits<4>>,
+    pub araddr: Signal<In, Bits<A>>,
+    pub arlen: Signal<In, Bits<8>>,
+    pub arsize: Signal<In, Bits<3>>,
+    pub arburst: Signal<In, Bits<2>>,
+    pub arvalid: Signal<In, Bit>,
+    pub arready: Signal<Out, Bit>,
+    pub rid: Signal<Out, Bits<4>>,
+    pub rdata: Signal<Out, Bits<512>>,
+    pub rresp: Signal<Out, Bits<2>>,
+    pub rlast: Signal<Out, Bit>,
+    pub rvalid: Signal<Out, Bit>,
+    pub rready: Signal<In, Bit>,
+}
+
+/// AXI4 (full), master side.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "AxiS"]
+pub struct AxiM<const A: usize> {
+    pub awid: Signal<Out, Bits<4>>,
+    pub awaddr: Signal<Out, Bits<A>>,
+    pub awlen: Signal<Out, Bits<8>>,
+    pub awsize: Signal<Out, Bits<3>>,
+    pub awburst: Signal<Out, Bits<2>>,
+    pub awvalid: Signal<Out, Bit>,
+    pub awready: Signal<In, Bit>,
+    pub wdata: Signal<Out, Bits<512>>,
+    pub wstrb: Signal<Out, Bits<64>>,
+    pub wlast: Signal<Out, Bit>,
+    pub wvalid: Signal<Out, Bit>,
+    pub wready: Signal<In, Bit>,
+    pub bid: Signal<In, Bits<4>>,
+    pub bresp: Signal<In, Bits<2>>,
+    pub bvalid: Signal<In, Bit>,
+    pub bready: Signal<Out, Bit>,
+    pub arid: Signal<Out, Bits<4>>,
+    pub araddr: Signal<Out, Bits<A>>,
+    pub arlen: Signal<Out, Bits<8>>,
+    pub arsize: Signal<Out, Bits<3>>,
+    pub arburst: Signal<Out, Bits<2>>,
+    pub arvalid: Signal<Out, Bit>,
+    pub arready: Signal<In, Bit>,
+    pub rid: Signal<In, Bits<4>>,
+    pub rdata: Signal<In, Bits<512>>,
+    pub rresp: Signal<In, Bits<2>>,
+    pub rlast: Signal<In, Bit>,
+    pub rvalid: Signal<In, Bit>,
+    pub rready: Signal<Out, Bit>,
+}
+
+/// AXI4-Stream frame source (towards the MAC): 512-bit data, byte keep, last, error user bit.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "StreamS"]
+pub struct StreamM {
+    pub tdata: Signal<Out, Bits<512>>,
+    pub tkeep: Signal<Out, Bits<64>>,
+    pub tlast: Signal<Out, Bit>,
+    pub tvalid: Signal<Out, Bit>,
+    pub tready: Signal<In, Bit>,
+    pub tuser: Signal<Out, Bit>,
+}
+
+/// AXI4-Stream frame sink (from the MAC).
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "StreamM"]
+pub struct StreamS {
+    pub tdata: Signal<In, Bits<512>>,
+    pub tkeep: Signal<In, Bits<64>>,
+    pub tlast: Signal<In, Bit>,
+    pub tvalid: Signal<In, Bit>,
+    pub tready: Signal<Out, Bit>,
+    pub tuser: Signal<In, Bit>,
+}
+
+/// Internal register bus from the AXI4-Lite front end to the register blocks, slave side.
+/// `wr` pulses one cycle with `addr`/`wdata`; `rd` pulses one cycle with `addr`, and the block
+/// answers on `rdata` in the next cycle (0 when the address is not its own), so registered RAM
+/// reads fit. Blocks' `rdata` are ORed together.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "RegBusM"]
+pub struct RegBusS {
+    pub addr: Signal<In, Bits<16>>,
+    pub wdata: Signal<In, Bits<32>>,
+    pub wr: Signal<In, Bit>,
+    pub rd: Signal<In, Bit>,
+    pub rdata: Signal<Out, Bits<32>>,
+}
+
+/// Register bus, master side.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "RegBusS"]
+pub struct RegBusM {
+    pub addr: Signal<Out, Bits<16>>,
+    pub wdata: Signal<Out, Bits<32>>,
+    pub wr: Signal<Out, Bit>,
+    pub rd: Signal<Out, Bit>,
+    pub rdata: Signal<In, Bits<32>>,
+}
+
+/// A BAR0 register offset from `rnic-abi` as a 16-bit constant the register decoders compare
+/// against (`#[hdl_gen]` match arms cannot name Rust constants).
+pub fn reg_addr(offset: u32) -> Constant<Bits<16>> {
+    Constant::new((offset as u64).into())
+}
+
+/// The ABI record field `name` of a `FIELDS` table (panics on a wrong name: a generation-time
+/// wiring error, never a run-time one).
+pub fn field(fields: &[rnic_abi::layout::FieldDesc], name: &str) -> rnic_abi::layout::FieldDesc {
+    *fields
+        .iter()
+        .find(|f| f.name == name)
+        .unwrap_or_else(|| panic!("no ABI record field {name}"))
+}
+
+/// Bit offset of an ABI record field, as a constant for dynamic slicing and shifts of a
+/// 512-bit record image (`rec.get_bits::<N>(off.val().index())`).
+pub fn field_bit(fields: &[rnic_abi::layout::FieldDesc], name: &str) -> Constant<Bits<10>> {
+    Constant::new((8 * field(fields, name).offset as u64).into())
+}
+
+/// Byte-enable mask (bit i = record byte i) covering the named ABI record fields.
+pub fn field_bytes(fields: &[rnic_abi::layout::FieldDesc], names: &[&str]) -> u64 {
+    names.iter().fold(0, |m, n| {
+        let f = field(fields, n);
+        m | ((((1u128 << (f.bits / 8)) - 1) as u64) << f.offset)
+    })
+}
+
+/// [`field_bytes`] as a constant for a context-store port's `wbe`.
+pub fn field_be(fields: &[rnic_abi::layout::FieldDesc], names: &[&str]) -> Constant<Bits<64>> {
+    Constant::new(field_bytes(fields, names).into())
+}
+
+/// BAR2 (WQE rings) AXI4 slave port of the default build.
+pub type WqeAxiS = AxiS<{ BAR2_ADDR_BITS }>;
+/// Host-memory AXI4 master port: 64-bit addresses.
+pub type HostAxiM = AxiM<64>;
+/// Host-memory AXI4 port, slave side (the master mux's inputs).
+pub type HostAxiS = AxiS<64>;
+
+// ---------------------------------------------------------------------------------------------
+// Data-path ports (docs/DATAPATH.md has the timing rules of each). `*M` = client/source side.
+
+/// Context-store record address bits (all four tables stacked, see `BuildParams::ctx_base`).
+/// Address bits of the ring RAM (64-byte slots) in the default build.
+pub const RING_SLOT_BITS: usize = rnic_abi::params::DEFAULT.ring_slots_log2() as usize;
+/// BAR2 address width in bits.
+pub const BAR2_ADDR_BITS: usize = RING_SLOT_BITS + 6;
+pub const CTX_ADDR_BITS: usize = rnic_abi::params::DEFAULT.ctx_addr_bits() as usize;
+
+/// Context-store port, client side. `req`/`gnt` are a valid/ready pair: hold `req` with
+/// `we/addr/wdata/wbe` stable until the store takes the request in a cycle with `req && gnt`
+/// (`gnt` may be high without `req`). A read's record appears on `rdata` with `rvalid` high
+/// for exactly one cycle, 2 cycles after the cycle it was taken. Writes apply the
+/// byte enables `wbe` (byte i = `wdata[8i+7:8i]` = record byte i, ABI little-endian image).
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "CtxPortS"]
+pub struct CtxPortM {
+    pub req: Signal<Out, Bit>,
+    pub we: Signal<Out, Bit>,
+    pub addr: Signal<Out, Bits<CTX_ADDR_BITS>>,
+    pub wdata: Signal<Out, Bits<512>>,
+    pub wbe: Signal<Out, Bits<64>>,
+    pub gnt: Signal<In, Bit>,
+    pub rvalid: Signal<In, Bit>,
+    pub rdata: Signal<In, Bits<512>>,
+}
+
+/// Context-store port, store side.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "CtxPortM"]
+pub struct CtxPortS {
+    pub req: Signal<In, Bit>,
+    pub we: Signal<In, Bit>,
+    pub addr: Signal<In, Bits<CTX_ADDR_BITS>>,
+    pub wdata: Signal<In, Bits<512>>,
+    pub wbe: Signal<In, Bits<64>>,
+    pub gnt: Signal<Out, Bit>,
+    pub rvalid: Signal<Out, Bit>,
+    pub rdata: Signal<Out, Bits<512>>,
+}
+
+/// Ring-memory read port (one 64-byte WQE slot per read), client side. Same handshake as
+/// [`CtxPortM`]: hold `req`/`slot` until taken (`req && gnt`); `rdata` valid with `rvalid`
+/// 2 cycles after.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "RingPortS"]
+pub struct RingPortM {
+    pub req: Signal<Out, Bit>,
+    pub slot: Signal<Out, Bits<RING_SLOT_BITS>>,
+    pub gnt: Signal<In, Bit>,
+    pub rvalid: Signal<In, Bit>,
+    pub rdata: Signal<In, Bits<512>>,
+}
+
+/// Ring-memory read port, memory side.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "RingPortM"]
+pub struct RingPortS {
+    pub req: Signal<In, Bit>,
+    pub slot: Signal<In, Bits<RING_SLOT_BITS>>,
+    pub gnt: Signal<Out, Bit>,
+    pub rvalid: Signal<Out, Bit>,
+    pub rdata: Signal<Out, Bits<512>>,
+}
+
+/// DMA read client (host memory -> engine), client side. A command (`cmd_*`, valid/ready)
+/// reads `cmd_len` (1..=8192) bytes at any byte address `cmd_addr`; its data comes back in
+/// command order on `dat_*` (valid/ready), packed: beat k holds request bytes 64k..64k+63 in
+/// `dat_data` bytes 0.. (byte 0 = bits 7:0), `dat_keep` marks the valid bytes (all ones except
+/// possibly the last beat), `dat_last` on the command's last beat, `dat_err` on any beat whose
+/// bus response was an error (the bytes are then undefined).
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "DmaRdS"]
+pub struct DmaRdM {
+    pub cmd_valid: Signal<Out, Bit>,
+    pub cmd_ready: Signal<In, Bit>,
+    pub cmd_addr: Signal<Out, Bits<64>>,
+    pub cmd_len: Signal<Out, Bits<14>>,
+    pub dat_valid: Signal<In, Bit>,
+    pub dat_ready: Signal<Out, Bit>,
+    pub dat_data: Signal<In, Bits<512>>,
+    pub dat_keep: Signal<In, Bits<64>>,
+    pub dat_last: Signal<In, Bit>,
+    pub dat_err: Signal<In, Bit>,
+}
+
+/// DMA read client, engine side.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "DmaRdM"]
+pub struct DmaRdS {
+    pub cmd_valid: Signal<In, Bit>,
+    pub cmd_ready: Signal<Out, Bit>,
+    pub cmd_addr: Signal<In, Bits<64>>,
+    pub cmd_len: Signal<In, Bits<14>>,
+    pub dat_valid: Signal<Out, Bit>,
+    pub dat_ready: Signal<In, Bit>,
+    pub dat_data: Signal<Out, Bits<512>>,
+    pub dat_keep: Signal<Out, Bits<64>>,
+    pub dat_last: Signal<Out, Bit>,
+    pub dat_err: Signal<Out, Bit>,
+}
+
+/// DMA write client (engine -> host memory), client side. A command writes `cmd_len`
+/// (1..=8192) bytes at any byte address `cmd_addr`; the client then supplies exactly
+/// ceil(len/64) beats on `dat_*` (valid/ready), packed from byte 0 like [`DmaRdM`] data,
+/// `dat_last` on the last. The client may present data before or after the command is taken;
+/// commands of one client are written in order. `done` pulses once per command, in command
+/// order, when every bus response of it has returned (`err` high with it if any was an error).
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "DmaWrS"]
+pub struct DmaWrM {
+    pub cmd_valid: Signal<Out, Bit>,
+    pub cmd_ready: Signal<In, Bit>,
+    pub cmd_addr: Signal<Out, Bits<64>>,
+    pub cmd_len: Signal<Out, Bits<14>>,
+    pub dat_valid: Signal<Out, Bit>,
+    pub dat_ready: Signal<In, Bit>,
+    pub dat_data: Signal<Out, Bits<512>>,
+    pub dat_last: Signal<Out, Bit>,
+    pub done: Signal<In, Bit>,
+    pub err: Signal<In, Bit>,
+}
+
+/// DMA write client, engine side.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "DmaWrM"]
+pub struct DmaWrS {
+    pub cmd_valid: Signal<In, Bit>,
+    pub cmd_ready: Signal<Out, Bit>,
+    pub cmd_addr: Signal<In, Bits<64>>,
+    pub cmd_len: Signal<In, Bits<14>>,
+    pub dat_valid: Signal<In, Bit>,
+    pub dat_ready: Signal<Out, Bit>,
+    pub dat_data: Signal<In, Bits<512>>,
+    pub dat_last: Signal<In, Bit>,
+    pub done: Signal<Out, Bit>,
+    pub err: Signal<Out, Bit>,
+}
+
+/// Completion request (to the completion writer), source side, valid/ready. Fields as in the
+/// ABI `Cqe` (the writer adds the owner bit to `flags`).
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "CplS"]
+pub struct CplM {
+    pub valid: Signal<Out, Bit>,
+    pub ready: Signal<In, Bit>,
+    pub cqn: Signal<Out, Bits<16>>,
+    pub wr_id: Signal<Out, Bits<64>>,
+    pub byte_len: Signal<Out, Bits<32>>,
+    pub imm: Signal<Out, Bits<32>>,
+    pub qpn: Signal<Out, Bits<24>>,
+    pub src_qp: Signal<Out, Bits<24>>,
+    pub opcode: Signal<Out, Bits<8>>,
+    pub status: Signal<Out, Bits<8>>,
+    pub flags: Signal<Out, Bits<8>>,
+    pub wqe_idx: Signal<Out, Bits<16>>,
+}
+
+/// Completion request, writer side.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "CplM"]
+pub struct CplS {
+    pub valid: Signal<In, Bit>,
+    pub ready: Signal<Out, Bit>,
+    pub cqn: Signal<In, Bits<16>>,
+    pub wr_id: Signal<In, Bits<64>>,
+    pub byte_len: Signal<In, Bits<32>>,
+    pub imm: Signal<In, Bits<32>>,
+    pub qpn: Signal<In, Bits<24>>,
+    pub src_qp: Signal<In, Bits<24>>,
+    pub opcode: Signal<In, Bits<8>>,
+    pub status: Signal<In, Bits<8>>,
+    pub flags: Signal<In, Bits<8>>,
+    pub wqe_idx: Signal<In, Bits<16>>,
+}
+
+/// ACK/NAK to send (responder -> TX builder), source side, valid/ready. Addressing comes
+/// from the responder's QP context: MACs as 48-bit numbers with the first wire octet in bits
+/// 47:40, IPv4 addresses host order (first wire octet in bits 31:24).
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "AckReqS"]
+pub struct AckReqM {
+    pub valid: Signal<Out, Bit>,
+    pub ready: Signal<In, Bit>,
+    pub dmac: Signal<Out, Bits<48>>,
+    pub smac: Signal<Out, Bits<48>>,
+    pub sip: Signal<Out, Bits<32>>,
+    pub dip: Signal<Out, Bits<32>>,
+    pub sport: Signal<Out, Bits<16>>,
+    pub dqpn: Signal<Out, Bits<24>>,
+    pub psn: Signal<Out, Bits<24>>,
+    pub syndrome: Signal<Out, Bits<8>>,
+    pub msn: Signal<Out, Bits<24>>,
+}
+
+/// ACK/NAK to send, builder side.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "AckReqM"]
+pub struct AckReqS {
+    pub valid: Signal<In, Bit>,
+    pub ready: Signal<Out, Bit>,
+    pub dmac: Signal<In, Bits<48>>,
+    pub smac: Signal<In, Bits<48>>,
+    pub sip: Signal<In, Bits<32>>,
+    pub dip: Signal<In, Bits<32>>,
+    pub sport: Signal<In, Bits<16>>,
+    pub dqpn: Signal<In, Bits<24>>,
+    pub psn: Signal<In, Bits<24>>,
+    pub syndrome: Signal<In, Bits<8>>,
+    pub msn: Signal<In, Bits<24>>,
+}
+
+/// A received, checked ACKNOWLEDGE (RX dispatcher -> ACK processor), source side, valid/ready.
+/// `qpn` is the BTH destination QP (our local QP number).
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "AckEvS"]
+pub struct AckEvM {
+    pub valid: Signal<Out, Bit>,
+    pub ready: Signal<In, Bit>,
+    pub qpn: Signal<Out, Bits<24>>,
+    pub psn: Signal<Out, Bits<24>>,
+    pub syndrome: Signal<Out, Bits<8>>,
+    pub msn: Signal<Out, Bits<24>>,
+}
+
+/// Received ACKNOWLEDGE, ACK-processor side.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "AckEvM"]
+pub struct AckEvS {
+    pub valid: Signal<In, Bit>,
+    pub ready: Signal<Out, Bit>,
+    pub qpn: Signal<In, Bits<24>>,
+    pub psn: Signal<In, Bits<24>>,
+    pub syndrome: Signal<In, Bits<8>>,
+    pub msn: Signal<In, Bits<24>>,
+}
+
+/// One received frame's RX checks (the responder's header parser + ICRC checker), for the
+/// `rxstat` counters. `valid` pulses once per frame with the parser's result; `icrc_ok` is the
+/// same frame's ICRC check.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "RxCheckS"]
+pub struct RxCheckM {
+    pub valid: Signal<Out, Bit>,
+    /// The parser dropped the frame, for this reason (code = index in
+    /// `rnic_abi::regs::rxs::DROP_REASONS` + 1; 0 = not dropped).
+    pub drop: Signal<Out, Bit>,
+    pub reason: Signal<Out, Bits<4>>,
+    pub icrc_ok: Signal<Out, Bit>,
+    /// BTH opcode, destination QP, PSN.
+    pub opcode: Signal<Out, Bits<8>>,
+    pub qpn: Signal<Out, Bits<24>>,
+    pub psn: Signal<Out, Bits<24>>,
+}
+
+/// RX checks, counter side.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "RxCheckM"]
+pub struct RxCheckS {
+    pub valid: Signal<In, Bit>,
+    pub drop: Signal<In, Bit>,
+    pub reason: Signal<In, Bits<4>>,
+    pub icrc_ok: Signal<In, Bit>,
+    pub opcode: Signal<In, Bits<8>>,
+    pub qpn: Signal<In, Bits<24>>,
+    pub psn: Signal<In, Bits<24>>,
+}

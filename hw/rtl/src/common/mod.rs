@@ -1,0 +1,10 @@
+//! Shared by every block: port bundles and field helpers, the FIFO, the byte-enable RAM,
+//! Verilog generation and the Verilator plumbing (and, for tests, the block-test harness).
+
+pub mod beram;
+pub mod bus;
+pub mod fifo;
+#[cfg(test)]
+pub(crate) mod testutil;
+pub mod vgen;
+pub mod vlt;

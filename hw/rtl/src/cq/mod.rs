@@ -1,0 +1,3 @@
+//! Completions: CQEs into host-memory rings.
+
+pub mod cqwriter;

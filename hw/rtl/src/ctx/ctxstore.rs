@@ -1,0 +1,598 @@
+//! Context store: one RAM of 64-byte records holding the QP contexts, CQ contexts, MR entries
+//! and QP responder states (tables stacked in that order, `BuildParams::ctx_base`). Clients:
+//! the driver through the BAR0 `context` mailbox, and five data-path engine ports
+//! ([`CtxPortS`]: doorbell unit, TX requester, RX responder, ACK processor, completion
+//! writer). One access per cycle; the arbiter grants the client holding the rotating token if
+//! it requests, else the lowest-numbered requester (no client waits more than 6 cycles).
+//! Reads answer 2 cycles after the grant (RAM read + output register); writes take byte
+//! enables, so engines update only the fields they own. The mailbox writes whole records, or
+//! with `ctx::CMD_MASKED` only the bytes enabled in WBE_LO/WBE_HI (driver-owned fields).
+
+use crate::common::beram::BeRam;
+use crate::common::bus::{CtxPortS, RegBusS, reg_addr};
+use rnic_abi::params::{self, BuildParams};
+use rnic_abi::regs::ctx;
+use rust_hdl::prelude::*;
+
+pub use crate::common::bus::CTX_ADDR_BITS;
+
+fn c(v: u32) -> Constant<Bits<CTX_ADDR_BITS>> {
+    Constant::new((v as u64).into())
+}
+
+#[derive(LogicBlock)]
+pub struct CtxStore {
+    pub clock: Signal<In, Clock>,
+    pub rst: Signal<In, Bit>,
+    pub bus: RegBusS,
+    /// Engine ports: 0 doorbell unit, 1 TX requester, 2 RX responder, 3 ACK processor,
+    /// 4 completion writer (the mailbox is client 5).
+    pub p0: CtxPortS,
+    pub p1: CtxPortS,
+    pub p2: CtxPortS,
+    pub p3: CtxPortS,
+    pub p4: CtxPortS,
+    ram: BeRam<CTX_ADDR_BITS>,
+    a_cmd: Constant<Bits<16>>,
+    a_status: Constant<Bits<16>>,
+    a_data: Constant<Bits<16>>,
+    a_wbe_lo: Constant<Bits<16>>,
+    a_wbe_hi: Constant<Bits<16>>,
+    sh32: Constant<Bits<6>>,
+    ones64: Constant<Bits<64>>,
+    n_qp: Constant<Bits<16>>,
+    n_cq: Constant<Bits<16>>,
+    n_mr: Constant<Bits<16>>,
+    base_cq: Constant<Bits<CTX_ADDR_BITS>>,
+    base_mr: Constant<Bits<CTX_ADDR_BITS>>,
+    base_rqs: Constant<Bits<CTX_ADDR_BITS>>,
+    ones32: Constant<Bits<512>>,
+    zero32: Constant<Bits<32>>,
+    staging: DFF<Bits<512>>,
+    rdata: DFF<Bits<32>>,
+    // mailbox request (client 5) and its read in flight
+    h_req: DFF<Bit>,
+    h_we: DFF<Bit>,
+    h_addr: DFF<Bits<CTX_ADDR_BITS>>,
+    h_wait: DFF<Bit>,
+    // masked-write byte enables (WBE_LO/WBE_HI) and those of the mailbox write in flight
+    wbe_lo: DFF<Bits<32>>,
+    wbe_hi: DFF<Bits<32>>,
+    h_wbe: DFF<Bits<64>>,
+    wbe: Signal<Local, Bits<64>>,
+    error: DFF<Bit>,
+    tok: DFF<Bits<3>>,
+    // read pipeline: stage 1 = RAM read, stage 2 = output register
+    rv1: DFF<Bit>,
+    rs1: DFF<Bits<3>>,
+    rv2: DFF<Bit>,
+    rs2: DFF<Bits<3>>,
+    rq: DFF<Bits<512>>,
+    op: Signal<Local, Bits<2>>,
+    tbl: Signal<Local, Bits<4>>,
+    index: Signal<Local, Bits<16>>,
+    valid: Signal<Local, Bit>,
+    addr: Signal<Local, Bits<CTX_ADDR_BITS>>,
+    word_off: Signal<Local, Bits<9>>,
+    in_data: Signal<Local, Bit>,
+    sel: Signal<Local, Bits<3>>,
+    any: Signal<Local, Bit>,
+    m_we: Signal<Local, Bit>,
+    m_addr: Signal<Local, Bits<CTX_ADDR_BITS>>,
+    m_wdata: Signal<Local, Bits<512>>,
+    m_wbe: Signal<Local, Bits<64>>,
+}
+
+impl CtxStore {
+    pub fn new(p: &BuildParams) -> Self {
+        CtxStore {
+            clock: Default::default(),
+            rst: Default::default(),
+            bus: Default::default(),
+            p0: Default::default(),
+            p1: Default::default(),
+            p2: Default::default(),
+            p3: Default::default(),
+            p4: Default::default(),
+            ram: Default::default(),
+            a_cmd: reg_addr(ctx::CMD),
+            a_status: reg_addr(ctx::STATUS),
+            a_data: reg_addr(ctx::DATA),
+            a_wbe_lo: reg_addr(ctx::WBE_LO),
+            a_wbe_hi: reg_addr(ctx::WBE_HI),
+            sh32: Constant::new(32u64.into()),
+            ones64: Constant::new(u64::MAX.into()),
+            n_qp: reg_addr(p.num_qps),
+            n_cq: reg_addr(p.num_cqs),
+            n_mr: reg_addr(p.num_mrs),
+            base_cq: c(p.ctx_base(ctx::TABLE_CQ)),
+            base_mr: c(p.ctx_base(ctx::TABLE_MR)),
+            base_rqs: c(p.ctx_base(ctx::TABLE_RQS)),
+            ones32: Constant::new(0xFFFF_FFFFu64.into()),
+            zero32: Constant::new(0u64.into()),
+            staging: Default::default(),
+            rdata: Default::default(),
+            h_req: Default::default(),
+            h_we: Default::default(),
+            h_addr: Default::default(),
+            h_wait: Default::default(),
+            wbe_lo: Default::default(),
+            wbe_hi: Default::default(),
+            h_wbe: Default::default(),
+            wbe: Default::default(),
+            error: Default::default(),
+            tok: Default::default(),
+            rv1: Default::default(),
+            rs1: Default::default(),
+            rv2: Default::default(),
+            rs2: Default::default(),
+            rq: Default::default(),
+            op: Default::default(),
+            tbl: Default::default(),
+            index: Default::default(),
+            valid: Default::default(),
+            addr: Default::default(),
+            word_off: Default::default(),
+            in_data: Default::default(),
+            sel: Default::default(),
+            any: Default::default(),
+            m_we: Default::default(),
+            m_addr: Default::default(),
+            m_wdata: Default::default(),
+            m_wbe: Default::default(),
+        }
+    }
+}
+
+impl Default for CtxStore {
+    fn default() -> Self {
+        Self::new(&params::DEFAULT)
+    }
+}
+
+impl Logic for CtxStore {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, staging, rdata, h_req, h_we, h_addr, h_wait, error
+        );
+        dff_setup!(self, clock, tok, rv1, rs1, rv2, rs2, rq);
+        dff_setup!(self, clock, wbe_lo, wbe_hi, h_wbe);
+        self.ram.clock.next = self.clock.val();
+        // ---- arbiter: token holder first, else the lowest-numbered requester
+        self.sel.next = 0.into();
+        self.any.next = true;
+        if self.p0.req.val() {
+            self.sel.next = 0.into();
+        } else if self.p1.req.val() {
+            self.sel.next = 1.into();
+        } else if self.p2.req.val() {
+            self.sel.next = 2.into();
+        } else if self.p3.req.val() {
+            self.sel.next = 3.into();
+        } else if self.p4.req.val() {
+            self.sel.next = 4.into();
+        } else if self.h_req.q.val() {
+            self.sel.next = 5.into();
+        } else {
+            self.any.next = false;
+        }
+        if (self.tok.q.val() == 1) && self.p1.req.val() {
+            self.sel.next = 1.into();
+        }
+        if (self.tok.q.val() == 2) && self.p2.req.val() {
+            self.sel.next = 2.into();
+        }
+        if (self.tok.q.val() == 3) && self.p3.req.val() {
+            self.sel.next = 3.into();
+        }
+        if (self.tok.q.val() == 4) && self.p4.req.val() {
+            self.sel.next = 4.into();
+        }
+        if (self.tok.q.val() == 5) && self.h_req.q.val() {
+            self.sel.next = 5.into();
+        }
+        self.tok.d.next = self.tok.q.val() + 1;
+        if self.tok.q.val() == 5 {
+            self.tok.d.next = 0.into();
+        }
+        self.p0.gnt.next = self.any.val() && (self.sel.val() == 0);
+        self.p1.gnt.next = self.any.val() && (self.sel.val() == 1);
+        self.p2.gnt.next = self.any.val() && (self.sel.val() == 2);
+        self.p3.gnt.next = self.any.val() && (self.sel.val() == 3);
+        self.p4.gnt.next = self.any.val() && (self.sel.val() == 4);
+        self.m_we.next = self.h_we.q.val();
+        self.m_addr.next = self.h_addr.q.val();
+        self.m_wdata.next = self.staging.q.val();
+        self.m_wbe.next = self.h_wbe.q.val();
+        if self.sel.val() == 0 {
+            self.m_we.next = self.p0.we.val();
+            self.m_addr.next = self.p0.addr.val();
+            self.m_wdata.next = self.p0.wdata.val();
+            self.m_wbe.next = self.p0.wbe.val();
+        } else if self.sel.val() == 1 {
+            self.m_we.next = self.p1.we.val();
+            self.m_addr.next = self.p1.addr.val();
+            self.m_wdata.next = self.p1.wdata.val();
+            self.m_wbe.next = self.p1.wbe.val();
+        } else if self.sel.val() == 2 {
+            self.m_we.next = self.p2.we.val();
+            self.m_addr.next = self.p2.addr.val();
+            self.m_wdata.next = self.p2.wdata.val();
+            self.m_wbe.next = self.p2.wbe.val();
+        } else if self.sel.val() == 3 {
+            self.m_we.next = self.p3.we.val();
+            self.m_addr.next = self.p3.addr.val();
+            self.m_wdata.next = self.p3.wdata.val();
+            self.m_wbe.next = self.p3.wbe.val();
+        } else if self.sel.val() == 4 {
+            self.m_we.next = self.p4.we.val();
+            self.m_addr.next = self.p4.addr.val();
+            self.m_wdata.next = self.p4.wdata.val();
+            self.m_wbe.next = self.p4.wbe.val();
+        }
+        self.ram.write_address.next = self.m_addr.val();
+        self.ram.write_data.next = self.m_wdata.val();
+        self.ram.write_enable.next = 0.into();
+        if self.any.val() && self.m_we.val() {
+            self.ram.write_enable.next = self.m_wbe.val();
+        }
+        self.ram.read_address.next = self.m_addr.val();
+        self.rv1.d.next = self.any.val() && !self.m_we.val();
+        self.rs1.d.next = self.sel.val();
+        self.rv2.d.next = self.rv1.q.val();
+        self.rs2.d.next = self.rs1.q.val();
+        self.rq.d.next = self.ram.read_data.val();
+        self.p0.rvalid.next = self.rv2.q.val() && (self.rs2.q.val() == 0);
+        self.p1.rvalid.next = self.rv2.q.val() && (self.rs2.q.val() == 1);
+        self.p2.rvalid.next = self.rv2.q.val() && (self.rs2.q.val() == 2);
+        self.p3.rvalid.next = self.rv2.q.val() && (self.rs2.q.val() == 3);
+        self.p4.rvalid.next = self.rv2.q.val() && (self.rs2.q.val() == 4);
+        self.p0.rdata.next = self.rq.q.val();
+        self.p1.rdata.next = self.rq.q.val();
+        self.p2.rdata.next = self.rq.q.val();
+        self.p3.rdata.next = self.rq.q.val();
+        self.p4.rdata.next = self.rq.q.val();
+        // ---- mailbox (client 5)
+        self.op.next = self.bus.wdata.val().get_bits::<2>(0);
+        self.tbl.next = self.bus.wdata.val().get_bits::<4>(4);
+        self.index.next = self.bus.wdata.val().get_bits::<16>(16);
+        self.valid.next = false;
+        self.addr.next = self.index.val().get_bits::<CTX_ADDR_BITS>(0);
+        if self.tbl.val() == 0 {
+            self.valid.next = self.index.val() < self.n_qp.val();
+        } else if self.tbl.val() == 1 {
+            self.valid.next = self.index.val() < self.n_cq.val();
+            self.addr.next = self.index.val().get_bits::<CTX_ADDR_BITS>(0) + self.base_cq.val();
+        } else if self.tbl.val() == 2 {
+            self.valid.next = self.index.val() < self.n_mr.val();
+            self.addr.next = self.index.val().get_bits::<CTX_ADDR_BITS>(0) + self.base_mr.val();
+        } else if self.tbl.val() == 3 {
+            self.valid.next = self.index.val() < self.n_qp.val();
+            self.addr.next = self.index.val().get_bits::<CTX_ADDR_BITS>(0) + self.base_rqs.val();
+        }
+        self.wbe.next = (bit_cast::<64, 32>(self.wbe_hi.q.val()) << self.sh32.val())
+            | bit_cast::<64, 32>(self.wbe_lo.q.val());
+        self.in_data.next = (self.bus.addr.val() & 0xFFC0) == self.a_data.val();
+        self.word_off.next = bit_cast::<9, 4>(self.bus.addr.val().get_bits::<4>(2)) << 5;
+        if self.any.val() && (self.sel.val() == 5) {
+            self.h_req.d.next = false;
+        }
+        if self.rv2.q.val() && (self.rs2.q.val() == 5) {
+            self.staging.d.next = self.rq.q.val();
+            self.h_wait.d.next = false;
+        }
+        if self.bus.wr.val() && !self.h_req.q.val() && !self.h_wait.q.val() {
+            if self.bus.addr.val() == self.a_cmd.val() {
+                if self.valid.val() && (self.op.val() == 1) {
+                    self.h_req.d.next = true;
+                    self.h_we.d.next = true;
+                    self.h_addr.d.next = self.addr.val();
+                    self.h_wbe.d.next = self.ones64.val();
+                    if self.bus.wdata.val().get_bit(3) {
+                        self.h_wbe.d.next = self.wbe.val();
+                    }
+                    self.error.d.next = false;
+                } else if self.valid.val() && (self.op.val() == 2) {
+                    self.h_req.d.next = true;
+                    self.h_we.d.next = false;
+                    self.h_wait.d.next = true;
+                    self.h_addr.d.next = self.addr.val();
+                    self.error.d.next = false;
+                } else {
+                    self.error.d.next = true;
+                }
+            } else if self.bus.addr.val() == self.a_wbe_lo.val() {
+                self.wbe_lo.d.next = self.bus.wdata.val();
+            } else if self.bus.addr.val() == self.a_wbe_hi.val() {
+                self.wbe_hi.d.next = self.bus.wdata.val();
+            } else if self.in_data.val() {
+                self.staging.d.next = (self.staging.q.val()
+                    & !(self.ones32.val() << self.word_off.val()))
+                    | (bit_cast::<512, 32>(self.bus.wdata.val()) << self.word_off.val());
+            }
+        }
+        self.rdata.d.next = 0.into();
+        if self.bus.rd.val() {
+            if self.bus.addr.val() == self.a_status.val() {
+                self.rdata.d.next = self
+                    .zero32
+                    .val()
+                    .replace_bit(0, self.h_req.q.val() || self.h_wait.q.val())
+                    .replace_bit(1, self.error.q.val());
+            } else if self.bus.addr.val() == self.a_wbe_lo.val() {
+                self.rdata.d.next = self.wbe_lo.q.val();
+            } else if self.bus.addr.val() == self.a_wbe_hi.val() {
+                self.rdata.d.next = self.wbe_hi.q.val();
+            } else if self.in_data.val() {
+                self.rdata.d.next = self
+                    .staging
+                    .q
+                    .val()
+                    .get_bits::<32>(self.word_off.val().index());
+            }
+        }
+        self.bus.rdata.next = self.rdata.q.val();
+        if self.rst.val() {
+            self.h_req.d.next = false;
+            self.h_wait.d.next = false;
+            self.error.d.next = false;
+            self.rv1.d.next = false;
+            self.rv2.d.next = false;
+            self.tok.d.next = 0.into();
+            self.wbe_lo.d.next = self.ones64.val().get_bits::<32>(0);
+            self.wbe_hi.d.next = self.ones64.val().get_bits::<32>(0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::common::testutil::*;
+    use rand::Rng;
+
+    #[test]
+    fn mailbox_writes_and_reads_every_table() {
+        let p = params::DEFAULT;
+        let mut m = model(CtxStore::default(), "ctxstore");
+        let mut r = rng(4);
+        reset(&mut m);
+        let mut written = Vec::new();
+        for (table, n) in [
+            (ctx::TABLE_QP, p.num_qps),
+            (ctx::TABLE_CQ, p.num_cqs),
+            (ctx::TABLE_MR, p.num_mrs),
+            (ctx::TABLE_RQS, p.num_qps),
+        ] {
+            for idx in [0, 1, n / 2, n - 1] {
+                let rec: Vec<u32> = (0..16).map(|_| r.random()).collect();
+                for (i, w) in rec.iter().enumerate() {
+                    bus_write(&mut m, ctx::DATA + 4 * i as u32, *w);
+                }
+                bus_write(&mut m, ctx::CMD, ctx::cmd(ctx::OP_WRITE, table, idx as u16));
+                let mut st = bus_read(&mut m, ctx::STATUS);
+                for _ in 0..4 {
+                    if st & ctx::STATUS_BUSY == 0 {
+                        break;
+                    }
+                    st = bus_read(&mut m, ctx::STATUS);
+                }
+                assert_eq!(st, 0, "write command finishes without error");
+                written.push((table, idx, rec));
+            }
+        }
+        for (table, idx, rec) in &written {
+            bus_write(
+                &mut m,
+                ctx::CMD,
+                ctx::cmd(ctx::OP_READ, *table, *idx as u16),
+            );
+            let mut st = bus_read(&mut m, ctx::STATUS);
+            for _ in 0..4 {
+                if st & ctx::STATUS_BUSY == 0 {
+                    break;
+                }
+                st = bus_read(&mut m, ctx::STATUS);
+            }
+            assert_eq!(st, 0, "read command finishes without error");
+            let got: Vec<u32> = (0..16)
+                .map(|i| bus_read(&mut m, ctx::DATA + 4 * i))
+                .collect();
+            assert_eq!(&got, rec, "table {table} index {idx}");
+        }
+        for bad in [
+            ctx::cmd(ctx::OP_READ, ctx::TABLE_QP, p.num_qps as u16),
+            ctx::cmd(ctx::OP_WRITE, ctx::TABLE_MR, p.num_mrs as u16),
+            ctx::cmd(3, 0, 0),
+            ctx::cmd(ctx::OP_READ, 5, 0),
+            ctx::cmd(ctx::OP_READ, ctx::TABLE_RQS, p.num_qps as u16),
+        ] {
+            bus_write(&mut m, ctx::CMD, bad);
+            assert_eq!(
+                bus_read(&mut m, ctx::STATUS),
+                ctx::STATUS_ERROR,
+                "command {bad:#x}"
+            );
+        }
+    }
+
+    /// Masked mailbox writes (`CMD_MASKED`) store exactly the bytes enabled in WBE_LO/WBE_HI
+    /// and keep the others (what the engine wrote); a plain write after them is whole again.
+    #[test]
+    fn mailbox_masked_write_keeps_disabled_bytes() {
+        use crate::vlt::DynModel;
+        use rnic_abi::queue::QpContext;
+        let mut m = model(CtxStore::default(), "ctxstore_masked");
+        let mut r = rng(5);
+        reset(&mut m);
+        assert_eq!(
+            bus_read(&mut m, ctx::WBE_LO),
+            u32::MAX,
+            "all ones after reset"
+        );
+        assert_eq!(
+            bus_read(&mut m, ctx::WBE_HI),
+            u32::MAX,
+            "all ones after reset"
+        );
+        let cmd = |m: &mut DynModel, c: u32| {
+            bus_write(m, ctx::CMD, c);
+            let mut st = bus_read(m, ctx::STATUS);
+            for _ in 0..4 {
+                if st & ctx::STATUS_BUSY == 0 {
+                    break;
+                }
+                st = bus_read(m, ctx::STATUS);
+            }
+            assert_eq!(st, 0, "command {c:#x} finishes without error");
+        };
+        let stage = |m: &mut DynModel, rec: &[u8; 64]| {
+            for (i, w) in rec.chunks_exact(4).enumerate() {
+                bus_write(
+                    m,
+                    ctx::DATA + 4 * i as u32,
+                    u32::from_le_bytes(w.try_into().unwrap()),
+                );
+            }
+        };
+        let read = |m: &mut DynModel, table: u32, idx: u16| -> [u8; 64] {
+            cmd(m, ctx::cmd(ctx::OP_READ, table, idx));
+            let mut rec = [0u8; 64];
+            for i in 0..16 {
+                let w = bus_read(m, ctx::DATA + 4 * i as u32);
+                rec[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
+            }
+            rec
+        };
+        // the driver's RTS->RTS mask, then random ones (including none and all)
+        let rts = QpContext::byte_mask(&[
+            "state",
+            "timeout",
+            "retry_cnt",
+            "rnr_retry",
+            "max_rd_atomic",
+        ]);
+        let mut masks = vec![rts, 0, u64::MAX, 1, 1 << 63];
+        masks.extend((0..8).map(|_| r.random::<u64>()));
+        for (k, mask) in masks.into_iter().enumerate() {
+            let (table, idx) = (
+                [ctx::TABLE_QP, ctx::TABLE_CQ, ctx::TABLE_MR, ctx::TABLE_RQS][k % 4],
+                k as u16,
+            );
+            let old: [u8; 64] = std::array::from_fn(|_| r.random());
+            let new: [u8; 64] = std::array::from_fn(|_| r.random());
+            stage(&mut m, &old);
+            cmd(&mut m, ctx::cmd(ctx::OP_WRITE, table, idx));
+            bus_write(&mut m, ctx::WBE_LO, mask as u32);
+            bus_write(&mut m, ctx::WBE_HI, (mask >> 32) as u32);
+            assert_eq!(bus_read(&mut m, ctx::WBE_LO), mask as u32);
+            assert_eq!(bus_read(&mut m, ctx::WBE_HI), (mask >> 32) as u32);
+            stage(&mut m, &new);
+            cmd(&mut m, ctx::cmd_masked_write(table, idx));
+            let want: [u8; 64] =
+                std::array::from_fn(|i| if mask >> i & 1 != 0 { new[i] } else { old[i] });
+            assert_eq!(read(&mut m, table, idx), want, "mask {mask:#018x}");
+            // a plain write ignores WBE: the whole record
+            stage(&mut m, &new);
+            cmd(&mut m, ctx::cmd(ctx::OP_WRITE, table, idx));
+            assert_eq!(
+                read(&mut m, table, idx),
+                new,
+                "plain write after mask {mask:#018x}"
+            );
+        }
+    }
+
+    /// Five engine clients hammer a few records with random byte-enabled writes and reads
+    /// (random idle between requests) while the mailbox works too: every read returns the
+    /// record as of the cycle it was taken, in exactly 2 cycles, and no request waits more
+    /// than 6 cycles for its grant.
+    #[test]
+    fn engine_ports_arbitrate_fairly_and_keep_byte_enables() {
+        let mut m = model(CtxStore::default(), "ctxstore_ports");
+        let mut r = rng(11);
+        reset(&mut m);
+        let mut reference: std::collections::HashMap<u64, [u8; 64]> = Default::default();
+        // (we, addr, data, be, waited)
+        type Req = (bool, u64, [u8; 64], u64, u32);
+        let mut cur: [Option<Req>; 5] = [None; 5];
+        let mut expect: [std::collections::VecDeque<(u64, [u8; 64])>; 5] = Default::default();
+        let (mut reads, mut writes) = (0, 0);
+        for cycle in 0..6000u64 {
+            for (i, c) in cur.iter_mut().enumerate() {
+                if c.is_none() && chance(&mut r, 0.5) {
+                    let mut d = [0u8; 64];
+                    r.fill(&mut d[..]);
+                    let be: u64 = if chance(&mut r, 0.3) {
+                        u64::MAX
+                    } else {
+                        r.random()
+                    };
+                    *c = Some((chance(&mut r, 0.5), r.random_range(0..6u64) * 37, d, be, 0));
+                }
+                let n = |s: &str| format!("p{i}_{s}");
+                match c {
+                    Some((we, a, d, be, _)) => {
+                        m.set(&n("req"), 1);
+                        m.set(&n("we"), *we as u64);
+                        m.set(&n("addr"), *a);
+                        m.set_bytes(&n("wdata"), &d[..]);
+                        m.set(&n("wbe"), *be);
+                    }
+                    None => m.set(&n("req"), 0),
+                }
+            }
+            // the mailbox writes a record now and then (it only competes for the RAM)
+            let mbox = cycle % 500 == 250;
+            m.set("bus_addr", ctx::CMD as u64);
+            m.set(
+                "bus_wdata",
+                ctx::cmd(ctx::OP_WRITE, ctx::TABLE_MR, 7) as u64,
+            );
+            m.set("bus_wr", mbox as u64);
+            m.tick();
+            if mbox {
+                // staging is all zero: the record becomes zero when the mailbox is granted,
+                // which the test does not see; use a record no engine client touches
+                reference.insert(params::DEFAULT.ctx_base(ctx::TABLE_MR) as u64 + 7, [0; 64]);
+            }
+            for (i, c) in cur.iter_mut().enumerate() {
+                let n = |s: &str| format!("p{i}_{s}");
+                if m.bit(&n("rvalid")) {
+                    let (due, want) = expect[i].pop_front().expect("unexpected rvalid");
+                    assert_eq!(due, m.cycle, "port {i} read latency");
+                    assert_eq!(
+                        m.get_bytes(&n("rdata")),
+                        want.to_vec(),
+                        "port {i} read data"
+                    );
+                }
+                if let Some((we, a, d, be, waited)) = c {
+                    if m.bit(&n("gnt")) {
+                        let rec = reference.entry(*a).or_insert([0; 64]);
+                        if *we {
+                            for k in 0..64 {
+                                if *be >> k & 1 == 1 {
+                                    rec[k] = d[k];
+                                }
+                            }
+                            writes += 1;
+                        } else {
+                            expect[i].push_back((m.cycle + 2, *rec));
+                            reads += 1;
+                        }
+                        *c = None;
+                    } else {
+                        *waited += 1;
+                        assert!(*waited <= 6, "port {i} starved");
+                    }
+                }
+            }
+        }
+        assert!(
+            reads > 1000 && writes > 1000,
+            "{reads} reads, {writes} writes"
+        );
+    }
+}

@@ -1,0 +1,395 @@
+//! AXI4 2:1 master mux: the data-path DMA engine (`s0`) and the DMA self-test (`s1`) share the
+//! host-memory port `m`. Both use one AXI ID, so the slave must answer in order (AXI's rule
+//! for one ID); the mux records which master issued each read burst and each write burst in
+//! two order queues (one bit per burst) and routes R beats and B responses by them.
+//! AR: `s0` first unless the token (toggling on every taken AR) says `s1`. AW/W: a write
+//! burst is locked from its AW to its WLAST (W beats of one burst are never interleaved
+//! with another master's). At most 64 bursts outstanding per direction.
+
+use crate::common::bus::{HostAxiM, HostAxiS};
+use rust_hdl::prelude::*;
+
+#[derive(LogicBlock, Default)]
+pub struct AxMux {
+    pub clock: Signal<In, Clock>,
+    pub rst: Signal<In, Bit>,
+    pub s0: HostAxiS,
+    pub s1: HostAxiS,
+    pub m: HostAxiM,
+    // read order queue: bit k = master of the k-th oldest outstanding read burst
+    rq: DFF<Bits<64>>,
+    rn: DFF<Bits<7>>,
+    rtok: DFF<Bit>,
+    // write order queue
+    wq: DFF<Bits<64>>,
+    wn: DFF<Bits<7>>,
+    // write lock: a burst's W beats in progress (wsel = its master), AW taken
+    wlock: DFF<Bit>,
+    wsel: DFF<Bit>,
+    aw_done: DFF<Bit>,
+    ar_sel: Signal<Local, Bit>,
+    ar_go: Signal<Local, Bit>,
+    r_sel: Signal<Local, Bit>,
+    r_pop: Signal<Local, Bit>,
+    b_sel: Signal<Local, Bit>,
+    b_pop: Signal<Local, Bit>,
+    aw_sel: Signal<Local, Bit>,
+    aw_go: Signal<Local, Bit>,
+    rq_sh: Signal<Local, Bits<64>>,
+    wq_sh: Signal<Local, Bits<64>>,
+    rn_sh: Signal<Local, Bits<7>>,
+    wn_sh: Signal<Local, Bits<7>>,
+}
+
+impl Logic for AxMux {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, rq, rn, rtok, wq, wn, wlock, wsel, aw_done);
+        // ---------------- reads
+        self.ar_sel.next = false;
+        if self.s1.arvalid.val() && (self.rtok.q.val() || !self.s0.arvalid.val()) {
+            self.ar_sel.next = true;
+        }
+        self.ar_go.next =
+            (self.s0.arvalid.val() || self.s1.arvalid.val()) && (self.rn.q.val() < 64);
+        self.m.arvalid.next = self.ar_go.val();
+        self.m.arid.next = 0.into();
+        self.m.araddr.next = self.s0.araddr.val();
+        self.m.arlen.next = self.s0.arlen.val();
+        self.m.arsize.next = self.s0.arsize.val();
+        self.m.arburst.next = self.s0.arburst.val();
+        if self.ar_sel.val() {
+            self.m.araddr.next = self.s1.araddr.val();
+            self.m.arlen.next = self.s1.arlen.val();
+            self.m.arsize.next = self.s1.arsize.val();
+            self.m.arburst.next = self.s1.arburst.val();
+        }
+        self.s0.arready.next = self.ar_go.val() && !self.ar_sel.val() && self.m.arready.val();
+        self.s1.arready.next = self.ar_go.val() && self.ar_sel.val() && self.m.arready.val();
+        // R beats go to the master of the oldest read burst
+        self.r_sel.next = self.rq.q.val().get_bit(0);
+        self.s0.rvalid.next = self.m.rvalid.val() && !self.r_sel.val();
+        self.s1.rvalid.next = self.m.rvalid.val() && self.r_sel.val();
+        self.s0.rdata.next = self.m.rdata.val();
+        self.s1.rdata.next = self.m.rdata.val();
+        self.s0.rresp.next = self.m.rresp.val();
+        self.s1.rresp.next = self.m.rresp.val();
+        self.s0.rlast.next = self.m.rlast.val();
+        self.s1.rlast.next = self.m.rlast.val();
+        self.s0.rid.next = 0.into();
+        self.s1.rid.next = 0.into();
+        self.m.rready.next = self.s0.rready.val();
+        if self.r_sel.val() {
+            self.m.rready.next = self.s1.rready.val();
+        }
+        self.r_pop.next = self.m.rvalid.val() && self.m.rready.val() && self.m.rlast.val();
+        self.rq_sh.next = self.rq.q.val();
+        self.rn_sh.next = self.rn.q.val();
+        if self.r_pop.val() {
+            self.rq_sh.next = self.rq.q.val() >> 1;
+            self.rn_sh.next = self.rn.q.val() - 1;
+        }
+        self.rq.d.next = self.rq_sh.val();
+        self.rn.d.next = self.rn_sh.val();
+        if self.ar_go.val() && self.m.arready.val() {
+            self.rq.d.next = self
+                .rq_sh
+                .val()
+                .replace_bit(self.rn_sh.val().index(), self.ar_sel.val());
+            self.rn.d.next = self.rn_sh.val() + 1;
+            self.rtok.d.next = !self.rtok.q.val();
+        }
+        // ---------------- writes
+        self.aw_sel.next = self.wsel.q.val();
+        if !self.wlock.q.val() {
+            self.aw_sel.next = self.s1.awvalid.val() && !self.s0.awvalid.val();
+        }
+        self.aw_go.next = !self.aw_done.q.val()
+            && (self.wn.q.val() < 64)
+            && ((self.wlock.q.val() && self.wsel.q.val() && self.s1.awvalid.val())
+                || (self.wlock.q.val() && !self.wsel.q.val() && self.s0.awvalid.val())
+                || (!self.wlock.q.val() && (self.s0.awvalid.val() || self.s1.awvalid.val())));
+        self.m.awvalid.next = self.aw_go.val();
+        self.m.awid.next = 0.into();
+        self.m.awaddr.next = self.s0.awaddr.val();
+        self.m.awlen.next = self.s0.awlen.val();
+        self.m.awsize.next = self.s0.awsize.val();
+        self.m.awburst.next = self.s0.awburst.val();
+        if self.aw_sel.val() {
+            self.m.awaddr.next = self.s1.awaddr.val();
+            self.m.awlen.next = self.s1.awlen.val();
+            self.m.awsize.next = self.s1.awsize.val();
+            self.m.awburst.next = self.s1.awburst.val();
+        }
+        self.s0.awready.next = self.aw_go.val() && !self.aw_sel.val() && self.m.awready.val();
+        self.s1.awready.next = self.aw_go.val() && self.aw_sel.val() && self.m.awready.val();
+        // W beats of the locked burst (the lock starts with the AW handshake or earlier W)
+        self.m.wvalid.next = false;
+        self.m.wdata.next = self.s0.wdata.val();
+        self.m.wstrb.next = self.s0.wstrb.val();
+        self.m.wlast.next = self.s0.wlast.val();
+        self.s0.wready.next = false;
+        self.s1.wready.next = false;
+        if self.wlock.q.val() {
+            if self.wsel.q.val() {
+                self.m.wvalid.next = self.s1.wvalid.val();
+                self.m.wdata.next = self.s1.wdata.val();
+                self.m.wstrb.next = self.s1.wstrb.val();
+                self.m.wlast.next = self.s1.wlast.val();
+                self.s1.wready.next = self.m.wready.val();
+            } else {
+                self.m.wvalid.next = self.s0.wvalid.val();
+                self.s0.wready.next = self.m.wready.val();
+            }
+        }
+        if self.aw_go.val() && self.m.awready.val() {
+            self.aw_done.d.next = true;
+            self.wlock.d.next = true;
+            self.wsel.d.next = self.aw_sel.val();
+        }
+        if self.wlock.q.val() && self.m.wvalid.val() && self.m.wready.val() && self.m.wlast.val() {
+            self.wlock.d.next = false;
+            self.aw_done.d.next = false;
+        }
+        // B responses go to the master of the oldest write burst
+        self.b_sel.next = self.wq.q.val().get_bit(0);
+        self.s0.bvalid.next = self.m.bvalid.val() && !self.b_sel.val();
+        self.s1.bvalid.next = self.m.bvalid.val() && self.b_sel.val();
+        self.s0.bresp.next = self.m.bresp.val();
+        self.s1.bresp.next = self.m.bresp.val();
+        self.s0.bid.next = 0.into();
+        self.s1.bid.next = 0.into();
+        self.m.bready.next = self.s0.bready.val();
+        if self.b_sel.val() {
+            self.m.bready.next = self.s1.bready.val();
+        }
+        self.b_pop.next = self.m.bvalid.val() && self.m.bready.val();
+        self.wq_sh.next = self.wq.q.val();
+        self.wn_sh.next = self.wn.q.val();
+        if self.b_pop.val() {
+            self.wq_sh.next = self.wq.q.val() >> 1;
+            self.wn_sh.next = self.wn.q.val() - 1;
+        }
+        self.wq.d.next = self.wq_sh.val();
+        self.wn.d.next = self.wn_sh.val();
+        if self.aw_go.val() && self.m.awready.val() {
+            self.wq.d.next = self
+                .wq_sh
+                .val()
+                .replace_bit(self.wn_sh.val().index(), self.aw_sel.val());
+            self.wn.d.next = self.wn_sh.val() + 1;
+        }
+        if self.rst.val() {
+            self.rn.d.next = 0.into();
+            self.wn.d.next = 0.into();
+            self.wlock.d.next = false;
+            self.aw_done.d.next = false;
+            self.rtok.d.next = false;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::common::testutil::*;
+    use rand::Rng;
+    use std::collections::VecDeque;
+
+    /// A test-side AXI4 master on port `p`: random read and write bursts, random idle and
+    /// R/B backpressure; checks every read beat against the pre-filled memory and counts B.
+    struct Master {
+        p: &'static str,
+        writes: VecDeque<(u64, u32, Vec<[u8; 64]>)>,
+        aw_done: bool,
+        w_beat: u32,
+        reads: VecDeque<(u64, u32)>,
+        r_pending: VecDeque<(u64, u32)>,
+        r_beat: u32,
+        b_want: u32,
+        b_got: u32,
+        r_got: u32,
+        drv: (bool, bool, bool, bool, bool),
+    }
+
+    impl Master {
+        fn n(&self, s: &str) -> String {
+            format!("{}_{s}", self.p)
+        }
+        fn drive(&mut self, m: &mut crate::common::vlt::DynModel, r: &mut rand_chacha::ChaCha8Rng) {
+            let awv = !self.aw_done && !self.writes.is_empty() && !chance(r, 0.3);
+            let wv = self.aw_done && !chance(r, 0.3);
+            let arv = !self.reads.is_empty() && !chance(r, 0.3);
+            let (rr, br) = (!chance(r, 0.3), !chance(r, 0.3));
+            self.drv = (awv, wv, arv, rr, br);
+            m.set(&self.n("awvalid"), awv as u64);
+            m.set(&self.n("wvalid"), wv as u64);
+            if let Some((a, beats, d)) = self.writes.front() {
+                m.set(&self.n("awaddr"), *a);
+                m.set(&self.n("awlen"), *beats as u64 - 1);
+                m.set(&self.n("awsize"), 6);
+                m.set(&self.n("awburst"), 1);
+                m.set_bytes(&self.n("wdata"), &d[self.w_beat as usize]);
+                m.set(&self.n("wstrb"), u64::MAX);
+                m.set(&self.n("wlast"), (self.w_beat + 1 == *beats) as u64);
+            }
+            m.set(&self.n("arvalid"), arv as u64);
+            if let Some((a, beats)) = self.reads.front() {
+                m.set(&self.n("araddr"), *a);
+                m.set(&self.n("arlen"), *beats as u64 - 1);
+                m.set(&self.n("arsize"), 6);
+                m.set(&self.n("arburst"), 1);
+            }
+            m.set(&self.n("rready"), rr as u64);
+            m.set(&self.n("bready"), br as u64);
+        }
+        fn observe(
+            &mut self,
+            m: &crate::common::vlt::DynModel,
+            mem: &std::collections::HashMap<u64, u8>,
+        ) {
+            let (awv, wv, arv, rr, br) = self.drv;
+            if awv && m.bit(&self.n("awready")) {
+                self.aw_done = true;
+            }
+            if wv && m.bit(&self.n("wready")) {
+                let beats = self.writes[0].1;
+                self.w_beat += 1;
+                if self.w_beat == beats {
+                    self.writes.pop_front();
+                    self.aw_done = false;
+                    self.w_beat = 0;
+                    self.b_want += 1;
+                }
+            }
+            if arv && m.bit(&self.n("arready")) {
+                let x = self.reads.pop_front().unwrap();
+                self.r_pending.push_back(x);
+            }
+            if rr && m.bit(&self.n("rvalid")) {
+                let (a, beats) = *self.r_pending.front().expect("R beat with no read");
+                let d = m.get_bytes(&self.n("rdata"));
+                let base = a + 64 * self.r_beat as u64;
+                for k in 0..64u64 {
+                    assert_eq!(
+                        d[k as usize],
+                        mem[&(base + k)],
+                        "{}: byte {:#x}",
+                        self.p,
+                        base + k
+                    );
+                }
+                self.r_beat += 1;
+                assert_eq!(
+                    m.bit(&self.n("rlast")),
+                    self.r_beat == beats,
+                    "{}: RLAST",
+                    self.p
+                );
+                if self.r_beat == beats {
+                    self.r_pending.pop_front();
+                    self.r_beat = 0;
+                }
+                self.r_got += 1;
+            }
+            if br && m.bit(&self.n("bvalid")) {
+                self.b_got += 1;
+                assert!(self.b_got <= self.b_want, "{}: B before its burst", self.p);
+            }
+        }
+    }
+
+    /// Two masters with random concurrent read and write bursts through the mux to one
+    /// stalling memory: every read beat reaches its own master with the right bytes and
+    /// RLAST, every write lands whole (W beats never interleaved), B responses are routed.
+    #[test]
+    fn two_masters_share_one_port() {
+        let mut m = model(AxMux::default(), "axmux");
+        let mut r = rng(31);
+        let mut mem = MemSlave::new("m", 0.3);
+        // read-only region 0..64 KiB with a pattern; master k writes in its own 64 KiB
+        for a in 0..65536u64 {
+            mem.mem.insert(a, (a * 7 + a / 256) as u8);
+        }
+        let ro = mem.mem.clone();
+        let mut ms: Vec<Master> = ["s0", "s1"]
+            .iter()
+            .enumerate()
+            .map(|(k, p)| {
+                let mut writes = VecDeque::new();
+                let mut reads = VecDeque::new();
+                for _ in 0..40 {
+                    let beats = r.random_range(1..9u32);
+                    let a = 65536 * (k as u64 + 1) + 4096 * r.random_range(0..16u64);
+                    let d: Vec<[u8; 64]> = (0..beats)
+                        .map(|_| std::array::from_fn(|_| r.random()))
+                        .collect();
+                    writes.push_back((a, beats, d));
+                    reads.push_back((
+                        4096 * r.random_range(0..16u64) + 64 * r.random_range(0..8u64),
+                        beats,
+                    ));
+                }
+                Master {
+                    p,
+                    writes,
+                    aw_done: false,
+                    w_beat: 0,
+                    reads,
+                    r_pending: VecDeque::new(),
+                    r_beat: 0,
+                    b_want: 0,
+                    b_got: 0,
+                    r_got: 0,
+                    drv: Default::default(),
+                }
+            })
+            .collect();
+        type Burst = (u64, u32, Vec<[u8; 64]>);
+        let want: Vec<Vec<Burst>> = ms
+            .iter()
+            .map(|x| x.writes.iter().cloned().collect())
+            .collect();
+        reset(&mut m);
+        for _ in 0..40_000 {
+            for x in ms.iter_mut() {
+                x.drive(&mut m, &mut r);
+            }
+            mem.drive(&mut m, &mut r);
+            m.tick();
+            mem.observe(&mut m, &mut r);
+            for x in ms.iter_mut() {
+                x.observe(&m, &ro);
+            }
+            if ms.iter().all(|x| {
+                x.writes.is_empty()
+                    && x.reads.is_empty()
+                    && x.r_pending.is_empty()
+                    && x.b_got == x.b_want
+            }) {
+                break;
+            }
+        }
+        for (k, x) in ms.iter().enumerate() {
+            assert!(
+                x.writes.is_empty() && x.reads.is_empty() && x.r_pending.is_empty(),
+                "{}: unfinished",
+                x.p
+            );
+            assert_eq!(x.b_got, 40, "{}: B responses", x.p);
+            // later bursts to the same page overwrite earlier ones: check the last writer
+            let mut expect = std::collections::HashMap::new();
+            for (a, _, d) in &want[k] {
+                for (i, beat) in d.iter().enumerate() {
+                    for (j, b) in beat.iter().enumerate() {
+                        expect.insert(a + 64 * i as u64 + j as u64, *b);
+                    }
+                }
+            }
+            for (a, b) in expect {
+                assert_eq!(mem.mem[&a], b, "{}: written byte {a:#x}", x.p);
+            }
+            assert!(x.r_got > 100);
+        }
+    }
+}

@@ -1,0 +1,388 @@
+//! BAR2 ring memory: an AXI4 slave (512-bit data) in front of a byte-enable RAM holding every
+//! SQ and RQ ring (layout in `rnic-abi`: `BuildParams::sq_slot` / `rq_slot`).
+//!
+//! Writes: one burst at a time, INCR addressing in steps of `1 << awsize` bytes (FIXED and WRAP
+//! bursts are treated as INCR: the driver never issues them), byte strobes honoured, one B
+//! response per burst. Reads: one burst at a time, one beat every two cycles (BAR2 reads are a
+//! debug path; the WQE fetcher gets its own RAM port in the data-path work).
+
+use crate::common::beram::BeRam;
+use crate::common::bus::{BAR2_ADDR_BITS, RING_SLOT_BITS, RingPortS, WqeAxiS};
+use rust_hdl::prelude::*;
+
+#[derive(LogicBlock)]
+pub struct RingMem {
+    pub clock: Signal<In, Clock>,
+    pub rst: Signal<In, Bit>,
+    pub s: WqeAxiS,
+    /// Count of WQE bursts written (debug/observability).
+    pub bursts: Signal<Out, Bits<32>>,
+    pub q0: RingPortS,
+    pub q1: RingPortS,
+    pub q2: RingPortS,
+    ram: BeRam<RING_SLOT_BITS>,
+    tok: DFF<Bits<2>>,
+    ev1: DFF<Bit>,
+    es1: DFF<Bits<2>>,
+    ev2: DFF<Bit>,
+    es2: DFF<Bits<2>>,
+    eq: DFF<Bits<512>>,
+    esel: Signal<Local, Bits<2>>,
+    eany: Signal<Local, Bit>,
+    w_active: DFF<Bit>,
+    w_addr: DFF<Bits<BAR2_ADDR_BITS>>,
+    w_size: DFF<Bits<3>>,
+    w_id: DFF<Bits<4>>,
+    b_valid: DFF<Bit>,
+    b_id: DFF<Bits<4>>,
+    burst_count: DFF<Bits<32>>,
+    r_active: DFF<Bit>,
+    r_addr: DFF<Bits<BAR2_ADDR_BITS>>,
+    r_size: DFF<Bits<3>>,
+    r_left: DFF<Bits<8>>,
+    r_id: DFF<Bits<4>>,
+    r_ok: DFF<Bit>,
+    st_slot: DFF<Bits<RING_SLOT_BITS>>,
+    st_data: DFF<Bits<512>>,
+    st_strb: DFF<Bits<64>>,
+    st_last: DFF<Bit>,
+    one: Constant<Bits<BAR2_ADDR_BITS>>,
+}
+
+impl Default for RingMem {
+    fn default() -> Self {
+        RingMem {
+            clock: Default::default(),
+            rst: Default::default(),
+            s: Default::default(),
+            bursts: Default::default(),
+            q0: Default::default(),
+            q1: Default::default(),
+            q2: Default::default(),
+            ram: Default::default(),
+            tok: Default::default(),
+            ev1: Default::default(),
+            es1: Default::default(),
+            ev2: Default::default(),
+            es2: Default::default(),
+            eq: Default::default(),
+            esel: Default::default(),
+            eany: Default::default(),
+            w_active: Default::default(),
+            w_addr: Default::default(),
+            w_size: Default::default(),
+            w_id: Default::default(),
+            b_valid: Default::default(),
+            b_id: Default::default(),
+            burst_count: Default::default(),
+            r_active: Default::default(),
+            r_addr: Default::default(),
+            r_size: Default::default(),
+            r_left: Default::default(),
+            r_id: Default::default(),
+            r_ok: Default::default(),
+            st_slot: Default::default(),
+            st_data: Default::default(),
+            st_strb: Default::default(),
+            st_last: Default::default(),
+            one: Constant::new(1u64.into()),
+        }
+    }
+}
+
+impl Logic for RingMem {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            w_active,
+            w_addr,
+            w_size,
+            w_id,
+            b_valid,
+            b_id,
+            burst_count,
+            r_active,
+            r_addr,
+            r_size,
+            r_left,
+            r_id,
+            r_ok
+        );
+        dff_setup!(self, clock, st_slot, st_data, st_strb, st_last);
+        dff_setup!(self, clock, tok, ev1, es1, ev2, es2, eq);
+        self.ram.clock.next = self.clock.val();
+        // ---- write channel: W beats pass one register stage before the RAM; B follows the
+        // commit of the last beat
+        self.s.awready.next =
+            !self.w_active.q.val() && !self.b_valid.q.val() && !self.st_last.q.val();
+        if self.s.awvalid.val()
+            && !self.w_active.q.val()
+            && !self.b_valid.q.val()
+            && !self.st_last.q.val()
+        {
+            self.w_active.d.next = true;
+            self.w_addr.d.next = self.s.awaddr.val();
+            self.w_size.d.next = self.s.awsize.val();
+            self.w_id.d.next = self.s.awid.val();
+        }
+        self.s.wready.next = self.w_active.q.val();
+        self.st_strb.d.next = 0.into();
+        self.st_last.d.next = false;
+        self.st_data.d.next = self.s.wdata.val();
+        self.st_slot.d.next = self.w_addr.q.val().get_bits::<RING_SLOT_BITS>(6);
+        if self.w_active.q.val() && self.s.wvalid.val() {
+            self.st_strb.d.next = self.s.wstrb.val();
+            self.w_addr.d.next = self.w_addr.q.val() + (self.one.val() << self.w_size.q.val());
+            if self.s.wlast.val() {
+                self.w_active.d.next = false;
+                self.st_last.d.next = true;
+            }
+        }
+        self.ram.write_address.next = self.st_slot.q.val();
+        self.ram.write_data.next = self.st_data.q.val();
+        self.ram.write_enable.next = self.st_strb.q.val();
+        if self.st_last.q.val() {
+            self.b_valid.d.next = true;
+            self.b_id.d.next = self.w_id.q.val();
+            self.burst_count.d.next = self.burst_count.q.val() + 1;
+        }
+        if self.b_valid.q.val() && self.s.bready.val() {
+            self.b_valid.d.next = false;
+        }
+        self.s.bvalid.next = self.b_valid.q.val();
+        self.s.bid.next = self.b_id.q.val();
+        self.s.bresp.next = 0.into();
+        self.bursts.next = self.burst_count.q.val();
+        // ---- read channel
+        self.s.arready.next = !self.r_active.q.val();
+        if self.s.arvalid.val() && !self.r_active.q.val() {
+            self.r_active.d.next = true;
+            self.r_addr.d.next = self.s.araddr.val();
+            self.r_size.d.next = self.s.arsize.val();
+            self.r_left.d.next = self.s.arlen.val();
+            self.r_id.d.next = self.s.arid.val();
+        }
+        self.ram.read_address.next = self.r_addr.q.val().get_bits::<RING_SLOT_BITS>(6);
+        // ---- engine read ports (only while no BAR2 read burst owns the RAM read port)
+        self.esel.next = 0.into();
+        self.eany.next = !self.r_active.q.val();
+        if self.q0.req.val() {
+            self.esel.next = 0.into();
+        } else if self.q1.req.val() {
+            self.esel.next = 1.into();
+        } else if self.q2.req.val() {
+            self.esel.next = 2.into();
+        } else {
+            self.eany.next = false;
+        }
+        if (self.tok.q.val() == 1) && self.q1.req.val() {
+            self.esel.next = 1.into();
+        }
+        if (self.tok.q.val() == 2) && self.q2.req.val() {
+            self.esel.next = 2.into();
+        }
+        self.tok.d.next = self.tok.q.val() + 1;
+        if self.tok.q.val() == 2 {
+            self.tok.d.next = 0.into();
+        }
+        self.q0.gnt.next = self.eany.val() && (self.esel.val() == 0);
+        self.q1.gnt.next = self.eany.val() && (self.esel.val() == 1);
+        self.q2.gnt.next = self.eany.val() && (self.esel.val() == 2);
+        if self.eany.val() {
+            if self.esel.val() == 0 {
+                self.ram.read_address.next = self.q0.slot.val();
+            } else if self.esel.val() == 1 {
+                self.ram.read_address.next = self.q1.slot.val();
+            } else {
+                self.ram.read_address.next = self.q2.slot.val();
+            }
+        }
+        self.ev1.d.next = self.eany.val();
+        self.es1.d.next = self.esel.val();
+        self.ev2.d.next = self.ev1.q.val();
+        self.es2.d.next = self.es1.q.val();
+        self.eq.d.next = self.ram.read_data.val();
+        self.q0.rvalid.next = self.ev2.q.val() && (self.es2.q.val() == 0);
+        self.q1.rvalid.next = self.ev2.q.val() && (self.es2.q.val() == 1);
+        self.q2.rvalid.next = self.ev2.q.val() && (self.es2.q.val() == 2);
+        self.q0.rdata.next = self.eq.q.val();
+        self.q1.rdata.next = self.eq.q.val();
+        self.q2.rdata.next = self.eq.q.val();
+        self.r_ok.d.next = self.r_active.q.val();
+        self.s.rvalid.next = self.r_active.q.val() && self.r_ok.q.val();
+        self.s.rdata.next = self.ram.read_data.val();
+        self.s.rid.next = self.r_id.q.val();
+        self.s.rresp.next = 0.into();
+        self.s.rlast.next = self.r_left.q.val() == 0;
+        if self.r_active.q.val() && self.r_ok.q.val() && self.s.rready.val() {
+            self.r_ok.d.next = false;
+            self.r_addr.d.next = self.r_addr.q.val() + (self.one.val() << self.r_size.q.val());
+            self.r_left.d.next = self.r_left.q.val() - 1;
+            if self.r_left.q.val() == 0 {
+                self.r_active.d.next = false;
+            }
+        }
+        if self.rst.val() {
+            self.w_active.d.next = false;
+            self.b_valid.d.next = false;
+            self.r_active.d.next = false;
+            self.r_ok.d.next = false;
+            self.burst_count.d.next = 0.into();
+            self.st_strb.d.next = 0.into();
+            self.st_last.d.next = false;
+            self.ev1.d.next = false;
+            self.ev2.d.next = false;
+            self.tok.d.next = 0.into();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::common::testutil::*;
+    use rand::Rng;
+    use std::collections::HashMap;
+
+    /// Write bursts with random strobes, W gaps and B backpressure, then read bursts with R
+    /// backpressure, against a byte model.
+    #[test]
+    fn bursts_with_strobes_idle_and_backpressure() {
+        let mut m = model(RingMem::default(), "ringmem");
+        let mut r = rng(5);
+        reset(&mut m);
+        let mut model_mem: HashMap<u64, u8> = HashMap::new();
+        let mut eng_reads = 0;
+        for round in 0..6 {
+            let p = [0.0, 0.4, 0.7][round % 3];
+            // writes
+            for _ in 0..20 {
+                let addr = 64 * r.random_range(0..64u64) + 4096 * r.random_range(0..4u64) * 97;
+                let addr = (addr % (1 << BAR2_ADDR_BITS)) & !63;
+                let beats = r.random_range(1..5u64);
+                let data: Vec<Vec<u8>> = (0..beats)
+                    .map(|_| (0..64).map(|_| r.random()).collect())
+                    .collect();
+                let strb: Vec<u64> = (0..beats)
+                    .map(|_| {
+                        if r.random_bool(0.5) {
+                            u64::MAX
+                        } else {
+                            r.random()
+                        }
+                    })
+                    .collect();
+                m.set("s_awaddr", addr);
+                m.set("s_awlen", beats - 1);
+                m.set("s_awsize", 6);
+                m.set("s_awburst", 1);
+                m.set("s_awid", 3);
+                let (mut aw_done, mut sent, mut b_done) = (false, 0u64, false);
+                let mut guard = 0;
+                while !b_done {
+                    guard += 1;
+                    assert!(guard < 200);
+                    let awv = !aw_done && !chance(&mut r, p);
+                    m.set("s_awvalid", awv as u64);
+                    let wv = aw_done && sent < beats && !chance(&mut r, p);
+                    m.set("s_wvalid", wv as u64);
+                    if sent < beats {
+                        m.set_bytes("s_wdata", &data[sent as usize]);
+                        m.set("s_wstrb", strb[sent as usize]);
+                        m.set("s_wlast", (sent == beats - 1) as u64);
+                    }
+                    let bready = !chance(&mut r, p);
+                    m.set("s_bready", bready as u64);
+                    m.tick();
+                    if awv && m.bit("s_awready") {
+                        aw_done = true;
+                    }
+                    if wv && m.bit("s_wready") {
+                        for k in 0..64 {
+                            if strb[sent as usize] >> k & 1 == 1 {
+                                model_mem
+                                    .insert(addr + 64 * sent + k, data[sent as usize][k as usize]);
+                            }
+                        }
+                        sent += 1;
+                    }
+                    if m.bit("s_bvalid") && bready {
+                        assert_eq!(sent, beats, "B before the last W");
+                        assert_eq!(m.get("s_bid"), 3);
+                        b_done = true;
+                    }
+                }
+                m.set("s_awvalid", 0);
+                m.set("s_wvalid", 0);
+            }
+            // reads of everything written so far, in bursts of 1..=3, while the engine ports
+            // read too: (pending request slot, reads in flight (due cycle, slot))
+            type Port = (Option<u64>, std::collections::VecDeque<(u64, u64)>);
+            let mut eng: [Port; 3] = Default::default();
+            let mut addrs: Vec<u64> = model_mem.keys().map(|a| a & !63).collect();
+            addrs.sort();
+            addrs.dedup();
+            for &a in addrs.iter().step_by(2) {
+                let beats = r.random_range(1..4u64);
+                m.set("s_araddr", a);
+                m.set("s_arlen", beats - 1);
+                m.set("s_arsize", 6);
+                m.set("s_arid", 9);
+                let (mut ar_done, mut got) = (false, 0u64);
+                let mut guard = 0;
+                while got < beats || eng.iter().any(|e| e.0.is_some() || !e.1.is_empty()) {
+                    guard += 1;
+                    assert!(guard < 300);
+                    let arv = !ar_done && got < beats && !chance(&mut r, p);
+                    m.set("s_arvalid", arv as u64);
+                    let rready = !chance(&mut r, p);
+                    m.set("s_rready", rready as u64);
+                    // engine ports read random written slots at the same time
+                    for (i, e) in eng.iter_mut().enumerate() {
+                        if e.0.is_none() && got < beats && chance(&mut r, 0.5) {
+                            e.0 = Some(addrs[r.random_range(0..addrs.len())] / 64);
+                        }
+                        m.set(&format!("q{i}_req"), e.0.is_some() as u64);
+                        m.set(&format!("q{i}_slot"), e.0.unwrap_or(0));
+                    }
+                    m.tick();
+                    for (i, e) in eng.iter_mut().enumerate() {
+                        if m.bit(&format!("q{i}_rvalid")) {
+                            let (due, slot) = e.1.pop_front().expect("unexpected rvalid");
+                            assert_eq!(due, m.cycle, "engine port {i} latency");
+                            let d = m.get_bytes(&format!("q{i}_rdata"));
+                            for k in 0..64u64 {
+                                let want = *model_mem.get(&(slot * 64 + k)).unwrap_or(&0);
+                                assert_eq!(d[k as usize], want, "port {i} slot {slot} byte {k}");
+                            }
+                            eng_reads += 1;
+                        }
+                        if let Some(slot) = e.0
+                            && m.bit(&format!("q{i}_gnt"))
+                        {
+                            e.1.push_back((m.cycle + 2, slot));
+                            e.0 = None;
+                        }
+                    }
+                    if arv && m.bit("s_arready") {
+                        ar_done = true;
+                    }
+                    if m.bit("s_rvalid") && rready {
+                        let d = m.get_bytes("s_rdata");
+                        for k in 0..64u64 {
+                            let want = *model_mem.get(&(a + 64 * got + k)).unwrap_or(&0);
+                            assert_eq!(d[k as usize], want, "byte {:#x}", a + 64 * got + k);
+                        }
+                        assert_eq!(m.get("s_rid"), 9);
+                        got += 1;
+                        assert_eq!(m.bit("s_rlast"), got == beats);
+                    }
+                }
+                m.set("s_arvalid", 0);
+            }
+        }
+        assert!(eng_reads > 100, "{eng_reads} engine reads");
+    }
+}

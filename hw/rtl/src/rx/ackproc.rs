@@ -1,0 +1,1304 @@
+//! Data-path block `ackproc`: the requester side of receive (docs/DATAPATH.md "ackproc").
+//!
+//! One received ACKNOWLEDGE (`ev`) at a time: read the QP context (`ctx`), then walk the SQ
+//! from `sq_ack_ci` towards `sq_ci`, reading each WQE slot (`ring`), and complete (`cpl`) every
+//! WQE the ACK covers; write back `una_psn`/`sq_ack_ci` (and `state` = ERR after a NAK) with
+//! byte enables covering only those fields.
+//!
+//! Semantics (PSNs modulo 2^24; "a at or after b" is `(a - b) mod 2^24 < 2^23`):
+//! * WQE packets n = max(1, ceil(length / (128 << path_mtu))); the oldest unacknowledged WQE
+//!   starts at `una_psn` and ends at `una_psn + n - 1`.
+//! * ACK (syndrome bits 7:5 = 0) with PSN p: every WQE whose end is at or before p completes
+//!   (SUCCESS, a completion only if SIGNALED), in order, stopping at `sq_ci`.
+//! * NAK (kind 3, code in bits 4:0) / RNR NAK (kind 1) with PSN p (the failing packet): WQEs
+//!   ending before p complete as above; the WQE holding p completes with the error status
+//!   (signaled or not), is consumed (`sq_ack_ci` passes it, the driver flushes the rest), and
+//!   the QP goes to ERR. A NAK whose PSN lies beyond every outstanding WQE changes nothing
+//!   but the implicit ACK of the WQEs before it.
+//! * Ignored and counted in `cnt_ack_ignored`: QPN >= num_qps, QP state not RTS/SQD, PSN
+//!   before `una_psn` (duplicate / stale), reserved syndrome kinds (2, 4..7).
+//!
+//! Walk pipeline: WQE reads are issued ahead (up to [`WIN`] reads outstanding or buffered in
+//! a small FIFO); the FIFO entry already holds the WQE's packet count n, so the per-WQE
+//! decision is `rem - n` (rem = target PSN - una_psn) and one WQE retires per cycle while the
+//! completion sink takes one completion per cycle.
+
+use crate::common::bus::{
+    AckEvS, CTX_ADDR_BITS, CplM, CtxPortM, RING_SLOT_BITS, RingPortM, field_bit, field_bytes,
+};
+use rnic_abi::params::{self, BuildParams};
+use rnic_abi::queue::{QpContext, Wqe, qp_state, wc_op, wc_status, wqe_op};
+use rust_hdl::prelude::*;
+
+/// FIFO depth = outstanding + buffered WQE reads of the walk.
+pub const WIN: usize = 4;
+
+#[derive(Copy, Clone, Debug, PartialEq, LogicState)]
+pub enum AckSt {
+    Idle,
+    CtxRd,
+    CtxWait,
+    Walk,
+    WriteBack,
+}
+
+fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
+    Constant::new(v.into())
+}
+
+#[derive(LogicBlock)]
+pub struct AckProc {
+    pub clock: Signal<In, Clock>,
+    pub rst: Signal<In, Bit>,
+    pub ev: AckEvS,
+    pub ctx: CtxPortM,
+    pub ring: RingPortM,
+    pub cpl: CplM,
+    pub cnt_ack: Signal<Out, Bits<32>>,
+    pub cnt_nak: Signal<Out, Bits<32>>,
+    pub cnt_ack_ignored: Signal<Out, Bits<32>>,
+    // ---- constants (ABI offsets in bits, build parameters, codes)
+    o_state: Constant<Bits<10>>,
+    o_mtu: Constant<Bits<10>>,
+    o_rqpn: Constant<Bits<10>>,
+    o_una: Constant<Bits<10>>,
+    o_cqn: Constant<Bits<10>>,
+    o_sqci: Constant<Bits<10>>,
+    o_ackci: Constant<Bits<10>>,
+    o_wop: Constant<Bits<10>>,
+    o_wflags: Constant<Bits<10>>,
+    o_wlen: Constant<Bits<10>>,
+    o_wrid: Constant<Bits<10>>,
+    be_walk: Constant<Bits<64>>,
+    be_state: Constant<Bits<64>>,
+    num_qps: Constant<Bits<24>>,
+    qp_base: Constant<Bits<CTX_ADDR_BITS>>,
+    sq_log2: Constant<Bits<5>>,
+    sq_mask: Constant<Bits<16>>,
+    st_rts: Constant<Bits<8>>,
+    st_sqd: Constant<Bits<8>>,
+    st_err: Constant<Bits<8>>,
+    op_write: Constant<Bits<8>>,
+    op_write_imm: Constant<Bits<8>>,
+    wc_send: Constant<Bits<8>>,
+    wc_write: Constant<Bits<8>>,
+    s_ok: Constant<Bits<8>>,
+    s_retry: Constant<Bits<8>>,
+    s_rnr: Constant<Bits<8>>,
+    s_inv: Constant<Bits<8>>,
+    s_acc: Constant<Bits<8>>,
+    s_op: Constant<Bits<8>>,
+    one33: Constant<Bits<33>>,
+    fidx: [Constant<Bits<2>>; WIN],
+    // ---- event and context registers
+    st: DFF<AckSt>,
+    qpn_r: DFF<Bits<24>>,
+    psn_r: DFF<Bits<24>>,
+    is_nak: DFF<Bit>,
+    err_st: DFF<Bits<8>>,
+    una: DFF<Bits<24>>,
+    rem: DFF<Bits<24>>,
+    sq_ci: DFF<Bits<16>>,
+    di: DFF<Bits<16>>,
+    ii: DFF<Bits<16>>,
+    cqn: DFF<Bits<16>>,
+    rqpn: DFF<Bits<24>>,
+    sh: DFF<Bits<5>>,
+    mtu_m1: DFF<Bits<33>>,
+    stop: DFF<Bit>,
+    dirty: DFF<Bit>,
+    set_err: DFF<Bit>,
+    // ---- WQE read window
+    hold: DFF<Bit>,
+    infl: DFF<Bits<3>>,
+    fcnt: DFF<Bits<3>>,
+    wp: DFF<Bits<2>>,
+    rp: DFF<Bits<2>>,
+    f_wrid: [DFF<Bits<64>>; WIN],
+    f_len: [DFF<Bits<32>>; WIN],
+    f_n: [DFF<Bits<24>>; WIN],
+    f_sig: [DFF<Bit>; WIN],
+    f_wr: [DFF<Bit>; WIN],
+    // ---- completion register
+    c_v: DFF<Bit>,
+    c_wrid: DFF<Bits<64>>,
+    c_len: DFF<Bits<32>>,
+    c_qpn: DFF<Bits<24>>,
+    c_src: DFF<Bits<24>>,
+    c_cqn: DFF<Bits<16>>,
+    c_wr: DFF<Bit>,
+    c_status: DFF<Bits<8>>,
+    c_idx: DFF<Bits<16>>,
+    // ---- counters
+    n_ack: DFF<Bits<32>>,
+    n_nak: DFF<Bits<32>>,
+    n_ign: DFF<Bits<32>>,
+    // ---- combinational temporaries
+    kind: Signal<Local, Bits<3>>,
+    code: Signal<Local, Bits<5>>,
+    rd_state: Signal<Local, Bits<8>>,
+    rd_una: Signal<Local, Bits<24>>,
+    rd_mtu: Signal<Local, Bits<8>>,
+    rd_sh: Signal<Local, Bits<5>>,
+    dup: Signal<Local, Bits<24>>,
+    issue: Signal<Local, Bit>,
+    rv: Signal<Local, Bit>,
+    pop: Signal<Local, Bit>,
+    load: Signal<Local, Bit>,
+    cfree: Signal<Local, Bit>,
+    l_status: Signal<Local, Bits<8>>,
+    w_len: Signal<Local, Bits<32>>,
+    w_op: Signal<Local, Bits<8>>,
+    w_sum: Signal<Local, Bits<33>>,
+    w_q: Signal<Local, Bits<33>>,
+    w_n: Signal<Local, Bits<24>>,
+    h_wrid: Signal<Local, Bits<64>>,
+    h_len: Signal<Local, Bits<32>>,
+    h_n: Signal<Local, Bits<24>>,
+    h_sig: Signal<Local, Bit>,
+    h_wr: Signal<Local, Bit>,
+    left: Signal<Local, Bits<24>>,
+    qslot: Signal<Local, Bits<RING_SLOT_BITS>>,
+    islot: Signal<Local, Bits<RING_SLOT_BITS>>,
+    wb_data: Signal<Local, Bits<512>>,
+}
+
+impl AckProc {
+    pub fn new(p: &BuildParams) -> Self {
+        let q = |n: &str| field_bit(QpContext::FIELDS, n);
+        let w = |n: &str| field_bit(Wqe::FIELDS, n);
+        let be_walk = field_bytes(QpContext::FIELDS, &["una_psn", "sq_ack_ci"]);
+        AckProc {
+            clock: Default::default(),
+            rst: Default::default(),
+            ev: Default::default(),
+            ctx: Default::default(),
+            ring: Default::default(),
+            cpl: Default::default(),
+            cnt_ack: Default::default(),
+            cnt_nak: Default::default(),
+            cnt_ack_ignored: Default::default(),
+            o_state: q("state"),
+            o_mtu: q("path_mtu"),
+            o_rqpn: q("remote_qpn"),
+            o_una: q("una_psn"),
+            o_cqn: q("send_cqn"),
+            o_sqci: q("sq_ci"),
+            o_ackci: q("sq_ack_ci"),
+            o_wop: w("opcode"),
+            o_wflags: w("flags"),
+            o_wlen: w("length"),
+            o_wrid: w("wr_id"),
+            be_walk: k(be_walk),
+            be_state: k(field_bytes(QpContext::FIELDS, &["state"])),
+            num_qps: k(p.num_qps as u64),
+            qp_base: k(p.ctx_base(0) as u64),
+            sq_log2: k(p.sq_depth.trailing_zeros() as u64),
+            sq_mask: k((p.sq_depth - 1) as u64),
+            st_rts: k(qp_state::RTS as u64),
+            st_sqd: k(qp_state::SQD as u64),
+            st_err: k(qp_state::ERR as u64),
+            op_write: k(wqe_op::RDMA_WRITE as u64),
+            op_write_imm: k(wqe_op::RDMA_WRITE_IMM as u64),
+            wc_send: k(wc_op::SEND as u64),
+            wc_write: k(wc_op::RDMA_WRITE as u64),
+            s_ok: k(wc_status::SUCCESS as u64),
+            s_retry: k(wc_status::RETRY_EXC_ERR as u64),
+            s_rnr: k(wc_status::RNR_RETRY_EXC_ERR as u64),
+            s_inv: k(wc_status::REM_INV_REQ_ERR as u64),
+            s_acc: k(wc_status::REM_ACCESS_ERR as u64),
+            s_op: k(wc_status::REM_OP_ERR as u64),
+            one33: k(1),
+            fidx: std::array::from_fn(|i| k(i as u64)),
+            st: Default::default(),
+            qpn_r: Default::default(),
+            psn_r: Default::default(),
+            is_nak: Default::default(),
+            err_st: Default::default(),
+            una: Default::default(),
+            rem: Default::default(),
+            sq_ci: Default::default(),
+            di: Default::default(),
+            ii: Default::default(),
+            cqn: Default::default(),
+            rqpn: Default::default(),
+            sh: Default::default(),
+            mtu_m1: Default::default(),
+            stop: Default::default(),
+            dirty: Default::default(),
+            set_err: Default::default(),
+            hold: Default::default(),
+            infl: Default::default(),
+            fcnt: Default::default(),
+            wp: Default::default(),
+            rp: Default::default(),
+            f_wrid: Default::default(),
+            f_len: Default::default(),
+            f_n: Default::default(),
+            f_sig: Default::default(),
+            f_wr: Default::default(),
+            c_v: Default::default(),
+            c_wrid: Default::default(),
+            c_len: Default::default(),
+            c_qpn: Default::default(),
+            c_src: Default::default(),
+            c_cqn: Default::default(),
+            c_wr: Default::default(),
+            c_status: Default::default(),
+            c_idx: Default::default(),
+            n_ack: Default::default(),
+            n_nak: Default::default(),
+            n_ign: Default::default(),
+            kind: Default::default(),
+            code: Default::default(),
+            rd_state: Default::default(),
+            rd_una: Default::default(),
+            rd_mtu: Default::default(),
+            rd_sh: Default::default(),
+            dup: Default::default(),
+            issue: Default::default(),
+            rv: Default::default(),
+            pop: Default::default(),
+            load: Default::default(),
+            cfree: Default::default(),
+            l_status: Default::default(),
+            w_len: Default::default(),
+            w_op: Default::default(),
+            w_sum: Default::default(),
+            w_q: Default::default(),
+            w_n: Default::default(),
+            h_wrid: Default::default(),
+            h_len: Default::default(),
+            h_n: Default::default(),
+            h_sig: Default::default(),
+            h_wr: Default::default(),
+            left: Default::default(),
+            qslot: Default::default(),
+            islot: Default::default(),
+            wb_data: Default::default(),
+        }
+    }
+}
+
+impl Default for AckProc {
+    fn default() -> Self {
+        Self::new(&params::DEFAULT)
+    }
+}
+
+impl Logic for AckProc {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, st, qpn_r, psn_r, is_nak, err_st, una, rem, sq_ci, di, ii, cqn, rqpn, sh,
+            mtu_m1, stop, dirty, set_err
+        );
+        dff_setup!(self, clock, hold, infl, fcnt, wp, rp);
+        dff_setup!(
+            self, clock, c_v, c_wrid, c_len, c_qpn, c_src, c_cqn, c_wr, c_status, c_idx, n_ack,
+            n_nak, n_ign
+        );
+        for i in 0..WIN {
+            self.f_wrid[i].clock.next = self.clock.val();
+            self.f_wrid[i].d.next = self.f_wrid[i].q.val();
+            self.f_len[i].clock.next = self.clock.val();
+            self.f_len[i].d.next = self.f_len[i].q.val();
+            self.f_n[i].clock.next = self.clock.val();
+            self.f_n[i].d.next = self.f_n[i].q.val();
+            self.f_sig[i].clock.next = self.clock.val();
+            self.f_sig[i].d.next = self.f_sig[i].q.val();
+            self.f_wr[i].clock.next = self.clock.val();
+            self.f_wr[i].d.next = self.f_wr[i].q.val();
+        }
+        // ---------------- outputs from registers
+        self.cnt_ack.next = self.n_ack.q.val();
+        self.cnt_nak.next = self.n_nak.q.val();
+        self.cnt_ack_ignored.next = self.n_ign.q.val();
+        self.cpl.valid.next = self.c_v.q.val();
+        self.cpl.cqn.next = self.c_cqn.q.val();
+        self.cpl.wr_id.next = self.c_wrid.q.val();
+        self.cpl.byte_len.next = self.c_len.q.val();
+        self.cpl.imm.next = 0.into();
+        self.cpl.qpn.next = self.c_qpn.q.val();
+        self.cpl.src_qp.next = self.c_src.q.val();
+        if self.c_wr.q.val() {
+            self.cpl.opcode.next = self.wc_write.val();
+        } else {
+            self.cpl.opcode.next = self.wc_send.val();
+        }
+        self.cpl.status.next = self.c_status.q.val();
+        self.cpl.flags.next = 0.into();
+        self.cpl.wqe_idx.next = self.c_idx.q.val();
+        if self.cpl.ready.val() {
+            self.c_v.d.next = false;
+        }
+        self.cfree.next = !self.c_v.q.val() || self.cpl.ready.val();
+        // ---------------- event decode
+        self.ev.ready.next = false;
+        self.kind.next = self.ev.syndrome.val().get_bits::<3>(5);
+        self.code.next = self.ev.syndrome.val().get_bits::<5>(0);
+        // ---------------- context port
+        self.ctx.req.next = false;
+        self.ctx.we.next = false;
+        self.ctx.addr.next = self.qpn_r.q.val().get_bits::<CTX_ADDR_BITS>(0) + self.qp_base.val();
+        self.wb_data.next = (bit_cast::<512, 24>(self.una.q.val()) << self.o_una.val())
+            | (bit_cast::<512, 16>(self.di.q.val()) << self.o_ackci.val())
+            | (bit_cast::<512, 8>(self.st_err.val()) << self.o_state.val());
+        self.ctx.wdata.next = self.wb_data.val();
+        if self.set_err.q.val() {
+            self.ctx.wbe.next = self.be_walk.val() | self.be_state.val();
+        } else {
+            self.ctx.wbe.next = self.be_walk.val();
+        }
+        self.rd_state.next = self
+            .ctx
+            .rdata
+            .val()
+            .get_bits::<8>(self.o_state.val().index());
+        self.rd_una.next = self
+            .ctx
+            .rdata
+            .val()
+            .get_bits::<24>(self.o_una.val().index());
+        self.rd_mtu.next = self.ctx.rdata.val().get_bits::<8>(self.o_mtu.val().index());
+        self.rd_sh.next = 12.into();
+        if self.rd_mtu.val() < 6 {
+            self.rd_sh.next = bit_cast::<5, 8>(self.rd_mtu.val()) + 7;
+        }
+        self.dup.next = self.psn_r.q.val() - self.rd_una.val();
+        // ---------------- WQE reads (issued ahead, up to WIN in flight or buffered)
+        self.qslot.next = bit_cast::<RING_SLOT_BITS, 24>(self.qpn_r.q.val()) << self.sq_log2.val();
+        self.islot.next = bit_cast::<RING_SLOT_BITS, 16>(self.ii.q.val() & self.sq_mask.val());
+        self.ring.slot.next = self.qslot.val() | self.islot.val();
+        self.ring.req.next = self.hold.q.val()
+            || ((self.st.q.val() == AckSt::Walk)
+                && !self.stop.q.val()
+                && (self.ii.q.val() != self.sq_ci.q.val())
+                && ((self.fcnt.q.val() + self.infl.q.val()) < 4));
+        self.issue.next = self.ring.req.val() && self.ring.gnt.val();
+        self.hold.d.next = self.ring.req.val() && !self.ring.gnt.val();
+        self.rv.next = self.ring.rvalid.val();
+        if self.issue.val() {
+            self.ii.d.next = self.ii.q.val() + 1;
+        }
+        if self.issue.val() && !self.rv.val() {
+            self.infl.d.next = self.infl.q.val() + 1;
+        } else if !self.issue.val() && self.rv.val() {
+            self.infl.d.next = self.infl.q.val() - 1;
+        }
+        // returned WQE: decode, packet count, push
+        self.w_len.next = self
+            .ring
+            .rdata
+            .val()
+            .get_bits::<32>(self.o_wlen.val().index());
+        self.w_op.next = self
+            .ring
+            .rdata
+            .val()
+            .get_bits::<8>(self.o_wop.val().index());
+        self.w_sum.next = bit_cast::<33, 32>(self.w_len.val()) + self.mtu_m1.q.val();
+        self.w_q.next = self.w_sum.val() >> self.sh.q.val();
+        self.w_n.next = self.w_q.val().get_bits::<24>(0);
+        if self.w_len.val() == 0 {
+            self.w_n.next = 1.into();
+        }
+        for i in 0..WIN {
+            if self.rv.val() && (self.wp.q.val() == self.fidx[i].val()) {
+                self.f_wrid[i].d.next = self
+                    .ring
+                    .rdata
+                    .val()
+                    .get_bits::<64>(self.o_wrid.val().index());
+                self.f_len[i].d.next = self.w_len.val();
+                self.f_n[i].d.next = self.w_n.val();
+                self.f_sig[i].d.next = self.ring.rdata.val().get_bit(self.o_wflags.val().index());
+                self.f_wr[i].d.next = (self.w_op.val() == self.op_write.val())
+                    || (self.w_op.val() == self.op_write_imm.val());
+            }
+        }
+        if self.rv.val() {
+            self.wp.d.next = self.wp.q.val() + 1;
+        }
+        // FIFO head
+        self.h_wrid.next = self.f_wrid[0].q.val();
+        self.h_len.next = self.f_len[0].q.val();
+        self.h_n.next = self.f_n[0].q.val();
+        self.h_sig.next = self.f_sig[0].q.val();
+        self.h_wr.next = self.f_wr[0].q.val();
+        for i in 1..WIN {
+            if self.rp.q.val() == self.fidx[i].val() {
+                self.h_wrid.next = self.f_wrid[i].q.val();
+                self.h_len.next = self.f_len[i].q.val();
+                self.h_n.next = self.f_n[i].q.val();
+                self.h_sig.next = self.f_sig[i].q.val();
+                self.h_wr.next = self.f_wr[i].q.val();
+            }
+        }
+        // ---------------- per-WQE decision on the FIFO head
+        self.left.next = self.rem.q.val() - self.h_n.val();
+        self.pop.next = false;
+        self.load.next = false;
+        self.l_status.next = self.s_ok.val();
+        if (self.st.q.val() == AckSt::Walk) && !self.stop.q.val() && (self.fcnt.q.val() != 0) {
+            if !self.left.val().get_bit(23) {
+                // the WQE ends at or before the target: success
+                if !self.h_sig.val() || self.cfree.val() {
+                    self.pop.next = true;
+                    self.load.next = self.h_sig.val();
+                    self.rem.d.next = self.left.val();
+                }
+            } else if self.is_nak.q.val() {
+                // the WQE holds the NAK PSN: error completion, QP to ERR
+                if self.cfree.val() {
+                    self.pop.next = true;
+                    self.load.next = true;
+                    self.l_status.next = self.err_st.q.val();
+                    self.stop.d.next = true;
+                    self.set_err.d.next = true;
+                }
+            } else {
+                self.stop.d.next = true;
+            }
+        }
+        if self.pop.val() {
+            self.rp.d.next = self.rp.q.val() + 1;
+            self.una.d.next = self.una.q.val() + self.h_n.val();
+            self.di.d.next = self.di.q.val() + 1;
+            self.dirty.d.next = true;
+        }
+        if self.load.val() {
+            self.c_v.d.next = true;
+            self.c_status.d.next = self.l_status.val();
+            self.c_wrid.d.next = self.h_wrid.val();
+            self.c_len.d.next = self.h_len.val();
+            self.c_wr.d.next = self.h_wr.val();
+            self.c_idx.d.next = self.di.q.val();
+            self.c_qpn.d.next = self.qpn_r.q.val();
+            self.c_src.d.next = self.rqpn.q.val();
+            self.c_cqn.d.next = self.cqn.q.val();
+        }
+        if self.rv.val() && !self.pop.val() {
+            self.fcnt.d.next = self.fcnt.q.val() + 1;
+        } else if !self.rv.val() && self.pop.val() {
+            self.fcnt.d.next = self.fcnt.q.val() - 1;
+        }
+        // ---------------- control
+        match self.st.q.val() {
+            AckSt::Idle => {
+                self.ev.ready.next = true;
+                if self.ev.valid.val() {
+                    self.qpn_r.d.next = self.ev.qpn.val();
+                    self.psn_r.d.next = self.ev.psn.val();
+                    self.is_nak.d.next = self.kind.val() != 0;
+                    if self.kind.val() == 1 {
+                        self.err_st.d.next = self.s_rnr.val();
+                    } else if self.code.val() == 0 {
+                        self.err_st.d.next = self.s_retry.val();
+                    } else if self.code.val() == 1 {
+                        self.err_st.d.next = self.s_inv.val();
+                    } else if self.code.val() == 2 {
+                        self.err_st.d.next = self.s_acc.val();
+                    } else {
+                        self.err_st.d.next = self.s_op.val();
+                    }
+                    if (self.ev.qpn.val() >= self.num_qps.val())
+                        || !((self.kind.val() == 0)
+                            || (self.kind.val() == 1)
+                            || (self.kind.val() == 3))
+                    {
+                        self.n_ign.d.next = self.n_ign.q.val() + 1;
+                    } else {
+                        self.st.d.next = AckSt::CtxRd;
+                    }
+                }
+            }
+            AckSt::CtxRd => {
+                self.ctx.req.next = true;
+                if self.ctx.gnt.val() {
+                    self.st.d.next = AckSt::CtxWait;
+                }
+            }
+            AckSt::CtxWait => {
+                if self.ctx.rvalid.val() {
+                    self.una.d.next = self.rd_una.val();
+                    self.sq_ci.d.next = self
+                        .ctx
+                        .rdata
+                        .val()
+                        .get_bits::<16>(self.o_sqci.val().index());
+                    self.di.d.next = self
+                        .ctx
+                        .rdata
+                        .val()
+                        .get_bits::<16>(self.o_ackci.val().index());
+                    self.ii.d.next = self
+                        .ctx
+                        .rdata
+                        .val()
+                        .get_bits::<16>(self.o_ackci.val().index());
+                    self.cqn.d.next = self
+                        .ctx
+                        .rdata
+                        .val()
+                        .get_bits::<16>(self.o_cqn.val().index());
+                    self.rqpn.d.next = self
+                        .ctx
+                        .rdata
+                        .val()
+                        .get_bits::<24>(self.o_rqpn.val().index());
+                    self.sh.d.next = self.rd_sh.val();
+                    self.mtu_m1.d.next = (self.one33.val() << self.rd_sh.val()) - 1;
+                    // target: the first PSN not covered (ACK: p + 1; NAK: p itself)
+                    if self.is_nak.q.val() {
+                        self.rem.d.next = self.dup.val();
+                    } else {
+                        self.rem.d.next = self.dup.val() + 1;
+                    }
+                    self.stop.d.next = false;
+                    self.dirty.d.next = false;
+                    self.set_err.d.next = false;
+                    if !((self.rd_state.val() == self.st_rts.val())
+                        || (self.rd_state.val() == self.st_sqd.val()))
+                        || self.dup.val().get_bit(23)
+                    {
+                        self.n_ign.d.next = self.n_ign.q.val() + 1;
+                        self.st.d.next = AckSt::Idle;
+                    } else {
+                        if self.is_nak.q.val() {
+                            self.n_nak.d.next = self.n_nak.q.val() + 1;
+                        } else {
+                            self.n_ack.d.next = self.n_ack.q.val() + 1;
+                        }
+                        self.st.d.next = AckSt::Walk;
+                    }
+                }
+            }
+            AckSt::Walk => {
+                // done when stopped or every transmitted WQE was decided, and the read
+                // window is empty (reads issued past the stop are dropped)
+                if (self.stop.q.val() || (self.di.q.val() == self.sq_ci.q.val()))
+                    && (self.infl.q.val() == 0)
+                    && !self.hold.q.val()
+                {
+                    self.fcnt.d.next = 0.into();
+                    self.wp.d.next = 0.into();
+                    self.rp.d.next = 0.into();
+                    if self.dirty.q.val() {
+                        self.st.d.next = AckSt::WriteBack;
+                    } else {
+                        self.st.d.next = AckSt::Idle;
+                    }
+                }
+            }
+            AckSt::WriteBack => {
+                self.ctx.req.next = true;
+                self.ctx.we.next = true;
+                if self.ctx.gnt.val() {
+                    self.st.d.next = AckSt::Idle;
+                }
+            }
+            _ => {
+                self.st.d.next = AckSt::Idle;
+            }
+        }
+        if self.rst.val() {
+            self.st.d.next = AckSt::Idle;
+            self.hold.d.next = false;
+            self.infl.d.next = 0.into();
+            self.fcnt.d.next = 0.into();
+            self.wp.d.next = 0.into();
+            self.rp.d.next = 0.into();
+            self.c_v.d.next = false;
+            self.stop.d.next = false;
+            self.n_ack.d.next = 0.into();
+            self.n_nak.d.next = 0.into();
+            self.n_ign.d.next = 0.into();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::common::testutil::*;
+    use crate::common::vlt::DynModel;
+    use rand::Rng;
+    use rand_chacha::ChaCha8Rng;
+    use rnic_abi::queue::{Cqe, aeth, wqe_flag};
+    use std::collections::{HashMap, VecDeque};
+
+    const P: BuildParams = params::DEFAULT;
+    const M24: u32 = 0xFF_FFFF;
+
+    /// `a` at or after `b` (PSN arithmetic mod 2^24).
+    fn at_or_after(a: u32, b: u32) -> bool {
+        (a.wrapping_sub(b) & M24) < 1 << 23
+    }
+
+    fn packets(len: u32, path_mtu: u8) -> u32 {
+        let mtu = 128u64 << path_mtu;
+        (len as u64).div_ceil(mtu).max(1) as u32
+    }
+
+    fn field_mask(name: &str) -> u64 {
+        let f = QpContext::field(name).unwrap();
+        ((1u64 << (f.bits / 8)) - 1) << f.offset
+    }
+
+    /// A WQE the requester transmitted: its SQ index, first PSN and packet count.
+    #[derive(Clone, Debug)]
+    struct Sent {
+        idx: u16,
+        psn: u32,
+        n: u32,
+        wqe: Wqe,
+    }
+
+    /// The test's expectation of one QP: its whole context record and the WQEs between
+    /// `sq_ack_ci` and `sq_ci`.
+    struct Qp {
+        ctx: QpContext,
+        sent: VecDeque<Sent>,
+    }
+
+    struct Tb {
+        m: DynModel,
+        r: ChaCha8Rng,
+        ctx: CtxModel,
+        ring: RingModel,
+        cpl: CplSink,
+        ev_idle: f64,
+        evq: VecDeque<(u32, u32, u8)>,
+        ev_on: bool,
+        qps: HashMap<u32, Qp>,
+        want: Vec<(u16, Cqe)>,
+        /// expected cnt_ack, cnt_nak, cnt_ack_ignored
+        cnt: [u32; 3],
+        nak_errs: usize,
+        checked: usize,
+    }
+
+    impl Tb {
+        fn new(seed: u64, stall: f64) -> Tb {
+            let mut m = model(AckProc::default(), "ackproc");
+            reset(&mut m);
+            Tb {
+                m,
+                r: rng(seed),
+                ctx: CtxModel::new("ctx", stall),
+                ring: RingModel::new("ring", stall),
+                cpl: CplSink::new("cpl", stall),
+                ev_idle: stall,
+                evq: VecDeque::new(),
+                ev_on: false,
+                qps: HashMap::new(),
+                want: vec![],
+                cnt: [0; 3],
+                nak_errs: 0,
+                checked: 0,
+            }
+        }
+
+        fn set_stall(&mut self, s: f64) {
+            self.ctx.stall = s;
+            self.ring.stall = s;
+            self.cpl.stall = s;
+            self.ev_idle = s;
+        }
+
+        fn store(&mut self, qpn: u32) {
+            let rec = self.qps[&qpn].ctx.encode();
+            self.ctx.rec.insert(P.ctx_base(0) + qpn, rec);
+        }
+
+        /// A QP context with every field random except the ones given.
+        fn qp(&mut self, qpn: u32, path_mtu: u8, psn: u32, ci: u16, state: u8) {
+            let r = &mut self.r;
+            let c = QpContext {
+                state,
+                qp_type: 2,
+                path_mtu,
+                access: r.random(),
+                remote_qpn: r.random::<u32>() & M24,
+                sq_psn: psn,
+                una_psn: psn,
+                dest_mac: r.random(),
+                udp_sport: r.random(),
+                dest_ip: r.random(),
+                src_ip: r.random(),
+                pd: r.random(),
+                send_cqn: r.random(),
+                recv_cqn: r.random(),
+                sq_pi: ci,
+                sq_ci: ci,
+                sq_ack_ci: ci,
+                retry_cnt: r.random(),
+                rnr_retry: r.random(),
+                timeout: r.random(),
+                max_rd_atomic: r.random(),
+                reserved0: r.random(),
+                reserved1: r.random(),
+                src_mac: r.random(),
+                reserved2: r.random(),
+            };
+            self.qps.insert(
+                qpn,
+                Qp {
+                    ctx: c,
+                    sent: VecDeque::new(),
+                },
+            );
+            self.store(qpn);
+        }
+
+        fn set_state(&mut self, qpn: u32, state: u8) {
+            self.qps.get_mut(&qpn).unwrap().ctx.state = state;
+            self.store(qpn);
+        }
+
+        /// Post a WQE into the ring (only while the block is quiescent); `tx`: the requester
+        /// also transmitted it (sq_ci, sq_psn advance), else it stays posted only.
+        fn post(&mut self, qpn: u32, len: u32, signaled: bool, tx: bool) -> u16 {
+            let opcode = [
+                wqe_op::SEND,
+                wqe_op::SEND_IMM,
+                wqe_op::RDMA_WRITE,
+                wqe_op::RDMA_WRITE_IMM,
+            ][self.r.random_range(0..4)];
+            let mut flags = self.r.random::<u8>() & !wqe_flag::SIGNALED;
+            if signaled {
+                flags |= wqe_flag::SIGNALED;
+            }
+            let w = Wqe {
+                opcode,
+                flags,
+                inline_len: self.r.random(),
+                slots: 1,
+                length: len,
+                wr_id: self.r.random(),
+                local_addr: self.r.random(),
+                lkey: self.r.random(),
+                imm_data: self.r.random(),
+                remote_addr: self.r.random(),
+                rkey: self.r.random(),
+                reserved: 0,
+                inline_data: self.r.random(),
+            };
+            let q = self.qps.get_mut(&qpn).unwrap();
+            let idx = q.ctx.sq_pi;
+            assert!(
+                idx.wrapping_sub(q.ctx.sq_ack_ci) < P.sq_depth as u16,
+                "SQ full"
+            );
+            self.ring
+                .slots
+                .insert(P.sq_slot(qpn, idx as u32) / 64, w.encode());
+            q.ctx.sq_pi = idx.wrapping_add(1);
+            if tx {
+                assert_eq!(q.ctx.sq_ci, idx, "transmit in order");
+                let n = packets(len, q.ctx.path_mtu);
+                q.sent.push_back(Sent {
+                    idx,
+                    psn: q.ctx.sq_psn,
+                    n,
+                    wqe: w,
+                });
+                q.ctx.sq_ci = idx.wrapping_add(1);
+                q.ctx.sq_psn = (q.ctx.sq_psn + n) & M24;
+            }
+            self.store(qpn);
+            idx
+        }
+
+        /// Queue an ACK event and apply it to the expectation (spec-level model).
+        fn ev(&mut self, qpn: u32, psn: u32, syn: u8) {
+            self.evq.push_back((qpn, psn, syn));
+            let kind = syn >> 5;
+            let q = match self.qps.get_mut(&qpn) {
+                Some(q) if qpn < P.num_qps && [0, 1, 3].contains(&kind) => q,
+                _ => {
+                    // unknown QP (or a QP never set up: RESET), or a reserved kind
+                    self.cnt[2] += 1;
+                    return;
+                }
+            };
+            let st = q.ctx.state;
+            if !(st == qp_state::RTS || st == qp_state::SQD) || !at_or_after(psn, q.ctx.una_psn) {
+                self.cnt[2] += 1;
+                return;
+            }
+            let nak = kind != aeth::KIND_ACK;
+            self.cnt[nak as usize] += 1;
+            let err = if kind == aeth::KIND_RNR {
+                wc_status::RNR_RETRY_EXC_ERR
+            } else {
+                match syn & 0x1F {
+                    0 => wc_status::RETRY_EXC_ERR,
+                    1 => wc_status::REM_INV_REQ_ERR,
+                    2 => wc_status::REM_ACCESS_ERR,
+                    _ => wc_status::REM_OP_ERR,
+                }
+            };
+            while let Some(s) = q.sent.front().cloned() {
+                let end = (s.psn + s.n - 1) & M24;
+                let ok = if nak {
+                    at_or_after(psn, (end + 1) & M24)
+                } else {
+                    at_or_after(psn, end)
+                };
+                if !ok && !nak {
+                    break;
+                }
+                let status = if ok { wc_status::SUCCESS } else { err };
+                if !ok || s.wqe.flags & wqe_flag::SIGNALED != 0 {
+                    let write =
+                        [wqe_op::RDMA_WRITE, wqe_op::RDMA_WRITE_IMM].contains(&s.wqe.opcode);
+                    self.want.push((
+                        q.ctx.send_cqn,
+                        Cqe {
+                            wr_id: s.wqe.wr_id,
+                            byte_len: s.wqe.length,
+                            imm_data: 0,
+                            qp_num: qpn,
+                            src_qp: q.ctx.remote_qpn,
+                            opcode: if write {
+                                wc_op::RDMA_WRITE
+                            } else {
+                                wc_op::SEND
+                            },
+                            status,
+                            vendor_err: 0,
+                            flags: 0,
+                            sq_index: s.idx,
+                            reserved: 0,
+                        },
+                    ));
+                }
+                q.sent.pop_front();
+                q.ctx.una_psn = (end + 1) & M24;
+                q.ctx.sq_ack_ci = s.idx.wrapping_add(1);
+                if !ok {
+                    q.ctx.state = qp_state::ERR;
+                    self.nak_errs += 1;
+                    break;
+                }
+            }
+        }
+
+        fn cycle(&mut self) {
+            let r = &mut self.r;
+            self.ctx.drive(&mut self.m, r);
+            self.ring.drive(&mut self.m, r);
+            self.cpl.drive(&mut self.m, r);
+            if !self.ev_on && !self.evq.is_empty() && !chance(r, self.ev_idle) {
+                self.ev_on = true;
+            }
+            self.m.set("ev_valid", self.ev_on as u64);
+            if let Some(&(qpn, psn, syn)) = self.evq.front() {
+                self.m.set("ev_qpn", qpn as u64);
+                self.m.set("ev_psn", psn as u64);
+                self.m.set("ev_syndrome", syn as u64);
+                self.m.set("ev_msn", r.random::<u32>() as u64 & M24 as u64);
+            }
+            self.m.tick();
+            self.ctx.observe(&mut self.m);
+            self.ring.observe(&mut self.m);
+            self.cpl.observe(&mut self.m);
+            if self.ev_on && self.m.bit("ev_ready") {
+                self.evq.pop_front();
+                self.ev_on = false;
+            }
+        }
+
+        /// Run until every queued event was processed, then check completions, contexts,
+        /// byte enables and counters. Returns this batch's completions.
+        fn settle(&mut self) -> Vec<(u16, Cqe)> {
+            let mut idle = 0;
+            for _ in 0..200_000 {
+                self.cycle();
+                let quiet = self.evq.is_empty()
+                    && !self.ev_on
+                    && self.m.bit("ev_ready")
+                    && self.cpl.got.len() >= self.want.len();
+                idle = if quiet { idle + 1 } else { 0 };
+                if idle == 8 {
+                    break;
+                }
+            }
+            assert_eq!(idle, 8, "block did not settle");
+            let new = self.cpl.got[self.checked..].to_vec();
+            for (i, (g, w)) in self.cpl.got.iter().zip(&self.want).enumerate() {
+                assert_eq!(g, w, "completion {i}");
+            }
+            assert_eq!(self.cpl.got.len(), self.want.len(), "completion count");
+            self.checked = self.want.len();
+            for (qpn, q) in &self.qps {
+                let got = self.ctx.get(P.ctx_base(0) + qpn);
+                assert_eq!(
+                    QpContext::decode(&got),
+                    q.ctx,
+                    "context of QP {qpn} (una/ack_ci/state or an untouched field)"
+                );
+            }
+            let walk = field_mask("una_psn") | field_mask("sq_ack_ci");
+            let mut errs = 0;
+            for &(idx, be) in &self.ctx.writes {
+                assert!(idx < P.num_qps, "write to record {idx}");
+                if be == walk | field_mask("state") {
+                    errs += 1;
+                } else {
+                    assert_eq!(be, walk, "byte enables {be:#x}");
+                }
+            }
+            assert_eq!(errs, self.nak_errs, "state writes");
+            let got = [
+                self.m.get("cnt_ack") as u32,
+                self.m.get("cnt_nak") as u32,
+                self.m.get("cnt_ack_ignored") as u32,
+            ];
+            assert_eq!(got, self.cnt, "counters ack/nak/ignored");
+            new
+        }
+
+        fn una(&self, qpn: u32) -> u32 {
+            QpContext::decode(&self.ctx.get(P.ctx_base(0) + qpn)).una_psn
+        }
+        fn ack_ci(&self, qpn: u32) -> u16 {
+            QpContext::decode(&self.ctx.get(P.ctx_base(0) + qpn)).sq_ack_ci
+        }
+        fn state(&self, qpn: u32) -> u8 {
+            QpContext::decode(&self.ctx.get(P.ctx_base(0) + qpn)).state
+        }
+    }
+
+    /// Directed: one ACK per WQE, a mid-WQE ACK, a coalesced ACK, unsignaled WQEs, a
+    /// duplicate, PSN wrap (2^24) and SQ index wrap (2^16), an ACK past `sq_ci`.
+    #[test]
+    fn acks_directed() {
+        let mut t = Tb::new(1, 0.3);
+        let q = 7;
+        // MTU 256, PSNs start 6 below the 2^24 wrap, SQ index 3 below the 2^16 wrap
+        t.qp(q, 1, M24 - 5, 0xFFFD, qp_state::RTS);
+        let i0 = t.post(q, 0, true, true); // psn ..FA, 1 packet
+        t.post(q, 256, true, true); // ..FB
+        t.post(q, 257, false, true); // ..FC, ..FD (unsignaled)
+        t.post(q, 1000, true, true); // ..FE, ..FF, 0, 1
+        for _ in 0..4 {
+            t.post(q, 100, true, true); // 2, 3, 4, 5
+        }
+        // single ACK of WQE 0
+        t.ev(q, M24 - 5, aeth::ACK);
+        let c = t.settle();
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].1.sq_index, i0);
+        assert_eq!(t.una(q), M24 - 4);
+        // ACK of the first packet of the two-packet unsignaled WQE 2: completes WQE 1 only
+        t.ev(q, M24 - 3, aeth::ACK);
+        assert_eq!(t.settle().len(), 1);
+        // ACK of its second packet: WQE 2 advances without a completion
+        t.ev(q, M24 - 2, aeth::ACK);
+        assert_eq!(t.settle().len(), 0);
+        assert_eq!(t.una(q), M24 - 1);
+        assert_eq!(t.ack_ci(q), 0xFFFD_u16.wrapping_add(3));
+        // ACKs in the middle of the 4-packet WQE 3 (across the wrap) complete nothing
+        t.ev(q, M24 - 1, aeth::ACK);
+        t.ev(q, 0, aeth::ACK);
+        assert_eq!(t.settle().len(), 0);
+        assert_eq!(t.una(q), M24 - 1);
+        // duplicate (older than una_psn): ignored
+        let ign = t.cnt[2];
+        t.ev(q, M24 - 4, aeth::ACK);
+        assert_eq!(t.settle().len(), 0);
+        assert_eq!(t.cnt[2], ign + 1);
+        // coalesced ACK of WQE 3 and the next three
+        t.ev(q, 4, aeth::ACK);
+        assert_eq!(t.settle().len(), 4);
+        assert_eq!(t.una(q), 5);
+        // a posted but not transmitted WQE: an ACK past sq_psn stops at sq_ci
+        t.post(q, 10, true, false);
+        t.ev(q, 100, aeth::ACK);
+        assert_eq!(t.settle().len(), 1);
+        assert_eq!(t.ack_ci(q), 0xFFFD_u16.wrapping_add(8));
+        assert_eq!(t.una(q), 6);
+        // a long coalesced run: 60 WQEs, every third unsignaled, one ACK
+        t.qp(200, 5, 0x7F_FFF0, 10, qp_state::SQD);
+        for k in 0..60 {
+            t.post(200, 4096 * (k % 3) + 1, k % 3 != 2, true);
+        }
+        t.ev(200, 0x7F_FFF0 + 119, aeth::ACK);
+        assert_eq!(t.settle().len(), 40);
+        assert_eq!(t.cnt, [8, 0, 1]);
+    }
+
+    /// Every NAK kind: the WQEs ending before the NAK PSN complete, the WQE holding it
+    /// completes with the mapped error (unsignaled too), the QP goes to ERR, later ACKs are
+    /// ignored. Also a NAK at the first packet of the oldest WQE and one past every WQE.
+    #[test]
+    fn naks_each_kind() {
+        let mut t = Tb::new(2, 0.3);
+        let kinds = [
+            (aeth::NAK_PSN_SEQ_ERR, wc_status::RETRY_EXC_ERR),
+            (aeth::NAK_INV_REQ, wc_status::REM_INV_REQ_ERR),
+            (aeth::NAK_REM_ACCESS, wc_status::REM_ACCESS_ERR),
+            (aeth::NAK_REM_OP_ERR, wc_status::REM_OP_ERR),
+            (aeth::RNR_NAK, wc_status::RNR_RETRY_EXC_ERR),
+            (0x20, wc_status::RNR_RETRY_EXC_ERR),
+            (0x6B, wc_status::REM_OP_ERR), // reserved NAK code: as remote operational error
+        ];
+        for (i, &(syn, status)) in kinds.iter().enumerate() {
+            let q = 10 + i as u32;
+            let mtu = 1 + (i % 5) as u8;
+            let b = 128u32 << mtu;
+            let psn0 = if i % 2 == 1 {
+                M24 - 2
+            } else {
+                t.r.random::<u32>() & M24
+            };
+            let ci: u16 = t.r.random();
+            t.qp(q, mtu, psn0, ci, qp_state::RTS);
+            t.post(q, b, true, true); // 1 packet
+            t.post(q, 2 * b - 1, false, true); // 2
+            t.post(q, 3 * b, false, true); // 3: the failing WQE (unsignaled)
+            t.post(q, 1, true, true);
+            t.post(q, b, true, true);
+            // the second packet of WQE 2
+            t.ev(q, (psn0 + 4) & M24, syn);
+            let c = t.settle();
+            assert_eq!(c.len(), 2, "syndrome {syn:#x}");
+            assert_eq!(c[0].1.status, wc_status::SUCCESS);
+            assert_eq!(c[0].1.sq_index, ci);
+            assert_eq!(c[1].1.status, status);
+            assert_eq!(c[1].1.sq_index, ci.wrapping_add(2));
+            assert_eq!(t.state(q), qp_state::ERR);
+            assert_eq!(t.ack_ci(q), ci.wrapping_add(3));
+            // a later ACK of everything is ignored
+            let ign = t.cnt[2];
+            t.ev(q, (psn0 + 7) & M24, aeth::ACK);
+            assert_eq!(t.settle().len(), 0);
+            assert_eq!(t.cnt[2], ign + 1);
+        }
+        // NAK at the (only) packet of the oldest WQE: only the error completion
+        t.qp(30, 3, 100, 5, qp_state::RTS);
+        t.post(30, 1000, false, true); // one packet (MTU 1024)
+        t.post(30, 10, true, true);
+        t.ev(30, 100, aeth::NAK_REM_ACCESS);
+        let c = t.settle();
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].1.status, wc_status::REM_ACCESS_ERR);
+        assert_eq!(c[0].1.byte_len, 1000);
+        // NAK past every outstanding WQE: they complete (implicit ACK), no error, still RTS
+        t.qp(31, 2, M24, 0xFFFF, qp_state::RTS);
+        t.post(31, 1, true, true);
+        t.post(31, 600, true, true);
+        t.ev(31, 10, aeth::NAK_PSN_SEQ_ERR);
+        let c = t.settle();
+        assert_eq!(c.len(), 2);
+        assert!(c.iter().all(|x| x.1.status == wc_status::SUCCESS));
+        assert_eq!(t.state(31), qp_state::RTS);
+        assert_eq!(t.cnt[1], kinds.len() as u32 + 2);
+    }
+
+    /// Unknown QPs, QPs not in RTS/SQD, reserved syndrome kinds, duplicates: ignored,
+    /// counted, no context write, no completion.
+    #[test]
+    fn ignored_events() {
+        let mut t = Tb::new(3, 0.4);
+        let states = [
+            qp_state::RESET,
+            qp_state::INIT,
+            qp_state::RTR,
+            qp_state::SQE,
+            qp_state::ERR,
+        ];
+        for (i, &st) in states.iter().enumerate() {
+            let q = 40 + i as u32;
+            t.qp(q, 3, 1000, 0, qp_state::RTS);
+            t.post(q, 100, true, true);
+            t.set_state(q, st);
+            t.ev(q, 1000, aeth::ACK);
+            t.ev(q, 1000, aeth::NAK_INV_REQ);
+        }
+        t.qp(50, 3, 1000, 0, qp_state::RTS);
+        t.post(50, 100, true, true);
+        for syn in [0x40, 0x5F, 0x80, 0xA0, 0xC3, 0xE0] {
+            t.ev(50, 1000, syn);
+        }
+        for qpn in [P.num_qps, P.num_qps + 1, 0x1234, M24] {
+            t.ev(qpn, 1000, aeth::ACK);
+        }
+        // a QP never set up (record all zero: RESET)
+        t.ev(60, 0, aeth::ACK);
+        // duplicates: older than una_psn (also the most recent 2^23 - 1 PSNs before it)
+        t.ev(50, 999, aeth::ACK);
+        t.ev(50, (1000 + (1 << 23)) & M24, aeth::ACK);
+        t.ev(50, 990, aeth::NAK_REM_OP_ERR);
+        assert_eq!(t.settle().len(), 0);
+        assert!(
+            t.ctx.writes.is_empty(),
+            "no context write for ignored events"
+        );
+        assert_eq!(t.cnt, [0, 0, 2 * 5 + 6 + 4 + 1 + 3]);
+        // the QP still works afterwards
+        t.ev(50, 1000, aeth::ACK);
+        assert_eq!(t.settle().len(), 1);
+    }
+
+    /// Random traffic on a dozen QPs (MTU 256..4096, PSNs and SQ indices near their wraps,
+    /// random lengths, signaled or not, some WQEs posted but not transmitted) with random
+    /// ACKs, coalesced ACKs, mid-WQE ACKs, duplicates, ghosts and NAKs, against the model.
+    #[test]
+    fn random_vs_model() {
+        let mut t = Tb::new(4, 0.0);
+        let qpns = [0u32, 1, 2, 3, 17, 99, 128, 200, 253, 254, 255, 77];
+        let mut frozen: HashMap<u32, bool> = HashMap::new();
+        for round in 0..800 {
+            t.set_stall([0.0, 0.2, 0.5, 0.8][round % 4]);
+            for &q in &qpns {
+                let st = t.qps.get(&q).map(|x| x.ctx.state);
+                let init = match st {
+                    None | Some(qp_state::ERR) => true,
+                    Some(qp_state::RTR) => t.r.random_bool(0.3),
+                    _ => t.r.random_bool(0.02),
+                };
+                if init {
+                    let mtu = t.r.random_range(1..=5);
+                    let psn = if t.r.random_bool(0.5) {
+                        M24 - t.r.random_range(0..40)
+                    } else {
+                        t.r.random::<u32>() & M24
+                    };
+                    let ci = if t.r.random_bool(0.5) {
+                        0u16.wrapping_sub(t.r.random_range(0..40))
+                    } else {
+                        t.r.random()
+                    };
+                    let st = if t.r.random_bool(0.85) {
+                        qp_state::RTS
+                    } else if t.r.random_bool(0.5) {
+                        qp_state::SQD
+                    } else {
+                        qp_state::RTR
+                    };
+                    t.qp(q, mtu, psn, ci, st);
+                    frozen.insert(q, false);
+                }
+            }
+            // post
+            for _ in 0..t.r.random_range(2..8) {
+                let q = qpns[t.r.random_range(0..qpns.len())];
+                let c = t.qps[&q].ctx;
+                let room = P.sq_depth as u16 - c.sq_pi.wrapping_sub(c.sq_ack_ci);
+                let mtu_b = 128u32 << c.path_mtu;
+                for _ in 0..t.r.random_range(0..=room.min(20)) {
+                    let len = match t.r.random_range(0..6) {
+                        0 => 0,
+                        1 => t.r.random_range(1..64),
+                        2 => mtu_b * t.r.random_range(1..4),
+                        3 => mtu_b * t.r.random_range(1..4) + 1,
+                        4 => mtu_b * t.r.random_range(1..4) - 1,
+                        _ => t.r.random_range(1..20_000),
+                    };
+                    let tx = !frozen[&q] && !t.r.random_bool(0.03);
+                    if !tx {
+                        frozen.insert(q, true);
+                    }
+                    let sig = t.r.random_bool(0.7);
+                    t.post(q, len, sig, tx);
+                }
+            }
+            // events
+            for _ in 0..t.r.random_range(1..12) {
+                if t.r.random_bool(0.03) {
+                    let qpn = t.r.random_range(P.num_qps..=M24);
+                    let psn = t.r.random::<u32>() & M24;
+                    t.ev(qpn, psn, aeth::ACK);
+                    continue;
+                }
+                let q = qpns[t.r.random_range(0..qpns.len())];
+                let (una, s) = (t.qps[&q].ctx.una_psn, t.qps[&q].ctx.sq_psn);
+                let sent: Vec<(u32, u32)> = t.qps[&q].sent.iter().map(|x| (x.psn, x.n)).collect();
+                let span = s.wrapping_sub(una) & M24;
+                if sent.is_empty() && t.r.random_bool(0.8) {
+                    continue; // mostly ACK QPs with work outstanding
+                }
+                let psn = match t.r.random_range(0..20) {
+                    0..=6 if !sent.is_empty() => {
+                        let (p, n) = sent[t.r.random_range(0..sent.len())];
+                        p + n - 1
+                    }
+                    7..=10 if span > 0 => una + t.r.random_range(0..span),
+                    11 | 12 => s.wrapping_sub(1),
+                    13 | 14 => una.wrapping_sub(t.r.random_range(1..100)),
+                    15 => s + t.r.random_range(0..50),
+                    16 => una,
+                    _ => s.wrapping_sub(1),
+                } & M24;
+                let syn = match t.r.random_range(0..80) {
+                    0 => aeth::NAK_PSN_SEQ_ERR,
+                    1 => aeth::NAK_INV_REQ,
+                    2 => aeth::NAK_REM_ACCESS,
+                    3 => aeth::NAK_REM_OP_ERR,
+                    4 => aeth::RNR_NAK,
+                    5 => 0x40 | t.r.random_range(0..32),
+                    6 => 0x60 | t.r.random_range(4..32),
+                    _ => t.r.random_range(0..32), // ACK with any credit field
+                };
+                t.ev(q, psn, syn);
+            }
+            t.settle();
+        }
+        println!(
+            "random_vs_model: {} completions, counters ack/nak/ignored {:?}, {} state writes",
+            t.want.len(),
+            t.cnt,
+            t.nak_errs
+        );
+        assert!(t.want.len() > 2500 && t.cnt[0] > 500 && t.cnt[1] > 40 && t.cnt[2] > 100);
+    }
+
+    /// Cycles per WQE of the walk with no stalls: 64 one-packet WQEs completed by one ACK.
+    #[test]
+    fn walk_throughput() {
+        for signaled in [true, false] {
+            let mut t = Tb::new(5, 0.0);
+            t.qp(9, 1, 0, 0, qp_state::RTS);
+            for _ in 0..P.sq_depth {
+                t.post(9, 200, signaled, true);
+            }
+            t.ev(9, P.sq_depth - 1, aeth::ACK);
+            let (mut taken, mut first, mut last, mut idle) = (0, 0, 0, 0);
+            for _ in 0..1000 {
+                let (q, n) = (t.evq.len(), t.cpl.got.len());
+                t.cycle();
+                let c = t.m.cycle;
+                if q > 0 && t.evq.is_empty() {
+                    taken = c;
+                }
+                if t.cpl.got.len() > n {
+                    if n == 0 {
+                        first = c;
+                    }
+                    last = c;
+                }
+                if taken > 0 && idle == 0 && c > taken + 1 && t.m.bit("ev_ready") {
+                    idle = c;
+                }
+            }
+            t.settle();
+            assert_eq!(t.ack_ci(9), P.sq_depth as u16);
+            let per = if signaled {
+                (last - first) as f64 / (P.sq_depth - 1) as f64
+            } else {
+                (idle - taken) as f64 / P.sq_depth as f64
+            };
+            println!(
+                "walk_throughput signaled={signaled}: event taken at {taken}, first completion +{}, last +{}, idle again +{}: {per:.2} cycles/WQE",
+                first.saturating_sub(taken),
+                last.saturating_sub(taken),
+                idle - taken
+            );
+            assert!(per < 1.3, "{per} cycles per WQE");
+        }
+    }
+}

@@ -1,0 +1,5 @@
+//! RX: RoCE v2 header parser, responder, ACK/NAK processing.
+
+pub mod ackproc;
+pub mod rxparse;
+pub mod rxresp;

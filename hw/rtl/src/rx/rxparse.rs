@@ -1,0 +1,897 @@
+//! RoCE v2 RX header parser (Ethernet + IPv4 without options + UDP + BTH + RETH / AETH /
+//! ImmDt) for the 512-bit datapath.
+//!
+//! Interface: an AXI4-Stream tap that is always ready (no `tready`): `tdata` little-endian
+//! (byte 0 = bits 7:0), `tkeep` contiguous from bit 0 and non-zero on the last beat, `tlast`,
+//! `tvalid`. The frame is the Ethernet frame without FCS, ending with the 4-byte ICRC (and any
+//! Ethernet padding). Frames may follow each other back to back.
+//!
+//! Latency: if the last beat of a frame is presented in cycle `t` (accepted by the edge ending
+//! `t`), `hdr_valid` is high for exactly cycle `t + 2`, with every field, `drop`,
+//! `drop_reason` and the counters (already incremented for this frame) valid in that cycle.
+//! Fields hold until the next result. Stage 1 (edge ending `t`) captures the header bytes
+//! and the frame length; stage 2 (edge ending `t + 1`) registers the parse.
+//!
+//! Header capture: bytes 0..63 come from beat 0 and bytes 64..73 from beat 1, so every field
+//! up to the end of RETH + ImmDt (WRITE_ONLY_IMM: ImmDt at bytes 70..73) is parsed; there is
+//! no one-beat limitation. AtomicETH / AtomicAckETH contents are not output (only their
+//! lengths are used for the payload offset).
+//!
+//! Field conventions: all multi-byte fields are the big-endian (network order) value. RETH
+//! fields are zero unless `has_reth`, AETH fields zero unless `has_aeth`, `immdt` zero unless
+//! `has_immdt`. `pay_off` is the frame offset of the payload (Eth + IPv4 + UDP + BTH + the
+//! opcode's extension headers), `pay_len` = IPv4 total length - IPv4 - UDP - BTH - extension
+//! headers - ICRC: it excludes Ethernet padding and includes the BTH pad bytes (`pad_cnt`).
+//! On a dropped frame the fields are whatever the bytes say and must be ignored.
+//!
+//! Drop reasons, checked in this priority order (the first one that applies is reported):
+//! see [`Reason`]. "Frame length" is the number of bytes the stream delivered.
+//! Each reason has a 32-bit wrapping counter output `cnt_<reason>`.
+
+use rnic_abi::roce::{self, opcode};
+use rust_hdl::prelude::*;
+use std::fmt::Write;
+
+/// Frame offsets.
+pub const IP_OFF: usize = roce::ETH_HDR_BYTES;
+pub const UDP_OFF: usize = IP_OFF + roce::IPV4_HDR_BYTES;
+pub const BTH_OFF: usize = UDP_OFF + roce::UDP_HDR_BYTES;
+pub const EXT_OFF: usize = BTH_OFF + roce::BTH_BYTES;
+/// Captured header bytes (beat 0 and the first 10 bytes of beat 1).
+pub const CAP_BYTES: usize = EXT_OFF + roce::RETH_BYTES + roce::IMMDT_BYTES;
+
+/// Drop reasons (`drop_reason`; 0 = not dropped), in priority order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Reason {
+    /// Frame length < 14, or (after the ethertype check) frame length < Eth + IPv4 + UDP +
+    /// BTH + the opcode's extension headers + ICRC (opcode known to be in the frame then).
+    Short = 1,
+    /// Ethertype != 0x0800 (checked right after the 14-byte test: ARP, IPv6 land here).
+    Ethertype = 2,
+    /// IPv4 version/IHL byte != 0x45.
+    IpHdr = 3,
+    /// IPv4 header checksum wrong (ones-complement sum of the 20 bytes != 0xFFFF).
+    IpCsum = 4,
+    /// IPv4 total length > frame length - 14.
+    IpLen = 5,
+    /// MF set or fragment offset != 0.
+    Frag = 6,
+    /// IPv4 protocol != UDP.
+    NotUdp = 7,
+    /// UDP destination port != 4791.
+    UdpPort = 8,
+    /// BTH TVer != 0.
+    Tver = 9,
+    /// Opcode not an RC opcode (> 0x14).
+    Opcode = 10,
+    /// Payload length inconsistent with the opcode: IPv4 total length shorter than the
+    /// headers + ICRC (negative payload), payload (with pad) not a multiple of 4, non-zero
+    /// payload on READ_REQUEST / ACKNOWLEDGE / ATOMIC_ACKNOWLEDGE / COMPARE_SWAP / FETCH_ADD,
+    /// or on a FIRST / MIDDLE packet an empty payload or a non-zero pad count.
+    Payload = 11,
+}
+
+/// All reasons, in code order, with their counter port names.
+pub const REASONS: [(Reason, &str); 11] = [
+    (Reason::Short, "cnt_short"),
+    (Reason::Ethertype, "cnt_ethertype"),
+    (Reason::IpHdr, "cnt_ip_hdr"),
+    (Reason::IpCsum, "cnt_ip_csum"),
+    (Reason::IpLen, "cnt_ip_len"),
+    (Reason::Frag, "cnt_frag"),
+    (Reason::NotUdp, "cnt_not_udp"),
+    (Reason::UdpPort, "cnt_udp_port"),
+    (Reason::Tver, "cnt_tver"),
+    (Reason::Opcode, "cnt_opcode"),
+    (Reason::Payload, "cnt_payload"),
+];
+
+/// What an RC opcode carries after the BTH.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpInfo {
+    /// Bytes of extension headers after the BTH.
+    pub ext: usize,
+    pub reth: bool,
+    pub aeth: bool,
+    pub immdt: bool,
+    /// The packet carries no payload.
+    pub no_payload: bool,
+    /// FIRST or MIDDLE packet: payload non-empty, pad count 0.
+    pub first_middle: bool,
+}
+
+/// The RC opcode table (IBTA Vol. 1 9.2, table 38). `None`: not an RC opcode.
+pub fn op_info(op: u8) -> Option<OpInfo> {
+    use opcode::*;
+    let i = |reth: bool, aeth: bool, immdt: bool, extra: usize| OpInfo {
+        ext: reth as usize * roce::RETH_BYTES
+            + aeth as usize * roce::AETH_BYTES
+            + immdt as usize * roce::IMMDT_BYTES
+            + extra,
+        reth,
+        aeth,
+        immdt,
+        no_payload: false,
+        first_middle: false,
+    };
+    let fm = |mut o: OpInfo| {
+        o.first_middle = true;
+        o
+    };
+    let np = |mut o: OpInfo| {
+        o.no_payload = true;
+        o
+    };
+    Some(match op {
+        SEND_FIRST | SEND_MIDDLE | WRITE_MIDDLE | READ_RESPONSE_MIDDLE => {
+            fm(i(false, false, false, 0))
+        }
+        SEND_LAST | SEND_ONLY => i(false, false, false, 0),
+        SEND_LAST_IMM | SEND_ONLY_IMM | WRITE_LAST_IMM => i(false, false, true, 0),
+        WRITE_FIRST => fm(i(true, false, false, 0)),
+        WRITE_LAST => i(false, false, false, 0),
+        WRITE_ONLY => i(true, false, false, 0),
+        WRITE_ONLY_IMM => i(true, false, true, 0),
+        READ_REQUEST => np(i(true, false, false, 0)),
+        READ_RESPONSE_FIRST => fm(i(false, true, false, 0)),
+        READ_RESPONSE_LAST | READ_RESPONSE_ONLY => i(false, true, false, 0),
+        ACKNOWLEDGE => np(i(false, true, false, 0)),
+        ATOMIC_ACKNOWLEDGE => np(i(false, true, false, roce::ATOMIC_ACK_ETH_BYTES)),
+        COMPARE_SWAP | FETCH_ADD => np(i(false, false, false, roce::ATOMIC_ETH_BYTES)),
+        _ => return None,
+    })
+}
+
+/// The block: see the module documentation.
+#[derive(LogicBlock, Default)]
+pub struct RxParse {
+    pub clock: Signal<In, Clock>,
+    pub rst: Signal<In, Bit>,
+    pub tdata: Signal<In, Bits<512>>,
+    pub tkeep: Signal<In, Bits<64>>,
+    pub tlast: Signal<In, Bit>,
+    pub tvalid: Signal<In, Bit>,
+    pub hdr_valid: Signal<Out, Bit>,
+    pub drop: Signal<Out, Bit>,
+    pub drop_reason: Signal<Out, Bits<4>>,
+    pub opcode: Signal<Out, Bits<8>>,
+    pub dest_qpn: Signal<Out, Bits<24>>,
+    pub psn: Signal<Out, Bits<24>>,
+    pub ack_req: Signal<Out, Bit>,
+    pub se: Signal<Out, Bit>,
+    pub pad_cnt: Signal<Out, Bits<2>>,
+    pub pkey: Signal<Out, Bits<16>>,
+    pub src_ip: Signal<Out, Bits<32>>,
+    pub dst_ip: Signal<Out, Bits<32>>,
+    pub udp_sport: Signal<Out, Bits<16>>,
+    pub has_reth: Signal<Out, Bit>,
+    pub reth_va: Signal<Out, Bits<64>>,
+    pub reth_rkey: Signal<Out, Bits<32>>,
+    pub reth_len: Signal<Out, Bits<32>>,
+    pub has_aeth: Signal<Out, Bit>,
+    pub aeth_syndrome: Signal<Out, Bits<8>>,
+    pub aeth_msn: Signal<Out, Bits<24>>,
+    pub has_immdt: Signal<Out, Bit>,
+    pub immdt: Signal<Out, Bits<32>>,
+    pub pay_off: Signal<Out, Bits<16>>,
+    pub pay_len: Signal<Out, Bits<16>>,
+    pub cnt_short: Signal<Out, Bits<32>>,
+    pub cnt_ethertype: Signal<Out, Bits<32>>,
+    pub cnt_ip_hdr: Signal<Out, Bits<32>>,
+    pub cnt_ip_csum: Signal<Out, Bits<32>>,
+    pub cnt_ip_len: Signal<Out, Bits<32>>,
+    pub cnt_frag: Signal<Out, Bits<32>>,
+    pub cnt_not_udp: Signal<Out, Bits<32>>,
+    pub cnt_udp_port: Signal<Out, Bits<32>>,
+    pub cnt_tver: Signal<Out, Bits<32>>,
+    pub cnt_opcode: Signal<Out, Bits<32>>,
+    pub cnt_payload: Signal<Out, Bits<32>>,
+}
+
+impl Logic for RxParse {
+    /// No rust-hdl model: the block is Verilog text, checked in Verilator by the tests.
+    fn update(&mut self) {}
+    fn connect(&mut self) {
+        self.hdr_valid.connect();
+        self.drop.connect();
+        self.drop_reason.connect();
+        self.opcode.connect();
+        self.dest_qpn.connect();
+        self.psn.connect();
+        self.ack_req.connect();
+        self.se.connect();
+        self.pad_cnt.connect();
+        self.pkey.connect();
+        self.src_ip.connect();
+        self.dst_ip.connect();
+        self.udp_sport.connect();
+        self.has_reth.connect();
+        self.reth_va.connect();
+        self.reth_rkey.connect();
+        self.reth_len.connect();
+        self.has_aeth.connect();
+        self.aeth_syndrome.connect();
+        self.aeth_msn.connect();
+        self.has_immdt.connect();
+        self.immdt.connect();
+        self.pay_off.connect();
+        self.pay_len.connect();
+        self.cnt_short.connect();
+        self.cnt_ethertype.connect();
+        self.cnt_ip_hdr.connect();
+        self.cnt_ip_csum.connect();
+        self.cnt_ip_len.connect();
+        self.cnt_frag.connect();
+        self.cnt_not_udp.connect();
+        self.cnt_udp_port.connect();
+        self.cnt_tver.connect();
+        self.cnt_opcode.connect();
+        self.cnt_payload.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom(rxparse_verilog())
+    }
+}
+
+/// `n` captured bytes from frame offset `k`, big-endian, as a Verilog concatenation.
+fn be(k: usize, n: usize) -> String {
+    let parts: Vec<String> = (k..k + n)
+        .map(|j| format!("hdr[{}:{}]", 8 * j + 7, 8 * j))
+        .collect();
+    format!("{{{}}}", parts.join(", "))
+}
+
+/// The generated module body.
+pub fn rxparse_verilog() -> String {
+    let cap = 8 * CAP_BYTES;
+    let mut s = format!(
+        "// generated by rnic_rtl::rxparse: see rxparse.rs
+reg first;
+reg [31:0] nbytes;
+reg [{c1}:0] hdr;
+reg [31:0] flen;
+reg p1_v;
+reg [6:0] n;
+reg [15:0] ethertype;
+reg [15:0] tot;
+reg [19:0] csum;
+reg [16:0] fold1;
+reg [15:0] fold2;
+reg [7:0] opc;
+reg op_ok;
+reg [6:0] ext;
+reg x_reth;
+reg x_aeth;
+reg x_imm;
+reg x_np;
+reg x_fm;
+reg [16:0] need;
+reg [16:0] pay;
+reg [3:0] reason;
+reg [31:0] immv;
+always @(*) begin
+    if (!(tvalid | p1_v)) begin
+        // idle: the clocked process reads these only under tvalid / p1_v, so constants are
+        // exact, and they spare the simulator the checksum and field logic on idle cycles
+        n = 7'd0;
+        ethertype = 16'd0;
+        tot = 16'd0;
+        csum = 20'd0;
+        fold1 = 17'd0;
+        fold2 = 16'd0;
+        opc = 8'd0;
+        op_ok = 1'b0;
+        ext = 7'd0;
+        x_reth = 1'b0;
+        x_aeth = 1'b0;
+        x_imm = 1'b0;
+        x_np = 1'b0;
+        x_fm = 1'b0;
+        immv = 32'd0;
+        need = 17'd0;
+        pay = 17'd0;
+        reason = 4'd0;
+    end else begin
+    n = 7'd0;
+",
+        c1 = cap - 1
+    );
+    for k in 0..64 {
+        let _ = writeln!(s, "    if (tkeep[{k}]) n = 7'd{};", k + 1);
+    }
+    let _ = writeln!(s, "    ethertype = {};", be(12, 2));
+    let _ = writeln!(s, "    tot = {};", be(IP_OFF + 2, 2));
+    s.push_str("    csum = 20'd0");
+    for w in 0..roce::IPV4_HDR_BYTES / 2 {
+        let _ = write!(s, " + {{4'd0, {}}}", be(IP_OFF + 2 * w, 2));
+    }
+    s.push_str(
+        ";
+    fold1 = {1'b0, csum[15:0]} + {13'd0, csum[19:16]};
+    fold2 = fold1[15:0] + {15'd0, fold1[16]};
+",
+    );
+    let _ = writeln!(s, "    opc = {};", be(BTH_OFF, 1));
+    s.push_str(
+        "    op_ok = 1'b0; ext = 7'd0; x_reth = 1'b0; x_aeth = 1'b0; x_imm = 1'b0;
+    x_np = 1'b0; x_fm = 1'b0;
+    case (opc)
+",
+    );
+    for op in 0..=255u8 {
+        if let Some(o) = op_info(op) {
+            let _ = writeln!(
+                s,
+                "        8'h{op:02x}: begin op_ok = 1'b1; ext = 7'd{}; x_reth = 1'b{}; \
+                 x_aeth = 1'b{}; x_imm = 1'b{}; x_np = 1'b{}; x_fm = 1'b{}; end",
+                o.ext,
+                o.reth as u8,
+                o.aeth as u8,
+                o.immdt as u8,
+                o.no_payload as u8,
+                o.first_middle as u8
+            );
+        }
+    }
+    let base = EXT_OFF + roce::ICRC_BYTES;
+    let tver_bits = format!("hdr[{}:{}]", 8 * (BTH_OFF + 1) + 3, 8 * (BTH_OFF + 1));
+    let pad_bits = format!("hdr[{}:{}]", 8 * (BTH_OFF + 1) + 5, 8 * (BTH_OFF + 1) + 4);
+    let hdrs = roce::IPV4_HDR_BYTES + roce::UDP_HDR_BYTES + roce::BTH_BYTES + roce::ICRC_BYTES;
+    let _ = write!(
+        s,
+        "        default: ;
+    endcase
+    immv = x_reth ? {imm_r} : {imm_n};
+    need = 17'd{base} + {{10'd0, (op_ok ? ext : 7'd0)}};
+    pay = {{1'b0, tot}} - 17'd{hdrs} - {{10'd0, ext}};
+    if (flen < 32'd{eth}) reason = 4'd{r_short};
+    else if (ethertype != 16'h{et:04x}) reason = 4'd{r_et};
+    else if (flen < {{15'd0, need}}) reason = 4'd{r_short};
+    else if ({vihl} != 8'h{vihl_ok:02x}) reason = 4'd{r_iphdr};
+    else if (fold2 != 16'hffff) reason = 4'd{r_csum};
+    else if ({{16'd0, tot}} > flen - 32'd{eth}) reason = 4'd{r_iplen};
+    else if (({frag} & 16'h3fff) != 16'd0) reason = 4'd{r_frag};
+    else if ({proto} != 8'd{udp}) reason = 4'd{r_udp};
+    else if ({dport} != 16'd{port}) reason = 4'd{r_port};
+    else if ({tver} != 4'd{tver_ok}) reason = 4'd{r_tver};
+    else if (!op_ok) reason = 4'd{r_op};
+    else if (pay[16] || pay[1:0] != 2'd0 || (x_np && pay != 17'd0)
+             || (x_fm && (pay == 17'd0 || {padc} != 2'd0))) reason = 4'd{r_pay};
+    else reason = 4'd0;
+    end
+end
+always @(posedge clock) begin
+    if (rst) begin
+        first <= 1'b1;
+        nbytes <= 32'd0;
+        p1_v <= 1'b0;
+        hdr_valid <= 1'b0;
+        drop <= 1'b0;
+",
+        imm_r = be(EXT_OFF + roce::RETH_BYTES, 4),
+        imm_n = be(EXT_OFF, 4),
+        eth = roce::ETH_HDR_BYTES,
+        et = roce::ETHERTYPE_IPV4,
+        vihl = be(IP_OFF, 1),
+        vihl_ok = roce::IPV4_VER_IHL,
+        frag = be(IP_OFF + 6, 2),
+        proto = be(IP_OFF + 9, 1),
+        udp = roce::IPV4_PROTO_UDP,
+        dport = be(UDP_OFF + 2, 2),
+        port = roce::UDP_PORT_ROCEV2,
+        tver = tver_bits,
+        tver_ok = roce::BTH_TVER,
+        padc = pad_bits,
+        r_short = Reason::Short as u8,
+        r_et = Reason::Ethertype as u8,
+        r_iphdr = Reason::IpHdr as u8,
+        r_csum = Reason::IpCsum as u8,
+        r_iplen = Reason::IpLen as u8,
+        r_frag = Reason::Frag as u8,
+        r_udp = Reason::NotUdp as u8,
+        r_port = Reason::UdpPort as u8,
+        r_tver = Reason::Tver as u8,
+        r_op = Reason::Opcode as u8,
+        r_pay = Reason::Payload as u8,
+    );
+    for (_, c) in REASONS {
+        let _ = writeln!(s, "        {c} <= 32'd0;");
+    }
+    let b1 = cap - 1;
+    let _ = write!(
+        s,
+        "    end else begin
+        p1_v <= tvalid & tlast;
+        if (tvalid) begin
+            first <= tlast;
+            if (first) begin
+                hdr[511:0] <= tdata;
+                hdr[{b1}:512] <= 0;
+                nbytes <= 32'd64;
+            end else begin
+                if (nbytes == 32'd64) hdr[{b1}:512] <= tdata[{b1m}:0];
+                nbytes <= nbytes + 32'd64;
+            end
+            if (tlast) flen <= (first ? 32'd0 : nbytes) + {{25'd0, n}};
+        end
+        hdr_valid <= p1_v;
+        drop <= p1_v & (reason != 4'd0);
+        if (p1_v) begin
+            drop_reason <= reason;
+            opcode <= opc;
+            dest_qpn <= {qpn};
+            psn <= {psn};
+            ack_req <= hdr[{ackreq}];
+            se <= hdr[{se}];
+            pad_cnt <= {padc};
+            pkey <= {pkey};
+            src_ip <= {sip};
+            dst_ip <= {dip};
+            udp_sport <= {sport};
+            has_reth <= x_reth;
+            reth_va <= x_reth ? {va} : 64'd0;
+            reth_rkey <= x_reth ? {rkey} : 32'd0;
+            reth_len <= x_reth ? {dlen} : 32'd0;
+            has_aeth <= x_aeth;
+            aeth_syndrome <= x_aeth ? {syn} : 8'd0;
+            aeth_msn <= x_aeth ? {msn} : 24'd0;
+            has_immdt <= x_imm;
+            immdt <= x_imm ? immv : 32'd0;
+            pay_off <= 16'd{ext_off} + {{9'd0, ext}};
+            pay_len <= pay[15:0];
+            case (reason)
+",
+        b1m = cap - 513,
+        qpn = be(BTH_OFF + 5, 3),
+        psn = be(BTH_OFF + 9, 3),
+        ackreq = 8 * (BTH_OFF + 8) + 7,
+        se = 8 * (BTH_OFF + 1) + 7,
+        padc = pad_bits,
+        pkey = be(BTH_OFF + 2, 2),
+        sip = be(IP_OFF + 12, 4),
+        dip = be(IP_OFF + 16, 4),
+        sport = be(UDP_OFF, 2),
+        va = be(EXT_OFF, 8),
+        rkey = be(EXT_OFF + 8, 4),
+        dlen = be(EXT_OFF + 12, 4),
+        syn = be(EXT_OFF, 1),
+        msn = be(EXT_OFF + 1, 3),
+        ext_off = EXT_OFF,
+    );
+    for (r, c) in REASONS {
+        let _ = writeln!(s, "                4'd{}: {c} <= {c} + 32'd1;", r as u8);
+    }
+    s.push_str(
+        "                default: ;
+            endcase
+        end
+    end
+end
+",
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::common::testutil::*;
+    use crate::common::vlt::DynModel;
+    use rand::Rng;
+    use rand_chacha::ChaCha8Rng;
+
+    /// All frames of the shared vectors, in order.
+    fn all_frames() -> Vec<Vec<u8>> {
+        vector_frames()
+    }
+
+    /// Everything the block reports for one frame.
+    #[derive(Clone, Debug, PartialEq, Eq, Default)]
+    struct Out {
+        reason: u8,
+        opcode: u8,
+        qpn: u32,
+        psn: u32,
+        ack_req: bool,
+        se: bool,
+        pad: u8,
+        pkey: u16,
+        sip: u32,
+        dip: u32,
+        sport: u16,
+        reth: Option<(u64, u32, u32)>,
+        aeth: Option<(u8, u32)>,
+        imm: Option<u32>,
+        pay_off: u16,
+        pay_len: u16,
+    }
+
+    fn be(f: &[u8], at: usize, n: usize) -> u64 {
+        f[at..at + n].iter().fold(0, |a, b| a << 8 | *b as u64)
+    }
+
+    /// Independent reference parse from the IBTA / RFC 791 / RFC 768 byte layout. Returns the
+    /// drop reason code (0 = accepted) and, when accepted, the fields.
+    fn reference(f: &[u8]) -> Out {
+        let mut o = Out::default();
+        let drop = |o: &mut Out, r: Reason| {
+            o.reason = r as u8;
+            o.clone()
+        };
+        if f.len() < 14 {
+            return drop(&mut o, Reason::Short);
+        }
+        if f[12] != 0x08 || f[13] != 0x00 {
+            return drop(&mut o, Reason::Ethertype);
+        }
+        // what follows the BTH, by opcode (IBTA table 38): (RETH, AETH, ImmDt, other bytes)
+        let hdrs_after_bth = |op: u8| -> Option<(bool, bool, bool, usize)> {
+            Some(match op {
+                0x00..=0x02 | 0x04 | 0x07 | 0x08 | 0x0E => (false, false, false, 0),
+                0x03 | 0x05 | 0x09 => (false, false, true, 0),
+                0x06 | 0x0A | 0x0C => (true, false, false, 0),
+                0x0B => (true, false, true, 0),
+                0x0D | 0x0F | 0x10 | 0x11 => (false, true, false, 0),
+                0x12 => (false, true, false, 8),
+                0x13 | 0x14 => (false, false, false, 28),
+                _ => return None,
+            })
+        };
+        let ext_len = |op: u8| {
+            hdrs_after_bth(op).map_or(0, |(r, a, i, x)| {
+                16 * r as usize + 4 * (a as usize + i as usize) + x
+            })
+        };
+        // 14 Eth + 20 IP + 8 UDP + 12 BTH + 4 ICRC
+        if f.len() < 58 || f.len() < 58 + ext_len(f[42]) {
+            return drop(&mut o, Reason::Short);
+        }
+        let ip = &f[14..34];
+        if ip[0] != 0x45 {
+            return drop(&mut o, Reason::IpHdr);
+        }
+        let mut sum: u32 = ip
+            .chunks(2)
+            .map(|w| u16::from_be_bytes([w[0], w[1]]) as u32)
+            .sum();
+        while sum > 0xFFFF {
+            sum = (sum & 0xFFFF) + (sum >> 16);
+        }
+        if sum != 0xFFFF {
+            return drop(&mut o, Reason::IpCsum);
+        }
+        let tot = u16::from_be_bytes([ip[2], ip[3]]) as usize;
+        if tot + 14 > f.len() {
+            return drop(&mut o, Reason::IpLen);
+        }
+        if ip[6] & 0x20 != 0 || (ip[6] & 0x1F) != 0 || ip[7] != 0 {
+            return drop(&mut o, Reason::Frag);
+        }
+        if ip[9] != 17 {
+            return drop(&mut o, Reason::NotUdp);
+        }
+        if f[36..38] != [0x12, 0xB7] {
+            return drop(&mut o, Reason::UdpPort);
+        }
+        let bth = &f[42..54];
+        if bth[1] & 0x0F != 0 {
+            return drop(&mut o, Reason::Tver);
+        }
+        let Some((r, a, i, _)) = hdrs_after_bth(bth[0]) else {
+            return drop(&mut o, Reason::Opcode);
+        };
+        o.opcode = bth[0];
+        o.se = bth[1] & 0x80 != 0;
+        o.pad = (bth[1] >> 4) & 3;
+        o.pkey = be(f, 44, 2) as u16;
+        o.qpn = be(f, 47, 3) as u32;
+        o.ack_req = bth[8] & 0x80 != 0;
+        o.psn = be(f, 51, 3) as u32;
+        o.sip = be(f, 26, 4) as u32;
+        o.dip = be(f, 30, 4) as u32;
+        o.sport = be(f, 34, 2) as u16;
+        if r {
+            o.reth = Some((be(f, 54, 8), be(f, 62, 4) as u32, be(f, 66, 4) as u32));
+        }
+        if a {
+            o.aeth = Some((f[54], be(f, 55, 3) as u32));
+        }
+        if i {
+            o.imm = Some(be(f, if r { 70 } else { 54 }, 4) as u32);
+        }
+        let ext = ext_len(bth[0]);
+        o.pay_off = (54 + ext) as u16;
+        let pay = tot as i64 - 20 - 8 - 12 - ext as i64 - 4;
+        let no_payload = matches!(bth[0], 0x0C | 0x11..=0x14);
+        let first_middle = matches!(bth[0], 0x00 | 0x01 | 0x06 | 0x07 | 0x0D | 0x0E);
+        let bad = pay < 0
+            || pay % 4 != 0
+            || (no_payload && pay != 0)
+            || (first_middle && (pay == 0 || o.pad != 0));
+        if bad {
+            return drop(&mut o, Reason::Payload);
+        }
+        o.pay_len = pay as u16;
+        o
+    }
+
+    /// Recompute the IPv4 header checksum in place.
+    fn fix_csum(f: &mut [u8]) {
+        f[24] = 0;
+        f[25] = 0;
+        let mut sum: u32 = f[14..34]
+            .chunks(2)
+            .map(|w| u16::from_be_bytes([w[0], w[1]]) as u32)
+            .sum();
+        while sum > 0xFFFF {
+            sum = (sum & 0xFFFF) + (sum >> 16);
+        }
+        f[24..26].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+    }
+
+    struct Bench {
+        m: DynModel,
+        r: ChaCha8Rng,
+        /// (cycle of the frame's last beat, cycle in which hdr_valid was seen, outputs)
+        results: Vec<(u64, u64, Out)>,
+        lasts: Vec<u64>,
+    }
+
+    impl Bench {
+        fn new(seed: u64) -> Bench {
+            let mut m = model(RxParse::default(), "rxparse_block");
+            reset(&mut m);
+            Bench {
+                m,
+                r: rng(seed),
+                results: vec![],
+                lasts: vec![],
+            }
+        }
+        fn read(&self) -> Out {
+            let m = &self.m;
+            let g = |n: &str| m.get(n);
+            Out {
+                reason: if m.bit("drop") {
+                    g("drop_reason") as u8
+                } else {
+                    0
+                },
+                opcode: g("opcode") as u8,
+                qpn: g("dest_qpn") as u32,
+                psn: g("psn") as u32,
+                ack_req: m.bit("ack_req"),
+                se: m.bit("se"),
+                pad: g("pad_cnt") as u8,
+                pkey: g("pkey") as u16,
+                sip: g("src_ip") as u32,
+                dip: g("dst_ip") as u32,
+                sport: g("udp_sport") as u16,
+                reth: m
+                    .bit("has_reth")
+                    .then(|| (g("reth_va"), g("reth_rkey") as u32, g("reth_len") as u32)),
+                aeth: m
+                    .bit("has_aeth")
+                    .then(|| (g("aeth_syndrome") as u8, g("aeth_msn") as u32)),
+                imm: m.bit("has_immdt").then(|| g("immdt") as u32),
+                pay_off: g("pay_off") as u16,
+                pay_len: g("pay_len") as u16,
+            }
+        }
+        /// One cycle; the outputs sampled are those of the state before this cycle's edge.
+        fn cycle(&mut self, data: &[u8; 64], keep: u64, last: bool, valid: bool) {
+            self.m.set_bytes("tdata", data);
+            self.m.set("tkeep", keep);
+            self.m.set("tlast", last as u64);
+            self.m.set("tvalid", valid as u64);
+            let c = self.m.cycle;
+            self.m.tick();
+            if self.m.bit("hdr_valid") {
+                let last = self
+                    .lasts
+                    .get(self.results.len())
+                    .copied()
+                    .unwrap_or(u64::MAX);
+                let o = self.read();
+                self.results.push((last, c, o));
+            }
+            if valid && last {
+                self.lasts.push(c);
+            }
+        }
+        fn send(&mut self, f: &[u8], idle: f64) {
+            let n = f.len().div_ceil(64).max(1);
+            for i in 0..n {
+                while chance(&mut self.r, idle) {
+                    let mut junk = [0u8; 64];
+                    self.r.fill(&mut junk[..]);
+                    let (k, l) = (self.r.random(), self.r.random());
+                    self.cycle(&junk, k, l, false);
+                }
+                let c = &f[(64 * i).min(f.len())..(64 * i + 64).min(f.len())];
+                let mut d = [0u8; 64];
+                self.r.fill(&mut d[..]);
+                d[..c.len()].copy_from_slice(c);
+                let keep = if c.len() == 64 {
+                    u64::MAX
+                } else {
+                    (1u64 << c.len()) - 1
+                };
+                self.cycle(&d, keep, i + 1 == n, true);
+            }
+        }
+        fn drain(&mut self) {
+            for _ in 0..4 {
+                self.cycle(&[0; 64], 0, false, false);
+            }
+        }
+        fn counters(&self) -> Vec<u64> {
+            REASONS.iter().map(|(_, c)| self.m.get(c)).collect()
+        }
+        fn check(&self, frames: &[Vec<u8>]) {
+            assert_eq!(self.results.len(), frames.len(), "one result per frame");
+            for (i, (f, (last, seen, got))) in frames.iter().zip(&self.results).enumerate() {
+                assert_eq!(*seen, last + 2, "frame {i}: latency");
+                let want = reference(f);
+                if want.reason == 0 {
+                    assert_eq!(*got, want, "frame {i}");
+                } else {
+                    assert_eq!(got.reason, want.reason, "frame {i}: drop reason");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn vectors_parse_in_rtl() {
+        let v = all_frames();
+        let roce: Vec<&Vec<u8>> = v.iter().filter(|f| reference(f).reason == 0).collect();
+        let other: Vec<&Vec<u8>> = v.iter().filter(|f| reference(f).reason != 0).collect();
+        assert_eq!((roce.len(), other.len()), (180, 24));
+        assert!(
+            other
+                .iter()
+                .all(|f| reference(f).reason == Reason::Ethertype as u8)
+        );
+        // the reference sees every opcode class of the capture
+        assert!(roce.iter().any(|f| f[42] == opcode::READ_REQUEST));
+        assert!(roce.iter().any(|f| f[42] == opcode::ACKNOWLEDGE));
+        let mut b = Bench::new(41);
+        for (i, f) in v.iter().enumerate() {
+            b.send(f, [0.0, 0.3, 0.7][i % 3]);
+        }
+        b.drain();
+        b.check(&v);
+        let mut want = vec![0u64; REASONS.len()];
+        want[Reason::Ethertype as usize - 1] = 24;
+        assert_eq!(b.counters(), want);
+    }
+
+    #[test]
+    fn mutated_frames_in_rtl() {
+        let v: Vec<Vec<u8>> = all_frames()
+            .into_iter()
+            .filter(|f| reference(f).reason == 0)
+            .collect();
+        let mut r = rng(42);
+        let mut frames = vec![];
+        let mut expect = vec![];
+        let mut push = |f: Vec<u8>, want: u8| {
+            assert_eq!(reference(&f).reason, want, "reference on the mutated frame");
+            frames.push(f);
+            expect.push(want);
+        };
+        for (i, f) in v.iter().enumerate().step_by(3) {
+            let mut g = f.clone();
+            g[13] = 0xDD;
+            push(g, Reason::Ethertype as u8);
+            let mut g = f.clone();
+            g[14] = 0x46;
+            fix_csum(&mut g);
+            push(g, Reason::IpHdr as u8);
+            let mut g = f.clone();
+            g[24] ^= 1 << r.random_range(0..8);
+            push(g, Reason::IpCsum as u8);
+            let mut g = f.clone();
+            g[37] = 0xB6; // 4790
+            push(g, Reason::UdpPort as u8);
+            let mut g = f.clone();
+            g[42] = 0x1F;
+            push(g, Reason::Opcode as u8);
+            let mut g = f.clone();
+            // cut anywhere before the end of BTH + ICRC (a last beat keeps at least 1 byte)
+            g.truncate(r.random_range(1..58));
+            push(g, Reason::Short as u8);
+            let mut g = f.clone();
+            let tot = u16::from_be_bytes([g[16], g[17]]) + 1 + (i % 100) as u16;
+            g[16..18].copy_from_slice(&tot.to_be_bytes());
+            fix_csum(&mut g);
+            push(g, Reason::IpLen as u8);
+            let mut g = f.clone();
+            g[20] |= 0x20; // MF
+            fix_csum(&mut g);
+            push(g, Reason::Frag as u8);
+            let mut g = f.clone();
+            g[23] = 6;
+            fix_csum(&mut g);
+            push(g, Reason::NotUdp as u8);
+            let mut g = f.clone();
+            g[43] |= 1;
+            push(g, Reason::Tver as u8);
+            // TTL changed and the checksum recomputed: still parses, same fields
+            let mut g = f.clone();
+            g[22] = g[22].wrapping_sub(1 + (i % 7) as u8);
+            fix_csum(&mut g);
+            assert_ne!(g[24..26], f[24..26]);
+            push(g, 0);
+            // Ethernet padding after the ICRC: stripped by the IPv4 total length
+            let mut g = f.clone();
+            g.extend(std::iter::repeat_n(0, 1 + i % 70));
+            push(g, 0);
+        }
+        // payload rules: a truncated IPv4 total length (negative payload) and a pad on MIDDLE
+        for f in &v {
+            if f[42] == opcode::SEND_MIDDLE {
+                let mut g = f.clone();
+                g[43] |= 0x10;
+                push(g, Reason::Payload as u8);
+            }
+            // ImmDt variants (not in the capture): WRITE_ONLY_IMM puts ImmDt at bytes 70..73,
+            // in beat 1; SEND_ONLY_IMM right after the BTH
+            for (from, to, at) in [
+                (
+                    opcode::WRITE_ONLY,
+                    opcode::WRITE_ONLY_IMM,
+                    EXT_OFF + roce::RETH_BYTES,
+                ),
+                (opcode::SEND_ONLY, opcode::SEND_ONLY_IMM, EXT_OFF),
+            ] {
+                if f[42] == from {
+                    let mut g = f.clone();
+                    g[42] = to;
+                    let imm: [u8; 4] = r.random();
+                    g.splice(at..at, imm);
+                    let tot = u16::from_be_bytes([g[16], g[17]]) + 4;
+                    g[16..18].copy_from_slice(&tot.to_be_bytes());
+                    fix_csum(&mut g);
+                    let want = reference(&g);
+                    assert_eq!(want.imm, Some(u32::from_be_bytes(imm)));
+                    push(g, 0);
+                }
+            }
+            if f[42] == opcode::READ_REQUEST {
+                let mut g = f.clone();
+                let tot = u16::from_be_bytes([g[16], g[17]]) - 4;
+                g[16..18].copy_from_slice(&tot.to_be_bytes());
+                fix_csum(&mut g);
+                push(g, Reason::Payload as u8);
+            }
+        }
+        let mut b = Bench::new(43);
+        for (i, f) in frames.iter().enumerate() {
+            b.send(f, [0.0, 0.5][i % 2]);
+        }
+        b.drain();
+        b.check(&frames);
+        let got: Vec<u8> = b.results.iter().map(|x| x.2.reason).collect();
+        assert_eq!(got, expect);
+        let want: Vec<u64> = REASONS
+            .iter()
+            .map(|(r, _)| expect.iter().filter(|e| **e == *r as u8).count() as u64)
+            .collect();
+        assert!(
+            want.iter().all(|c| *c > 0),
+            "every reason exercised: {want:?}"
+        );
+        assert_eq!(b.counters(), want);
+    }
+
+    /// The opcode table in the block agrees with the reference's on all 256 opcodes.
+    #[test]
+    fn opcode_table() {
+        for op in 0..=255u8 {
+            assert_eq!(op_info(op).is_some(), op <= roce::RC_OPCODE_MAX, "{op:#x}");
+        }
+    }
+}

@@ -1,0 +1,308 @@
+//! `rxresp`: the receive side of the data path (docs/DATAPATH.md "rxresp"): RX packet buffer,
+//! header parser + ICRC check, dispatch (ACKNOWLEDGE -> ackproc, drops), and the RC responder
+//! for SEND / RDMA WRITE requests (PSN and opcode-sequence checks, access checks, receive WQEs,
+//! payload DMA writes, receive completions, ACK/NAK requests).
+//!
+//! [`RxResp`] is three sub-blocks joined by typed bundles (all connections between them are
+//! combinational; every register lives in exactly one of them):
+//!
+//! ```text
+//!  rx --> Ingress ---- head (RxHdr: head of the header FIFO, pop) ---> Responder --> ctx, ring,
+//!         packet buffer, parser + ICRC,                                  |           cpl, ack,
+//!         verdict, header FIFO  ---> chk (RxCheck, to rxstat)            |           ackev, wr.cmd
+//!            ^      |                                                    | job (MoveJob)
+//!            |      +-- buf (PktBufRd: read port of the packet buffer) --v
+//!            +------------- free_ptr ------------------------------- Mover --> wr.dat
+//! ```
+//!
+//! 1. **[`ingress::Ingress`].** A frame starts only when the packet buffer has room for a
+//!    maximum frame ([`MAX_BEATS`]) and fewer than [`FIFO_DEPTH`] frames are waiting: until
+//!    then `rx.tready` is low on its first beat (in the simulator the link pauses, the stand-in
+//!    for the PFC pause of a lossless RoCE fabric; on a board the MAC-side FIFO absorbs it or
+//!    drops). Beats of a started frame are always taken. They are written into the packet
+//!    buffer (a ring of [`BUF_BEATS`] 64-byte beats). Beats beyond [`MAX_BEATS`] are not
+//!    stored (the frame is dropped as a parse drop), and a frame whose last beat has `tuser`
+//!    set (MAC error) too. (`cnt_drop_buf` counts whole frames refused for lack of room: with
+//!    this flow control it stays 0; it remains for a build that must never stall the MAC.)
+//!    The ICRC checker (`icrc`, RX mode) sees the live beat with `tkeep`/`tlast` cut at byte
+//!    14 + IPv4 total length (Ethernet padding excluded: the end is computed from the first
+//!    beat's IPv4 length field); the parser (`rxparse`) sees a registered copy, so both
+//!    results are valid 3 cycles after the MAC's last beat. Then the frame's verdict and parsed
+//!    header go into a small FIFO (one entry per admitted frame, dropped ones included, so the
+//!    buffer is freed in order); drop counters (`cnt_drop_parse`, `cnt_drop_icrc`) count here.
+//!    Every frame's parser + ICRC result also leaves on `chk` (the `rxstat` counters).
+//! 2. **[`responder::Responder`]** (dispatcher + RC responder FSM), one frame at a time from
+//!    the header FIFO: dropped frames, ACKNOWLEDGE (-> `ackev`), unsupported opcodes
+//!    (`cnt_drop_opcode`), unknown QPs (`cnt_drop_qp`), and requests: reads `QpContext` and
+//!    `RqState`, checks, reads the receive WQE (ring) and the MR (ctx) as needed, then issues
+//!    in parallel the DMA write command, the completion (after the command was taken), the
+//!    ACK/NAK, the `RqState` write (byte enables: every responder field, never `rq_pi`) and a
+//!    *mover job*, and pops the header FIFO.
+//! 3. **[`mover::Mover`]**: streams the payload of each job from the packet buffer to
+//!    `wr.dat_*`, shifted by the payload offset (4 possible: 54, 58, 70, 74 bytes; a 4-way mux
+//!    of constant shifts), one beat per cycle, and frees the frame's buffer space. Commands
+//!    may run ahead of data (allowed by the `DmaWrM` contract), so the responder handles frame
+//!    n+1 while frame n streams.
+//!
+//! Responder semantics (decisions where DATAPATH.md leaves room):
+//! * duplicate PSN: no write, no state change; ACK (if AckReq) with PSN = rq_psn - 1 (the last
+//!   PSN accepted, as rxe does, C9-105) and the current MSN. Counted `cnt_rx_dup`.
+//! * future PSN: NAK PSN sequence error with PSN = rq_psn, once (NAK_SENT, cleared by the next
+//!   in-sequence packet); further future packets are dropped silently.
+//! * opcode sequence violation, WRITE MIDDLE/LAST beyond `wr_left`: NAK invalid request, no
+//!   state change (`cnt_nak_inv`).
+//! * WRITE FIRST/ONLY failing the access checks: NAK remote access error, nothing written,
+//!   rq_psn + 1; a FIRST sets IN_WRITE|WRITE_BAD so the rest of the message is consumed
+//!   (rq_psn + 1 each, nothing written, no ACK) (`cnt_nak_acc`).
+//! * SEND / WRITE_*_IMM without a posted receive WQE (`rq_ci == rq_pi`): RNR NAK, no state
+//!   change (`cnt_nak_rnr`).
+//! * SEND whose receive buffer fails the MR check: NAK remote access error + completion
+//!   LOC_PROT_ERR; overflow of the receive WQE: NAK invalid request + completion LOC_LEN_ERR;
+//!   both consume the WQE (rq_ci + 1), clear IN_SEND, and do not advance rq_psn.
+//! * `cnt_rx_req` counts request packets executed (in sequence, all checks passed).
+//! * completion `byte_len` = bytes of the whole message (SEND and WRITE_IMM alike).
+//! * ACKNOWLEDGE frames: only the QPN range is checked here (QP state: ackproc's business).
+
+pub mod ingress;
+pub mod mover;
+pub mod responder;
+#[cfg(test)]
+mod tests;
+
+use crate::common::bus::{AckEvM, AckReqM, CplM, CtxPortM, DmaWrM, RingPortM, RxCheckM, StreamS};
+use ingress::Ingress;
+use mover::Mover;
+use responder::Responder;
+use rnic_abi::params::{self, BuildParams};
+use rust_hdl::prelude::*;
+
+/// Largest frame: Eth + IPv4 + UDP + BTH + RETH + ImmDt (78 with margin) + 4096 + ICRC.
+pub const MAX_FRAME_BYTES: usize = 4096 + 78 + 4;
+/// Beats of the largest frame.
+pub const MAX_BEATS: usize = MAX_FRAME_BYTES.div_ceil(64);
+/// Packet buffer address bits (beats).
+pub const BUF_BITS: usize = 8;
+/// Packet buffer size in 64-byte beats (16 KiB: 3 maximum frames).
+pub const BUF_BEATS: usize = 1 << BUF_BITS;
+/// Header FIFO address bits.
+pub(crate) const HQ_BITS: usize = 4;
+/// Frames waiting between the checks and the responder.
+pub const FIFO_DEPTH: usize = 1 << HQ_BITS;
+/// Bits of a packet-buffer pointer (one more than the address: full vs empty).
+pub const PTR_BITS: usize = BUF_BITS + 1;
+
+const _: () = assert!(BUF_BEATS >= 2 * MAX_BEATS);
+
+/// Head of the header FIFO (ingress -> responder): one received frame's parsed header, its
+/// verdict and where it lies in the packet buffer. `valid` = the FIFO is not empty; `pop`
+/// takes the entry (the responder is done with the frame).
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "RxHdrS"]
+pub struct RxHdrM {
+    pub valid: Signal<Out, Bit>,
+    pub pop: Signal<In, Bit>,
+    /// RETH virtual address, rkey, DMA length.
+    pub va: Signal<Out, Bits<64>>,
+    pub rkey: Signal<Out, Bits<32>>,
+    pub rlen: Signal<Out, Bits<32>>,
+    /// ImmDt.
+    pub imm: Signal<Out, Bits<32>>,
+    /// BTH fields.
+    pub psn: Signal<Out, Bits<24>>,
+    pub opcode: Signal<Out, Bits<8>>,
+    pub qpn: Signal<Out, Bits<24>>,
+    pub pad: Signal<Out, Bits<2>>,
+    pub ackreq: Signal<Out, Bit>,
+    /// AETH syndrome and MSN (ACKNOWLEDGE frames).
+    pub syndrome: Signal<Out, Bits<8>>,
+    pub aeth_msn: Signal<Out, Bits<24>>,
+    /// The verdict: parser drop, ICRC bad, too long or MAC error.
+    pub drop: Signal<Out, Bit>,
+    /// Payload offset in the frame and payload length (with the pad).
+    pub pay_off: Signal<Out, Bits<16>>,
+    pub pay_len: Signal<Out, Bits<16>>,
+    /// The frame's first beat in the packet buffer, and the pointer after its last beat.
+    pub buf_start: Signal<Out, Bits<PTR_BITS>>,
+    pub buf_end: Signal<Out, Bits<PTR_BITS>>,
+}
+
+/// Head of the header FIFO, responder side.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "RxHdrM"]
+pub struct RxHdrS {
+    pub valid: Signal<In, Bit>,
+    pub pop: Signal<Out, Bit>,
+    pub va: Signal<In, Bits<64>>,
+    pub rkey: Signal<In, Bits<32>>,
+    pub rlen: Signal<In, Bits<32>>,
+    pub imm: Signal<In, Bits<32>>,
+    pub psn: Signal<In, Bits<24>>,
+    pub opcode: Signal<In, Bits<8>>,
+    pub qpn: Signal<In, Bits<24>>,
+    pub pad: Signal<In, Bits<2>>,
+    pub ackreq: Signal<In, Bit>,
+    pub syndrome: Signal<In, Bits<8>>,
+    pub aeth_msn: Signal<In, Bits<24>>,
+    pub drop: Signal<In, Bit>,
+    pub pay_off: Signal<In, Bits<16>>,
+    pub pay_len: Signal<In, Bits<16>>,
+    pub buf_start: Signal<In, Bits<PTR_BITS>>,
+    pub buf_end: Signal<In, Bits<PTR_BITS>>,
+}
+
+/// A mover job (responder -> mover): copy `beats` beats of payload from buffer beat `first`,
+/// shifted by payload-offset class `shift` (0..3: 54, 58, 70, 74 bytes), then free the buffer
+/// up to `end`. `beats` = 0: only free. `push` is taken when `full` is low.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "MoveJobS"]
+pub struct MoveJobM {
+    pub push: Signal<Out, Bit>,
+    pub full: Signal<In, Bit>,
+    pub first: Signal<Out, Bits<BUF_BITS>>,
+    pub beats: Signal<Out, Bits<7>>,
+    pub shift: Signal<Out, Bits<2>>,
+    pub end: Signal<Out, Bits<PTR_BITS>>,
+}
+
+/// A mover job, mover side.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "MoveJobM"]
+pub struct MoveJobS {
+    pub push: Signal<In, Bit>,
+    pub full: Signal<Out, Bit>,
+    pub first: Signal<In, Bits<BUF_BITS>>,
+    pub beats: Signal<In, Bits<7>>,
+    pub shift: Signal<In, Bits<2>>,
+    pub end: Signal<In, Bits<PTR_BITS>>,
+}
+
+/// Read port of the packet buffer (mover -> ingress): `data` is the beat at the `addr` of the
+/// previous cycle (registered RAM read).
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "PktBufRdS"]
+pub struct PktBufRdM {
+    pub addr: Signal<Out, Bits<BUF_BITS>>,
+    pub data: Signal<In, Bits<512>>,
+}
+
+/// Read port of the packet buffer, buffer side.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "PktBufRdM"]
+pub struct PktBufRdS {
+    pub addr: Signal<In, Bits<BUF_BITS>>,
+    pub data: Signal<Out, Bits<512>>,
+}
+
+/// The block: see the module documentation.
+#[derive(LogicBlock)]
+pub struct RxResp {
+    pub clock: Signal<In, Clock>,
+    pub rst: Signal<In, Bit>,
+    pub rx: StreamS,
+    pub ctx: CtxPortM,
+    pub ring: RingPortM,
+    pub wr: DmaWrM,
+    pub cpl: CplM,
+    pub ack: AckReqM,
+    pub ackev: AckEvM,
+    /// Every received frame's parser + ICRC result (to `rxstat`).
+    pub chk: RxCheckM,
+    pub cnt_rx_req: Signal<Out, Bits<32>>,
+    pub cnt_rx_dup: Signal<Out, Bits<32>>,
+    pub cnt_nak_seq: Signal<Out, Bits<32>>,
+    pub cnt_nak_acc: Signal<Out, Bits<32>>,
+    pub cnt_nak_inv: Signal<Out, Bits<32>>,
+    pub cnt_nak_rnr: Signal<Out, Bits<32>>,
+    pub cnt_drop_qp: Signal<Out, Bits<32>>,
+    pub cnt_drop_opcode: Signal<Out, Bits<32>>,
+    pub cnt_drop_icrc: Signal<Out, Bits<32>>,
+    pub cnt_drop_parse: Signal<Out, Bits<32>>,
+    /// Frames dropped whole at their first beat because the packet buffer or FIFO was full.
+    pub cnt_drop_buf: Signal<Out, Bits<32>>,
+    ingress: Ingress,
+    resp: Responder,
+    mover: Mover,
+}
+
+impl RxResp {
+    pub fn new(p: &BuildParams) -> Self {
+        RxResp {
+            clock: Default::default(),
+            rst: Default::default(),
+            rx: Default::default(),
+            ctx: Default::default(),
+            ring: Default::default(),
+            wr: Default::default(),
+            cpl: Default::default(),
+            ack: Default::default(),
+            ackev: Default::default(),
+            chk: Default::default(),
+            cnt_rx_req: Default::default(),
+            cnt_rx_dup: Default::default(),
+            cnt_nak_seq: Default::default(),
+            cnt_nak_acc: Default::default(),
+            cnt_nak_inv: Default::default(),
+            cnt_nak_rnr: Default::default(),
+            cnt_drop_qp: Default::default(),
+            cnt_drop_opcode: Default::default(),
+            cnt_drop_icrc: Default::default(),
+            cnt_drop_parse: Default::default(),
+            cnt_drop_buf: Default::default(),
+            ingress: Ingress::new(),
+            resp: Responder::new(p),
+            mover: Mover::new(),
+        }
+    }
+}
+
+impl Default for RxResp {
+    fn default() -> Self {
+        Self::new(&params::DEFAULT)
+    }
+}
+
+impl Logic for RxResp {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.ingress.clock.next = self.clock.val();
+        self.resp.clock.next = self.clock.val();
+        self.mover.clock.next = self.clock.val();
+        self.ingress.rst.next = self.rst.val();
+        self.resp.rst.next = self.rst.val();
+        self.mover.rst.next = self.rst.val();
+        // frames in; the responder's requests out
+        StreamS::link(&mut self.rx, &mut self.ingress.rx);
+        RxCheckM::link(&mut self.chk, &mut self.ingress.chk);
+        CtxPortM::link(&mut self.ctx, &mut self.resp.ctx);
+        RingPortM::link(&mut self.ring, &mut self.resp.ring);
+        CplM::link(&mut self.cpl, &mut self.resp.cpl);
+        AckReqM::link(&mut self.ack, &mut self.resp.ack);
+        AckEvM::link(&mut self.ackev, &mut self.resp.ackev);
+        // between the three parts
+        RxHdrM::join(&mut self.ingress.head, &mut self.resp.head);
+        MoveJobM::join(&mut self.resp.job, &mut self.mover.job);
+        PktBufRdM::join(&mut self.mover.buf, &mut self.ingress.buf);
+        self.ingress.free_ptr.next = self.mover.free_ptr.val();
+        // the DMA write client: commands from the responder, data from the mover
+        self.wr.cmd_valid.next = self.resp.cmd_valid.val();
+        self.wr.cmd_addr.next = self.resp.cmd_addr.val();
+        self.wr.cmd_len.next = self.resp.cmd_len.val();
+        self.resp.cmd_ready.next = self.wr.cmd_ready.val();
+        self.wr.dat_valid.next = self.mover.dat_valid.val();
+        self.wr.dat_data.next = self.mover.dat_data.val();
+        self.wr.dat_last.next = self.mover.dat_last.val();
+        self.mover.dat_ready.next = self.wr.dat_ready.val();
+        // counters
+        self.cnt_rx_req.next = self.resp.cnt_rx_req.val();
+        self.cnt_rx_dup.next = self.resp.cnt_rx_dup.val();
+        self.cnt_nak_seq.next = self.resp.cnt_nak_seq.val();
+        self.cnt_nak_acc.next = self.resp.cnt_nak_acc.val();
+        self.cnt_nak_inv.next = self.resp.cnt_nak_inv.val();
+        self.cnt_nak_rnr.next = self.resp.cnt_nak_rnr.val();
+        self.cnt_drop_qp.next = self.resp.cnt_drop_qp.val();
+        self.cnt_drop_opcode.next = self.resp.cnt_drop_opcode.val();
+        self.cnt_drop_icrc.next = self.ingress.cnt_drop_icrc.val();
+        self.cnt_drop_parse.next = self.ingress.cnt_drop_parse.val();
+        self.cnt_drop_buf.next = self.ingress.cnt_drop_buf.val();
+    }
+}

@@ -1,0 +1,939 @@
+//! Responder of [`super::RxResp`]: the dispatcher and RC responder FSM, one frame at a time
+//! from the head of the header FIFO (see the module documentation of `rx::rxresp`): QP context,
+//! RQ state, receive WQE and MR reads, the checks, then the DMA write command, completion,
+//! ACK/NAK, `RqState` write-back and the mover job, in parallel.
+
+use super::{BUF_BITS, MoveJobM, RxHdrS};
+use crate::common::bus::{
+    AckEvM, AckReqM, CTX_ADDR_BITS, CplM, CtxPortM, RING_SLOT_BITS, RingPortM,
+};
+use crate::net::mac::MacOrder;
+use crate::rx::rxparse;
+use rnic_abi::params::BuildParams;
+use rnic_abi::queue::{
+    MrEntry, QpContext, RqState, Wqe, access, aeth, cqe_flag, qp_state, rqs_flag, wc_op, wc_status,
+};
+use rnic_abi::roce::{self, opcode};
+use rust_hdl::prelude::*;
+
+#[derive(Copy, Clone, Debug, PartialEq, LogicState)]
+pub enum St {
+    Idle,
+    QpRd,
+    RqsRd,
+    WaitCtx,
+    Decide,
+    WqeRd,
+    WqeWait,
+    MrRd,
+    MrWait,
+    Check,
+    Emit,
+}
+
+fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
+    Constant::new(v.into())
+}
+fn qf(name: &str) -> Constant<Bits<10>> {
+    k(QpContext::field(name)
+        .expect("QpContext field")
+        .bit_offset() as u64)
+}
+fn sf(name: &str) -> Constant<Bits<10>> {
+    k(RqState::field(name).expect("RqState field").bit_offset() as u64)
+}
+fn mf(name: &str) -> Constant<Bits<10>> {
+    k(MrEntry::field(name).expect("MrEntry field").bit_offset() as u64)
+}
+fn wf(name: &str) -> Constant<Bits<10>> {
+    k(Wqe::field(name).expect("Wqe field").bit_offset() as u64)
+}
+/// Byte-enable mask of the `RqState` fields the responder owns (everything but `rq_pi` and the
+/// reserved words).
+fn rqs_wbe() -> u64 {
+    let mut m = 0u64;
+    for f in RqState::FIELDS {
+        if f.name == "rq_pi" || f.name.starts_with("reserved") {
+            continue;
+        }
+        for b in 0..f.bits / 8 {
+            m |= 1 << (f.offset + b);
+        }
+    }
+    m
+}
+
+#[derive(LogicBlock)]
+pub struct Responder {
+    pub clock: Signal<In, Clock>,
+    pub rst: Signal<In, Bit>,
+    pub ctx: CtxPortM,
+    pub ring: RingPortM,
+    pub cpl: CplM,
+    pub ack: AckReqM,
+    pub ackev: AckEvM,
+    /// Head of the header FIFO (the frame being worked on).
+    pub head: RxHdrS,
+    /// Jobs for the payload mover.
+    pub job: MoveJobM,
+    /// DMA write commands (the `cmd_*` half of the `DmaWrM` client; the mover sends the data).
+    pub cmd_valid: Signal<Out, Bit>,
+    pub cmd_ready: Signal<In, Bit>,
+    pub cmd_addr: Signal<Out, Bits<64>>,
+    pub cmd_len: Signal<Out, Bits<14>>,
+    dmac_order: MacOrder,
+    smac_order: MacOrder,
+    pub cnt_rx_req: Signal<Out, Bits<32>>,
+    pub cnt_rx_dup: Signal<Out, Bits<32>>,
+    pub cnt_nak_seq: Signal<Out, Bits<32>>,
+    pub cnt_nak_acc: Signal<Out, Bits<32>>,
+    pub cnt_nak_inv: Signal<Out, Bits<32>>,
+    pub cnt_nak_rnr: Signal<Out, Bits<32>>,
+    pub cnt_drop_qp: Signal<Out, Bits<32>>,
+    pub cnt_drop_opcode: Signal<Out, Bits<32>>,
+    // ---- constants
+    k_nqp: Constant<Bits<24>>,
+    k_nmr: Constant<Bits<24>>,
+    k_rqs_base: Constant<Bits<CTX_ADDR_BITS>>,
+    k_mr_base: Constant<Bits<CTX_ADDR_BITS>>,
+    k_rq_slot0: Constant<Bits<RING_SLOT_BITS>>,
+    k_rq_shift: Constant<Bits<5>>,
+    k_rq_mask: Constant<Bits<16>>,
+    k_rqs_wbe: Constant<Bits<64>>,
+    k_po: [Constant<Bits<16>>; 4],
+    k_op_sf: Constant<Bits<8>>,
+    k_op_sm: Constant<Bits<8>>,
+    k_op_sl: Constant<Bits<8>>,
+    k_op_sli: Constant<Bits<8>>,
+    k_op_so: Constant<Bits<8>>,
+    k_op_soi: Constant<Bits<8>>,
+    k_op_wf: Constant<Bits<8>>,
+    k_op_wm: Constant<Bits<8>>,
+    k_op_wl: Constant<Bits<8>>,
+    k_op_wli: Constant<Bits<8>>,
+    k_op_wo: Constant<Bits<8>>,
+    k_op_woi: Constant<Bits<8>>,
+    k_op_ack: Constant<Bits<8>>,
+    k_rtr: Constant<Bits<8>>,
+    k_rts: Constant<Bits<8>>,
+    k_acc_rw: Constant<Bits<32>>,
+    k_acc_lw: Constant<Bits<32>>,
+    k_f_send: Constant<Bits<8>>,
+    k_f_write: Constant<Bits<8>>,
+    k_f_nak: Constant<Bits<8>>,
+    k_f_bad: Constant<Bits<8>>,
+    k_syn_ack: Constant<Bits<8>>,
+    k_syn_rnr: Constant<Bits<8>>,
+    k_syn_seq: Constant<Bits<8>>,
+    k_syn_inv: Constant<Bits<8>>,
+    k_syn_acc: Constant<Bits<8>>,
+    k_ws_ok: Constant<Bits<8>>,
+    k_ws_len: Constant<Bits<8>>,
+    k_ws_prot: Constant<Bits<8>>,
+    k_wo_recv: Constant<Bits<8>>,
+    k_wo_imm: Constant<Bits<8>>,
+    k_cf_imm: Constant<Bits<8>>,
+    // record field bit offsets (from the ABI FIELDS tables)
+    o_q_state: Constant<Bits<10>>,
+    o_q_access: Constant<Bits<10>>,
+    o_q_rqpn: Constant<Bits<10>>,
+    o_q_dmac: Constant<Bits<10>>,
+    o_q_sport: Constant<Bits<10>>,
+    o_q_dip: Constant<Bits<10>>,
+    o_q_sip: Constant<Bits<10>>,
+    o_q_pd: Constant<Bits<10>>,
+    o_q_rcqn: Constant<Bits<10>>,
+    o_q_smac: Constant<Bits<10>>,
+    o_s_psn: Constant<Bits<10>>,
+    o_s_msn: Constant<Bits<10>>,
+    o_s_pi: Constant<Bits<10>>,
+    o_s_ci: Constant<Bits<10>>,
+    o_s_flags: Constant<Bits<10>>,
+    o_s_va: Constant<Bits<10>>,
+    o_s_rkey: Constant<Bits<10>>,
+    o_s_left: Constant<Bits<10>>,
+    o_s_off: Constant<Bits<10>>,
+    o_m_key: Constant<Bits<10>>,
+    o_m_pd: Constant<Bits<10>>,
+    o_m_iova: Constant<Bits<10>>,
+    o_m_len: Constant<Bits<10>>,
+    o_m_access: Constant<Bits<10>>,
+    o_m_flags: Constant<Bits<10>>,
+    o_w_len: Constant<Bits<10>>,
+    o_w_wrid: Constant<Bits<10>>,
+    o_w_addr: Constant<Bits<10>>,
+    o_w_lkey: Constant<Bits<10>>,
+    mv_first: Signal<Local, Bits<9>>,
+    capture_ctx: Signal<Local, Bit>,
+    // ---- head of the header FIFO, decoded
+    pay: Signal<Local, Bits<16>>,
+    is_send: Signal<Local, Bit>,
+    is_write: Signal<Local, Bit>,
+    is_first: Signal<Local, Bit>,
+    is_mid: Signal<Local, Bit>,
+    is_last: Signal<Local, Bit>,
+    is_only: Signal<Local, Bit>,
+    has_imm: Signal<Local, Bit>,
+    has_reth: Signal<Local, Bit>,
+    need_wqe: Signal<Local, Bit>,
+    qpn_ok: Signal<Local, Bit>,
+    // ---- record fields
+    q_state: Signal<Local, Bits<8>>,
+    q_access: Signal<Local, Bits<8>>,
+    q_rqpn: Signal<Local, Bits<24>>,
+    q_pd: Signal<Local, Bits<32>>,
+    q_rcqn: Signal<Local, Bits<16>>,
+    s_psn: Signal<Local, Bits<24>>,
+    s_msn: Signal<Local, Bits<24>>,
+    s_pi: Signal<Local, Bits<16>>,
+    s_ci: Signal<Local, Bits<16>>,
+    s_flags: Signal<Local, Bits<8>>,
+    s_va: Signal<Local, Bits<64>>,
+    s_left: Signal<Local, Bits<32>>,
+    s_off: Signal<Local, Bits<32>>,
+    m_key: Signal<Local, Bits<32>>,
+    m_pd: Signal<Local, Bits<32>>,
+    m_iova: Signal<Local, Bits<64>>,
+    m_len: Signal<Local, Bits<64>>,
+    m_access: Signal<Local, Bits<32>>,
+    m_flags: Signal<Local, Bits<32>>,
+    w_len: Signal<Local, Bits<32>>,
+    w_addr: Signal<Local, Bits<64>>,
+    w_lkey: Signal<Local, Bits<32>>,
+    psn_diff: Signal<Local, Bits<24>>,
+    seq_ok: Signal<Local, Bit>,
+    key: Signal<Local, Bits<32>>,
+    mr_idx: Signal<Local, Bits<24>>,
+    need_acc: Signal<Local, Bits<32>>,
+    r_addr: Signal<Local, Bits<64>>,
+    r_len: Signal<Local, Bits<64>>,
+    r_off: Signal<Local, Bits<64>>,
+    mr_ok: Signal<Local, Bit>,
+    pay32: Signal<Local, Bits<32>>,
+    off_after: Signal<Local, Bits<32>>,
+    pay_beats: Signal<Local, Bits<16>>,
+    pay_shift: Signal<Local, Bits<2>>,
+    // ---- responder FSM
+    st: DFF<St>,
+    rd_cnt: DFF<Bits<2>>,
+    qp: DFF<Bits<512>>,
+    rqs: DFF<Bits<512>>,
+    mr: DFF<Bits<512>>,
+    wqe: DFF<Bits<512>>,
+    pend_cmd: DFF<Bit>,
+    pend_cpl: DFF<Bit>,
+    pend_ack: DFF<Bit>,
+    pend_wr: DFF<Bit>,
+    pend_job: DFF<Bit>,
+    pend_aev: DFF<Bit>,
+    resp_syn: DFF<Bits<8>>,
+    resp_psn: DFF<Bits<24>>,
+    cqe_status: DFF<Bits<8>>,
+    cqe_op: DFF<Bits<8>>,
+    cqe_flags: DFF<Bits<8>>,
+    cqe_len: DFF<Bits<32>>,
+    dma_addr: DFF<Bits<64>>,
+    dma_len: DFF<Bits<14>>,
+    mv_beats: DFF<Bits<7>>,
+    next_psn: DFF<Bits<24>>,
+    next_msn: DFF<Bits<24>>,
+    next_ci: DFF<Bits<16>>,
+    next_flags: DFF<Bits<8>>,
+    next_va: DFF<Bits<64>>,
+    next_rkey: DFF<Bits<32>>,
+    next_left: DFF<Bits<32>>,
+    next_off: DFF<Bits<32>>,
+    // ---- counters
+    ct_rx_req: DFF<Bits<32>>,
+    ct_rx_dup: DFF<Bits<32>>,
+    ct_nak_seq: DFF<Bits<32>>,
+    ct_nak_acc: DFF<Bits<32>>,
+    ct_nak_inv: DFF<Bits<32>>,
+    ct_nak_rnr: DFF<Bits<32>>,
+    ct_drop_qp: DFF<Bits<32>>,
+    ct_drop_op: DFF<Bits<32>>,
+}
+
+impl Responder {
+    pub fn new(p: &BuildParams) -> Self {
+        let ext = rxparse::EXT_OFF as u64;
+        let po = [
+            ext,
+            ext + roce::IMMDT_BYTES as u64,
+            ext + roce::RETH_BYTES as u64,
+            ext + (roce::RETH_BYTES + roce::IMMDT_BYTES) as u64,
+        ];
+        let rq_shift = p.rq_depth.trailing_zeros() as u64;
+        Responder {
+            clock: Default::default(),
+            rst: Default::default(),
+            ctx: Default::default(),
+            ring: Default::default(),
+            cpl: Default::default(),
+            ack: Default::default(),
+            ackev: Default::default(),
+            head: Default::default(),
+            job: Default::default(),
+            cmd_valid: Default::default(),
+            cmd_ready: Default::default(),
+            cmd_addr: Default::default(),
+            cmd_len: Default::default(),
+            dmac_order: Default::default(),
+            smac_order: Default::default(),
+            cnt_rx_req: Default::default(),
+            cnt_rx_dup: Default::default(),
+            cnt_nak_seq: Default::default(),
+            cnt_nak_acc: Default::default(),
+            cnt_nak_inv: Default::default(),
+            cnt_nak_rnr: Default::default(),
+            cnt_drop_qp: Default::default(),
+            cnt_drop_opcode: Default::default(),
+            k_nqp: k(p.num_qps as u64),
+            k_nmr: k(p.num_mrs as u64),
+            k_rqs_base: k(p.ctx_base(3) as u64),
+            k_mr_base: k(p.ctx_base(2) as u64),
+            k_rq_slot0: k((p.rq_slot(0, 0) / rnic_abi::WQE_BYTES as u32) as u64),
+            k_rq_shift: k(rq_shift),
+            k_rq_mask: k(p.rq_depth as u64 - 1),
+            k_rqs_wbe: k(rqs_wbe()),
+            k_po: po.map(k),
+            k_op_sf: k(opcode::SEND_FIRST as u64),
+            k_op_sm: k(opcode::SEND_MIDDLE as u64),
+            k_op_sl: k(opcode::SEND_LAST as u64),
+            k_op_sli: k(opcode::SEND_LAST_IMM as u64),
+            k_op_so: k(opcode::SEND_ONLY as u64),
+            k_op_soi: k(opcode::SEND_ONLY_IMM as u64),
+            k_op_wf: k(opcode::WRITE_FIRST as u64),
+            k_op_wm: k(opcode::WRITE_MIDDLE as u64),
+            k_op_wl: k(opcode::WRITE_LAST as u64),
+            k_op_wli: k(opcode::WRITE_LAST_IMM as u64),
+            k_op_wo: k(opcode::WRITE_ONLY as u64),
+            k_op_woi: k(opcode::WRITE_ONLY_IMM as u64),
+            k_op_ack: k(opcode::ACKNOWLEDGE as u64),
+            k_rtr: k(qp_state::RTR as u64),
+            k_rts: k(qp_state::RTS as u64),
+            k_acc_rw: k(access::REMOTE_WRITE as u64),
+            k_acc_lw: k(access::LOCAL_WRITE as u64),
+            k_f_send: k(rqs_flag::IN_SEND as u64),
+            k_f_write: k(rqs_flag::IN_WRITE as u64),
+            k_f_nak: k(rqs_flag::NAK_SENT as u64),
+            k_f_bad: k(rqs_flag::WRITE_BAD as u64),
+            k_syn_ack: k(aeth::ACK as u64),
+            k_syn_rnr: k(aeth::RNR_NAK as u64),
+            k_syn_seq: k(aeth::NAK_PSN_SEQ_ERR as u64),
+            k_syn_inv: k(aeth::NAK_INV_REQ as u64),
+            k_syn_acc: k(aeth::NAK_REM_ACCESS as u64),
+            k_ws_ok: k(wc_status::SUCCESS as u64),
+            k_ws_len: k(wc_status::LOC_LEN_ERR as u64),
+            k_ws_prot: k(wc_status::LOC_PROT_ERR as u64),
+            k_wo_recv: k(wc_op::RECV as u64),
+            k_wo_imm: k(wc_op::RECV_RDMA_WITH_IMM as u64),
+            k_cf_imm: k(cqe_flag::WITH_IMM as u64),
+            o_q_state: qf("state"),
+            o_q_access: qf("access"),
+            o_q_rqpn: qf("remote_qpn"),
+            o_q_dmac: qf("dest_mac"),
+            o_q_sport: qf("udp_sport"),
+            o_q_dip: qf("dest_ip"),
+            o_q_sip: qf("src_ip"),
+            o_q_pd: qf("pd"),
+            o_q_rcqn: qf("recv_cqn"),
+            o_q_smac: qf("src_mac"),
+            o_s_psn: sf("rq_psn"),
+            o_s_msn: sf("msn"),
+            o_s_pi: sf("rq_pi"),
+            o_s_ci: sf("rq_ci"),
+            o_s_flags: sf("flags"),
+            o_s_va: sf("wr_va"),
+            o_s_rkey: sf("wr_rkey"),
+            o_s_left: sf("wr_left"),
+            o_s_off: sf("recv_off"),
+            o_m_key: mf("key"),
+            o_m_pd: mf("pd"),
+            o_m_iova: mf("iova"),
+            o_m_len: mf("length"),
+            o_m_access: mf("access"),
+            o_m_flags: mf("flags"),
+            o_w_len: wf("length"),
+            o_w_wrid: wf("wr_id"),
+            o_w_addr: wf("local_addr"),
+            o_w_lkey: wf("lkey"),
+            mv_first: Default::default(),
+            capture_ctx: Default::default(),
+            pay: Default::default(),
+            is_send: Default::default(),
+            is_write: Default::default(),
+            is_first: Default::default(),
+            is_mid: Default::default(),
+            is_last: Default::default(),
+            is_only: Default::default(),
+            has_imm: Default::default(),
+            has_reth: Default::default(),
+            need_wqe: Default::default(),
+            qpn_ok: Default::default(),
+            q_state: Default::default(),
+            q_access: Default::default(),
+            q_rqpn: Default::default(),
+            q_pd: Default::default(),
+            q_rcqn: Default::default(),
+            s_psn: Default::default(),
+            s_msn: Default::default(),
+            s_pi: Default::default(),
+            s_ci: Default::default(),
+            s_flags: Default::default(),
+            s_va: Default::default(),
+            s_left: Default::default(),
+            s_off: Default::default(),
+            m_key: Default::default(),
+            m_pd: Default::default(),
+            m_iova: Default::default(),
+            m_len: Default::default(),
+            m_access: Default::default(),
+            m_flags: Default::default(),
+            w_len: Default::default(),
+            w_addr: Default::default(),
+            w_lkey: Default::default(),
+            psn_diff: Default::default(),
+            seq_ok: Default::default(),
+            key: Default::default(),
+            mr_idx: Default::default(),
+            need_acc: Default::default(),
+            r_addr: Default::default(),
+            r_len: Default::default(),
+            r_off: Default::default(),
+            mr_ok: Default::default(),
+            pay32: Default::default(),
+            off_after: Default::default(),
+            pay_beats: Default::default(),
+            pay_shift: Default::default(),
+            st: Default::default(),
+            rd_cnt: Default::default(),
+            qp: Default::default(),
+            rqs: Default::default(),
+            mr: Default::default(),
+            wqe: Default::default(),
+            pend_cmd: Default::default(),
+            pend_cpl: Default::default(),
+            pend_ack: Default::default(),
+            pend_wr: Default::default(),
+            pend_job: Default::default(),
+            pend_aev: Default::default(),
+            resp_syn: Default::default(),
+            resp_psn: Default::default(),
+            cqe_status: Default::default(),
+            cqe_op: Default::default(),
+            cqe_flags: Default::default(),
+            cqe_len: Default::default(),
+            dma_addr: Default::default(),
+            dma_len: Default::default(),
+            mv_beats: Default::default(),
+            next_psn: Default::default(),
+            next_msn: Default::default(),
+            next_ci: Default::default(),
+            next_flags: Default::default(),
+            next_va: Default::default(),
+            next_rkey: Default::default(),
+            next_left: Default::default(),
+            next_off: Default::default(),
+            ct_rx_req: Default::default(),
+            ct_rx_dup: Default::default(),
+            ct_nak_seq: Default::default(),
+            ct_nak_acc: Default::default(),
+            ct_nak_inv: Default::default(),
+            ct_nak_rnr: Default::default(),
+            ct_drop_qp: Default::default(),
+            ct_drop_op: Default::default(),
+        }
+    }
+}
+
+impl Logic for Responder {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, st, rd_cnt, qp, rqs, mr, wqe, pend_cmd, pend_cpl, pend_ack, pend_wr,
+            pend_job, pend_aev, resp_syn, resp_psn, cqe_status, cqe_op, cqe_flags, cqe_len,
+            dma_addr, dma_len, mv_beats, next_psn, next_msn, next_ci, next_flags, next_va,
+            next_rkey, next_left, next_off, ct_rx_req, ct_rx_dup, ct_nak_seq, ct_nak_acc,
+            ct_nak_inv, ct_nak_rnr, ct_drop_qp, ct_drop_op
+        );
+        // =========================================================== head fields
+        self.pay.next = self.head.pay_len.val() - bit_cast::<16, 2>(self.head.pad.val());
+        self.pay32.next = bit_cast::<32, 16>(self.pay.val());
+        self.is_first.next = self.head.opcode.val() == self.k_op_sf.val()
+            || self.head.opcode.val() == self.k_op_wf.val();
+        self.is_mid.next = self.head.opcode.val() == self.k_op_sm.val()
+            || self.head.opcode.val() == self.k_op_wm.val();
+        self.is_last.next = self.head.opcode.val() == self.k_op_sl.val()
+            || self.head.opcode.val() == self.k_op_sli.val()
+            || self.head.opcode.val() == self.k_op_wl.val()
+            || self.head.opcode.val() == self.k_op_wli.val();
+        self.is_only.next = self.head.opcode.val() == self.k_op_so.val()
+            || self.head.opcode.val() == self.k_op_soi.val()
+            || self.head.opcode.val() == self.k_op_wo.val()
+            || self.head.opcode.val() == self.k_op_woi.val();
+        self.has_imm.next = self.head.opcode.val() == self.k_op_sli.val()
+            || self.head.opcode.val() == self.k_op_soi.val()
+            || self.head.opcode.val() == self.k_op_wli.val()
+            || self.head.opcode.val() == self.k_op_woi.val();
+        self.is_send.next = self.head.opcode.val() <= self.k_op_soi.val();
+        self.is_write.next = self.head.opcode.val() >= self.k_op_wf.val()
+            && self.head.opcode.val() <= self.k_op_woi.val();
+        self.has_reth.next = self.is_write.val() && (self.is_first.val() || self.is_only.val());
+        self.need_wqe.next = self.is_send.val() || (self.is_write.val() && self.has_imm.val());
+        self.qpn_ok.next = self.head.qpn.val() < self.k_nqp.val();
+        // payload offset -> shift select; beats of payload
+        self.pay_shift.next = 0.into();
+        if self.head.pay_off.val() == self.k_po[1].val() {
+            self.pay_shift.next = 1.into();
+        }
+        if self.head.pay_off.val() == self.k_po[2].val() {
+            self.pay_shift.next = 2.into();
+        }
+        if self.head.pay_off.val() == self.k_po[3].val() {
+            self.pay_shift.next = 3.into();
+        }
+        self.pay_beats.next = (self.pay.val() + 63) >> 6;
+
+        // =========================================================== record fields
+        self.q_state.next = self.qp.q.val().get_bits::<8>(self.o_q_state.val().index());
+        self.q_access.next = self.qp.q.val().get_bits::<8>(self.o_q_access.val().index());
+        self.q_rqpn.next = self.qp.q.val().get_bits::<24>(self.o_q_rqpn.val().index());
+        self.q_pd.next = self.qp.q.val().get_bits::<32>(self.o_q_pd.val().index());
+        self.q_rcqn.next = self.qp.q.val().get_bits::<16>(self.o_q_rcqn.val().index());
+        self.s_psn.next = self.rqs.q.val().get_bits::<24>(self.o_s_psn.val().index());
+        self.s_msn.next = self.rqs.q.val().get_bits::<24>(self.o_s_msn.val().index());
+        self.s_pi.next = self.rqs.q.val().get_bits::<16>(self.o_s_pi.val().index());
+        self.s_ci.next = self.rqs.q.val().get_bits::<16>(self.o_s_ci.val().index());
+        self.s_flags.next = self.rqs.q.val().get_bits::<8>(self.o_s_flags.val().index());
+        self.s_va.next = self.rqs.q.val().get_bits::<64>(self.o_s_va.val().index());
+        self.s_left.next = self.rqs.q.val().get_bits::<32>(self.o_s_left.val().index());
+        self.s_off.next = self.rqs.q.val().get_bits::<32>(self.o_s_off.val().index());
+        self.m_key.next = self.mr.q.val().get_bits::<32>(self.o_m_key.val().index());
+        self.m_pd.next = self.mr.q.val().get_bits::<32>(self.o_m_pd.val().index());
+        self.m_iova.next = self.mr.q.val().get_bits::<64>(self.o_m_iova.val().index());
+        self.m_len.next = self.mr.q.val().get_bits::<64>(self.o_m_len.val().index());
+        self.m_access.next = self
+            .mr
+            .q
+            .val()
+            .get_bits::<32>(self.o_m_access.val().index());
+        self.m_flags.next = self.mr.q.val().get_bits::<32>(self.o_m_flags.val().index());
+        self.w_len.next = self.wqe.q.val().get_bits::<32>(self.o_w_len.val().index());
+        self.w_addr.next = self.wqe.q.val().get_bits::<64>(self.o_w_addr.val().index());
+        self.w_lkey.next = self.wqe.q.val().get_bits::<32>(self.o_w_lkey.val().index());
+        // PSN position and opcode sequence
+        self.psn_diff.next = self.head.psn.val() - self.s_psn.val();
+        self.seq_ok.next = self.is_first.val() || self.is_only.val();
+        if (self.s_flags.val() & self.k_f_send.val()).any() {
+            self.seq_ok.next = self.is_send.val() && (self.is_mid.val() || self.is_last.val());
+        } else if (self.s_flags.val() & self.k_f_write.val()).any() {
+            self.seq_ok.next = self.is_write.val() && (self.is_mid.val() || self.is_last.val());
+        }
+        // MR check (WRITE: RETH against the rkey's MR; SEND: receive WQE against the lkey's)
+        self.key.next = self.w_lkey.val();
+        self.r_addr.next = self.w_addr.val();
+        self.r_len.next = bit_cast::<64, 32>(self.w_len.val());
+        self.need_acc.next = self.k_acc_lw.val();
+        if self.is_write.val() {
+            self.key.next = self.head.rkey.val();
+            self.r_addr.next = self.head.va.val();
+            self.r_len.next = bit_cast::<64, 32>(self.head.rlen.val());
+            self.need_acc.next = self.k_acc_rw.val();
+        }
+        self.mr_idx.next = bit_cast::<24, 32>(self.key.val() >> 8);
+        self.r_off.next = self.r_addr.val() - self.m_iova.val();
+        self.mr_ok.next = self.mr_idx.val() < self.k_nmr.val()
+            && self.m_flags.val().get_bit(0)
+            && self.m_key.val() == self.key.val()
+            && self.m_pd.val() == self.q_pd.val()
+            && (self.m_access.val() & self.need_acc.val()).any()
+            && self.r_addr.val() >= self.m_iova.val()
+            && self.r_off.val() <= self.m_len.val()
+            && self.r_len.val() <= self.m_len.val() - self.r_off.val();
+        self.off_after.next = self.s_off.val() + self.pay32.val();
+
+        // =========================================================== responder FSM
+        self.ctx.req.next = false;
+        self.ctx.we.next = false;
+        self.ctx.addr.next = bit_cast::<CTX_ADDR_BITS, 24>(self.head.qpn.val());
+        self.ctx.wdata.next = (bit_cast::<512, 24>(self.next_psn.q.val()) << self.o_s_psn.val())
+            | (bit_cast::<512, 24>(self.next_msn.q.val()) << self.o_s_msn.val())
+            | (bit_cast::<512, 16>(self.next_ci.q.val()) << self.o_s_ci.val())
+            | (bit_cast::<512, 8>(self.next_flags.q.val()) << self.o_s_flags.val())
+            | (bit_cast::<512, 64>(self.next_va.q.val()) << self.o_s_va.val())
+            | (bit_cast::<512, 32>(self.next_rkey.q.val()) << self.o_s_rkey.val())
+            | (bit_cast::<512, 32>(self.next_left.q.val()) << self.o_s_left.val())
+            | (bit_cast::<512, 32>(self.next_off.q.val()) << self.o_s_off.val());
+        self.ctx.wbe.next = self.k_rqs_wbe.val();
+        self.ring.req.next = false;
+        self.ring.slot.next = self.k_rq_slot0.val()
+            + (bit_cast::<RING_SLOT_BITS, 24>(self.head.qpn.val()) << self.k_rq_shift.val())
+            + bit_cast::<RING_SLOT_BITS, 16>(self.s_ci.val() & self.k_rq_mask.val());
+        self.cmd_valid.next = false;
+        self.cmd_addr.next = self.dma_addr.q.val();
+        self.cmd_len.next = self.dma_len.q.val();
+        self.cpl.valid.next = false;
+        self.cpl.cqn.next = self.q_rcqn.val();
+        self.cpl.wr_id.next = self.wqe.q.val().get_bits::<64>(self.o_w_wrid.val().index());
+        self.cpl.byte_len.next = self.cqe_len.q.val();
+        self.cpl.imm.next = self.head.imm.val();
+        self.cpl.qpn.next = self.head.qpn.val();
+        self.cpl.src_qp.next = self.q_rqpn.val();
+        self.cpl.opcode.next = self.cqe_op.q.val();
+        self.cpl.status.next = self.cqe_status.q.val();
+        self.cpl.flags.next = self.cqe_flags.q.val();
+        self.cpl.wqe_idx.next = self.s_ci.val();
+        self.ack.valid.next = false;
+        self.dmac_order.rec.next = self.qp.q.val().get_bits::<48>(self.o_q_dmac.val().index());
+        self.smac_order.rec.next = self.qp.q.val().get_bits::<48>(self.o_q_smac.val().index());
+        self.ack.dmac.next = self.dmac_order.wire_order.val();
+        self.ack.smac.next = self.smac_order.wire_order.val();
+        self.ack.sip.next = self.qp.q.val().get_bits::<32>(self.o_q_sip.val().index());
+        self.ack.dip.next = self.qp.q.val().get_bits::<32>(self.o_q_dip.val().index());
+        self.ack.sport.next = self.qp.q.val().get_bits::<16>(self.o_q_sport.val().index());
+        self.ack.dqpn.next = self.q_rqpn.val();
+        self.ack.psn.next = self.resp_psn.q.val();
+        self.ack.syndrome.next = self.resp_syn.q.val();
+        self.ack.msn.next = self.next_msn.q.val();
+        self.ackev.valid.next = false;
+        self.ackev.qpn.next = self.head.qpn.val();
+        self.ackev.psn.next = self.head.psn.val();
+        self.ackev.syndrome.next = self.head.syndrome.val();
+        self.ackev.msn.next = self.head.aeth_msn.val();
+        self.job.push.next = false;
+        self.mv_first.next =
+            self.head.buf_start.val() + bit_cast::<9, 16>(self.head.pay_off.val() >> 6);
+        self.job.first.next = self.mv_first.val().get_bits::<BUF_BITS>(0);
+        self.job.beats.next = self.mv_beats.q.val();
+        self.job.shift.next = self.pay_shift.val();
+        self.job.end.next = self.head.buf_end.val();
+        self.head.pop.next = false;
+        self.capture_ctx.next = false;
+
+        match self.st.q.val() {
+            St::Idle => {
+                self.rd_cnt.d.next = 0.into();
+                self.mv_beats.d.next = 0.into();
+                self.pend_cmd.d.next = false;
+                self.pend_cpl.d.next = false;
+                self.pend_ack.d.next = false;
+                self.pend_wr.d.next = false;
+                self.pend_aev.d.next = false;
+                self.pend_job.d.next = true;
+                if self.head.valid.val() {
+                    self.st.d.next = St::Emit;
+                    if self.head.drop.val() {
+                        // counted at the verdict
+                    } else if self.head.opcode.val() == self.k_op_ack.val() {
+                        if self.qpn_ok.val() {
+                            self.pend_aev.d.next = true;
+                        } else {
+                            self.ct_drop_qp.d.next = self.ct_drop_qp.q.val() + 1;
+                        }
+                    } else if !(self.is_send.val() || self.is_write.val()) {
+                        self.ct_drop_op.d.next = self.ct_drop_op.q.val() + 1;
+                    } else if !self.qpn_ok.val() {
+                        self.ct_drop_qp.d.next = self.ct_drop_qp.q.val() + 1;
+                    } else {
+                        self.st.d.next = St::QpRd;
+                    }
+                }
+            }
+            St::QpRd => {
+                self.ctx.req.next = true;
+                if self.ctx.gnt.val() {
+                    self.st.d.next = St::RqsRd;
+                }
+            }
+            St::RqsRd => {
+                self.capture_ctx.next = true;
+                self.ctx.req.next = true;
+                self.ctx.addr.next =
+                    bit_cast::<CTX_ADDR_BITS, 24>(self.head.qpn.val()) + self.k_rqs_base.val();
+                if self.ctx.gnt.val() {
+                    self.st.d.next = St::WaitCtx;
+                }
+            }
+            St::WaitCtx => {
+                self.capture_ctx.next = true;
+                if self.rd_cnt.q.val() == 2 {
+                    self.st.d.next = St::Decide;
+                }
+            }
+            St::Decide => {
+                self.st.d.next = St::Emit;
+                self.next_psn.d.next = self.s_psn.val();
+                self.next_msn.d.next = self.s_msn.val();
+                self.next_ci.d.next = self.s_ci.val();
+                self.next_flags.d.next = self.s_flags.val();
+                self.next_va.d.next = self.s_va.val();
+                self.next_rkey.d.next =
+                    self.rqs.q.val().get_bits::<32>(self.o_s_rkey.val().index());
+                self.next_left.d.next = self.s_left.val();
+                self.next_off.d.next = self.s_off.val();
+                self.resp_psn.d.next = self.head.psn.val();
+                if !(self.q_state.val() == self.k_rtr.val()
+                    || self.q_state.val() == self.k_rts.val())
+                {
+                    self.ct_drop_qp.d.next = self.ct_drop_qp.q.val() + 1;
+                } else if self.psn_diff.val().get_bit(23) {
+                    // duplicate
+                    self.ct_rx_dup.d.next = self.ct_rx_dup.q.val() + 1;
+                    if self.head.ackreq.val() {
+                        self.pend_ack.d.next = true;
+                        self.resp_syn.d.next = self.k_syn_ack.val();
+                        self.resp_psn.d.next = self.s_psn.val() - 1;
+                    }
+                } else if self.psn_diff.val().any() {
+                    // future PSN: one NAK until the expected PSN arrives
+                    if !(self.s_flags.val() & self.k_f_nak.val()).any() {
+                        self.ct_nak_seq.d.next = self.ct_nak_seq.q.val() + 1;
+                        self.pend_ack.d.next = true;
+                        self.resp_syn.d.next = self.k_syn_seq.val();
+                        self.resp_psn.d.next = self.s_psn.val();
+                        self.next_flags.d.next = self.s_flags.val() | self.k_f_nak.val();
+                        self.pend_wr.d.next = true;
+                    }
+                } else {
+                    self.pend_wr.d.next = true;
+                    self.next_flags.d.next = self.s_flags.val() & !self.k_f_nak.val();
+                    if !self.seq_ok.val() {
+                        self.ct_nak_inv.d.next = self.ct_nak_inv.q.val() + 1;
+                        self.pend_ack.d.next = true;
+                        self.resp_syn.d.next = self.k_syn_inv.val();
+                    } else if self.is_write.val() && (self.s_flags.val() & self.k_f_bad.val()).any()
+                    {
+                        // rest of a WRITE that failed its access check: consume
+                        self.next_psn.d.next = self.s_psn.val() + 1;
+                        if self.is_last.val() {
+                            self.next_flags.d.next = self.s_flags.val()
+                                & !(self.k_f_nak.val() | self.k_f_write.val() | self.k_f_bad.val());
+                        }
+                    } else if self.need_wqe.val() && self.s_ci.val() == self.s_pi.val() {
+                        self.ct_nak_rnr.d.next = self.ct_nak_rnr.q.val() + 1;
+                        self.pend_ack.d.next = true;
+                        self.resp_syn.d.next = self.k_syn_rnr.val();
+                    } else if self.need_wqe.val() {
+                        self.st.d.next = St::WqeRd;
+                    } else if self.has_reth.val() {
+                        self.st.d.next = St::MrRd;
+                    } else {
+                        self.st.d.next = St::Check;
+                    }
+                }
+            }
+            St::WqeRd => {
+                self.ring.req.next = true;
+                if self.ring.gnt.val() {
+                    self.st.d.next = St::WqeWait;
+                }
+            }
+            St::WqeWait => {
+                if self.ring.rvalid.val() {
+                    self.wqe.d.next = self.ring.rdata.val();
+                    if self.has_reth.val() || (self.is_send.val() && self.pay.val().any()) {
+                        self.st.d.next = St::MrRd;
+                    } else {
+                        self.st.d.next = St::Check;
+                    }
+                }
+            }
+            St::MrRd => {
+                self.ctx.req.next = true;
+                self.ctx.addr.next =
+                    bit_cast::<CTX_ADDR_BITS, 24>(self.mr_idx.val()) + self.k_mr_base.val();
+                if self.ctx.gnt.val() {
+                    self.st.d.next = St::MrWait;
+                }
+            }
+            St::MrWait => {
+                if self.ctx.rvalid.val() {
+                    self.mr.d.next = self.ctx.rdata.val();
+                    self.st.d.next = St::Check;
+                }
+            }
+            St::Check => {
+                self.st.d.next = St::Emit;
+                self.resp_psn.d.next = self.head.psn.val();
+                self.resp_syn.d.next = self.k_syn_ack.val();
+                self.cqe_status.d.next = self.k_ws_ok.val();
+                self.cqe_op.d.next = self.k_wo_recv.val();
+                self.cqe_flags.d.next = 0.into();
+                self.cqe_len.d.next = self.off_after.val();
+                self.dma_len.d.next = self.pay.val().get_bits::<14>(0);
+                if self.has_imm.val() {
+                    self.cqe_flags.d.next = self.k_cf_imm.val();
+                }
+                if self.is_write.val() {
+                    self.cqe_op.d.next = self.k_wo_imm.val();
+                }
+                if self.has_reth.val()
+                    && !((self.q_access.val().get_bits::<8>(0)
+                        & self.k_acc_rw.val().get_bits::<8>(0))
+                    .any()
+                        && self.mr_ok.val()
+                        && self.pay32.val() <= self.head.rlen.val())
+                {
+                    // WRITE FIRST/ONLY failing its access checks
+                    self.ct_nak_acc.d.next = self.ct_nak_acc.q.val() + 1;
+                    self.pend_ack.d.next = true;
+                    self.resp_syn.d.next = self.k_syn_acc.val();
+                    self.next_psn.d.next = self.s_psn.val() + 1;
+                    if self.is_first.val() {
+                        self.next_flags.d.next =
+                            self.next_flags.q.val() | self.k_f_write.val() | self.k_f_bad.val();
+                    }
+                } else if self.is_write.val()
+                    && !self.has_reth.val()
+                    && self.pay32.val() > self.s_left.val()
+                {
+                    self.ct_nak_inv.d.next = self.ct_nak_inv.q.val() + 1;
+                    self.pend_ack.d.next = true;
+                    self.resp_syn.d.next = self.k_syn_inv.val();
+                } else if self.is_send.val() && self.pay.val().any() && !self.mr_ok.val() {
+                    self.ct_nak_acc.d.next = self.ct_nak_acc.q.val() + 1;
+                    self.pend_ack.d.next = true;
+                    self.resp_syn.d.next = self.k_syn_acc.val();
+                    self.pend_cpl.d.next = true;
+                    self.cqe_status.d.next = self.k_ws_prot.val();
+                    self.cqe_len.d.next = self.s_off.val();
+                    self.next_ci.d.next = self.s_ci.val() + 1;
+                    self.next_off.d.next = 0.into();
+                    self.next_flags.d.next = self.next_flags.q.val() & !self.k_f_send.val();
+                } else if self.is_send.val() && self.off_after.val() > self.w_len.val() {
+                    self.ct_nak_inv.d.next = self.ct_nak_inv.q.val() + 1;
+                    self.pend_ack.d.next = true;
+                    self.resp_syn.d.next = self.k_syn_inv.val();
+                    self.pend_cpl.d.next = true;
+                    self.cqe_status.d.next = self.k_ws_len.val();
+                    self.cqe_len.d.next = self.s_off.val();
+                    self.next_ci.d.next = self.s_ci.val() + 1;
+                    self.next_off.d.next = 0.into();
+                    self.next_flags.d.next = self.next_flags.q.val() & !self.k_f_send.val();
+                } else {
+                    // execute
+                    self.ct_rx_req.d.next = self.ct_rx_req.q.val() + 1;
+                    self.pend_ack.d.next = self.head.ackreq.val();
+                    self.next_psn.d.next = self.s_psn.val() + 1;
+                    self.pend_cmd.d.next = self.pay.val().any();
+                    self.mv_beats.d.next = self.pay_beats.val().get_bits::<7>(0);
+                    self.next_off.d.next = self.off_after.val();
+                    if self.is_send.val() {
+                        self.dma_addr.d.next =
+                            self.w_addr.val() + bit_cast::<64, 32>(self.s_off.val());
+                        if self.is_first.val() {
+                            self.next_flags.d.next = self.next_flags.q.val() | self.k_f_send.val();
+                        }
+                    } else if self.has_reth.val() {
+                        self.dma_addr.d.next = self.head.va.val();
+                        self.next_va.d.next =
+                            self.head.va.val() + bit_cast::<64, 16>(self.pay.val());
+                        self.next_left.d.next = self.head.rlen.val() - self.pay32.val();
+                        self.next_rkey.d.next = self.head.rkey.val();
+                        self.next_off.d.next = self.pay32.val();
+                        self.cqe_len.d.next = self.pay32.val();
+                        if self.is_first.val() {
+                            self.next_flags.d.next = (self.next_flags.q.val()
+                                | self.k_f_write.val())
+                                & !self.k_f_bad.val();
+                        }
+                    } else {
+                        self.dma_addr.d.next = self.s_va.val();
+                        self.next_va.d.next = self.s_va.val() + bit_cast::<64, 16>(self.pay.val());
+                        self.next_left.d.next = self.s_left.val() - self.pay32.val();
+                    }
+                    if self.is_last.val() || self.is_only.val() {
+                        self.next_msn.d.next = self.s_msn.val() + 1;
+                        self.next_off.d.next = 0.into();
+                        self.next_flags.d.next = self.next_flags.q.val()
+                            & !(self.k_f_send.val() | self.k_f_write.val() | self.k_f_bad.val());
+                        if self.need_wqe.val() {
+                            self.pend_cpl.d.next = true;
+                            self.next_ci.d.next = self.s_ci.val() + 1;
+                        }
+                    }
+                }
+            }
+            St::Emit => {
+                self.cmd_valid.next = self.pend_cmd.q.val();
+                if self.cmd_ready.val() {
+                    self.pend_cmd.d.next = false;
+                }
+                // the completion follows its payload's DMA command
+                self.cpl.valid.next = self.pend_cpl.q.val() && !self.pend_cmd.q.val();
+                if self.cpl.ready.val() && !self.pend_cmd.q.val() {
+                    self.pend_cpl.d.next = false;
+                }
+                self.ack.valid.next = self.pend_ack.q.val();
+                if self.ack.ready.val() {
+                    self.pend_ack.d.next = false;
+                }
+                self.ackev.valid.next = self.pend_aev.q.val();
+                if self.ackev.ready.val() {
+                    self.pend_aev.d.next = false;
+                }
+                self.ctx.req.next = self.pend_wr.q.val();
+                self.ctx.we.next = true;
+                self.ctx.addr.next =
+                    bit_cast::<CTX_ADDR_BITS, 24>(self.head.qpn.val()) + self.k_rqs_base.val();
+                if self.ctx.gnt.val() {
+                    self.pend_wr.d.next = false;
+                }
+                self.job.push.next = self.pend_job.q.val() && !self.job.full.val();
+                if !self.job.full.val() {
+                    self.pend_job.d.next = false;
+                }
+                if !(self.pend_cmd.q.val()
+                    || self.pend_cpl.q.val()
+                    || self.pend_ack.q.val()
+                    || self.pend_aev.q.val()
+                    || self.pend_wr.q.val()
+                    || self.pend_job.q.val())
+                {
+                    self.head.pop.next = true;
+                    self.st.d.next = St::Idle;
+                }
+            }
+            _ => {
+                self.st.d.next = St::Idle;
+            }
+        }
+        // QP and RqState records: the first and second read data after Idle
+        if self.ctx.rvalid.val() && self.capture_ctx.val() {
+            self.rd_cnt.d.next = self.rd_cnt.q.val() + 1;
+            if self.rd_cnt.q.val() == 0 {
+                self.qp.d.next = self.ctx.rdata.val();
+            } else {
+                self.rqs.d.next = self.ctx.rdata.val();
+            }
+        }
+
+        // =========================================================== counters, reset
+        self.cnt_rx_req.next = self.ct_rx_req.q.val();
+        self.cnt_rx_dup.next = self.ct_rx_dup.q.val();
+        self.cnt_nak_seq.next = self.ct_nak_seq.q.val();
+        self.cnt_nak_acc.next = self.ct_nak_acc.q.val();
+        self.cnt_nak_inv.next = self.ct_nak_inv.q.val();
+        self.cnt_nak_rnr.next = self.ct_nak_rnr.q.val();
+        self.cnt_drop_qp.next = self.ct_drop_qp.q.val();
+        self.cnt_drop_opcode.next = self.ct_drop_op.q.val();
+        if self.rst.val() {
+            self.st.d.next = St::Idle;
+            self.pend_cmd.d.next = false;
+            self.pend_cpl.d.next = false;
+            self.pend_ack.d.next = false;
+            self.pend_wr.d.next = false;
+            self.pend_job.d.next = false;
+            self.pend_aev.d.next = false;
+            self.ct_rx_req.d.next = 0.into();
+            self.ct_rx_dup.d.next = 0.into();
+            self.ct_nak_seq.d.next = 0.into();
+            self.ct_nak_acc.d.next = 0.into();
+            self.ct_nak_inv.d.next = 0.into();
+            self.ct_nak_rnr.d.next = 0.into();
+            self.ct_drop_qp.d.next = 0.into();
+            self.ct_drop_op.d.next = 0.into();
+        }
+    }
+}

@@ -1,0 +1,66 @@
+//! The descriptor FIFO of [`super::TxBuild`]: 16 packet descriptors (Verilog text generated
+//! from the descriptor's field list).
+
+use crate::tx::txreq::{DESC_FIELDS, TxDescM, TxDescS};
+use rust_hdl::prelude::*;
+
+/// 16-deep show-ahead FIFO of packet descriptors: `i` (sink: `ready` = not full), `o`
+/// (source: `valid` = not empty, `ready` pops). Synchronous reset empties it.
+#[derive(LogicBlock, Default)]
+pub struct DescFifo {
+    pub clock: Signal<In, Clock>,
+    pub rst: Signal<In, Bit>,
+    pub i: TxDescS,
+    pub o: TxDescM,
+}
+
+impl Logic for DescFifo {
+    /// No rust-hdl model: Verilog text, checked in Verilator by the tests.
+    fn update(&mut self) {}
+    fn connect(&mut self) {
+        self.i.ready.connect();
+        self.o.valid.connect();
+        self.o.connect_fields();
+    }
+    fn hdl(&self) -> Verilog {
+        let w: usize = DESC_FIELDS.iter().map(|f| f.1).sum();
+        let cat = |p: &str| {
+            DESC_FIELDS
+                .iter()
+                .rev()
+                .map(|f| format!("{p}${}", f.0))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        Verilog::Custom(format!(
+            "reg [{w1}:0] mem [0:15];
+reg [4:0] wp;
+reg [4:0] rp;
+reg is_full;
+reg is_empty;
+always @(*) begin
+    is_empty = wp == rp;
+    is_full = (wp[3:0] == rp[3:0]) && (wp[4] != rp[4]);
+    i$ready = !is_full;
+    o$valid = !is_empty;
+    {{{o}}} = mem[rp[3:0]];
+end
+always @(posedge clock) begin
+    if (i$valid && !is_full) mem[wp[3:0]] <= {{{i}}};
+end
+always @(posedge clock) begin
+    if (rst) begin
+        wp <= 5'd0;
+        rp <= 5'd0;
+    end else begin
+        if (i$valid && !is_full) wp <= wp + 5'd1;
+        if (o$ready && !is_empty) rp <= rp + 5'd1;
+    end
+end
+",
+            w1 = w - 1,
+            o = cat("o"),
+            i = cat("i"),
+        ))
+    }
+}

@@ -1,0 +1,645 @@
+//! Block tests of `TxBuild` (Verilator), with `TxReq` in front of it (`TxPair`).
+
+use super::*;
+use crate::common::bus::{CplM, CtxPortM, RingPortM};
+use crate::common::testutil::*;
+use crate::tx::txreq::tests::*;
+use crate::tx::txreq::{TxDescM, TxReq};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use rnic_abi::queue::wqe_op;
+use std::collections::VecDeque;
+
+/// txreq and txbuild joined as rnic_top will join them.
+#[derive(LogicBlock, Default)]
+struct TxPair {
+    pub clock: Signal<In, Clock>,
+    pub rst: Signal<In, Bit>,
+    pub kick_valid: Signal<In, Bit>,
+    pub kick_qpn: Signal<In, Bits<16>>,
+    pub ctx: CtxPortM,
+    pub ring: RingPortM,
+    pub cpl: CplM,
+    pub rd: DmaRdM,
+    pub ack: AckReqS,
+    pub dbg: StreamS,
+    pub tx: StreamM,
+    pub cnt_wqe: Signal<Out, Bits<32>>,
+    pub cnt_wqe_err: Signal<Out, Bits<32>>,
+    pub cnt_tx_pkts: Signal<Out, Bits<32>>,
+    pub cnt_tx_acks: Signal<Out, Bits<32>>,
+    req: TxReq,
+    bld: TxBuild,
+}
+
+impl Logic for TxPair {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.req.clock.next = self.clock.val();
+        self.req.rst.next = self.rst.val();
+        self.bld.clock.next = self.clock.val();
+        self.bld.rst.next = self.rst.val();
+        self.req.kick_valid.next = self.kick_valid.val();
+        self.req.kick_qpn.next = self.kick_qpn.val();
+        CtxPortM::link(&mut self.ctx, &mut self.req.ctx);
+        RingPortM::link(&mut self.ring, &mut self.req.ring);
+        CplM::link(&mut self.cpl, &mut self.req.cpl);
+        TxDescM::join(&mut self.req.pkt, &mut self.bld.pkt);
+        DmaRdM::link(&mut self.rd, &mut self.bld.rd);
+        AckReqS::link(&mut self.ack, &mut self.bld.ack);
+        StreamS::link(&mut self.dbg, &mut self.bld.dbg);
+        StreamM::link(&mut self.tx, &mut self.bld.tx);
+        self.cnt_wqe.next = self.req.cnt_wqe.val();
+        self.cnt_wqe_err.next = self.req.cnt_wqe_err.val();
+        self.cnt_tx_pkts.next = self.bld.cnt_tx_pkts.val();
+        self.cnt_tx_acks.next = self.bld.cnt_tx_acks.val();
+    }
+}
+
+fn be(f: &[u8], o: usize, n: usize) -> u64 {
+    f[o..o + n].iter().fold(0, |a, b| a << 8 | *b as u64)
+}
+
+/// An ACK request as the test drives it.
+#[derive(Clone, Debug, PartialEq)]
+struct Ack {
+    dmac: [u8; 6],
+    smac: [u8; 6],
+    sip: u32,
+    dip: u32,
+    sport: u16,
+    dqpn: u32,
+    psn: u32,
+    syndrome: u8,
+    msn: u32,
+}
+
+/// A decoded RoCE v2 frame: the packet, plus the AETH if any. Decoded by hand from the
+/// specs (IEEE 802.3, RFC 791/768, IBTA Vol. 1 ch. 9 and A17), independent of the
+/// generator: every constant field and both checksums are asserted here.
+fn decode(f: &[u8]) -> (Pkt, Option<(u8, u32)>) {
+    assert!(f.len() >= 58, "frame of {} bytes", f.len());
+    assert_eq!(&f[12..14], &[0x08, 0x00], "ethertype");
+    assert_eq!(f[14], 0x45, "IPv4 version/IHL");
+    assert_eq!(f[15], 0, "TOS");
+    let tot = be(f, 16, 2) as usize;
+    assert_eq!(tot, f.len() - 14, "IPv4 total length");
+    assert_eq!(be(f, 18, 2), 0, "IPv4 identification");
+    assert_eq!(be(f, 20, 2), 0x4000, "IPv4 flags DF, offset 0");
+    assert_eq!(f[22], 64, "TTL");
+    assert_eq!(f[23], 17, "protocol UDP");
+    let mut sum: u32 = (0..10).map(|i| be(f, 14 + 2 * i, 2) as u32).sum();
+    while sum > 0xFFFF {
+        sum = (sum & 0xFFFF) + (sum >> 16);
+    }
+    assert_eq!(sum, 0xFFFF, "IPv4 header checksum");
+    assert_eq!(be(f, 36, 2), 4791, "UDP destination port");
+    assert_eq!(be(f, 38, 2) as usize, tot - 20, "UDP length");
+    assert_eq!(be(f, 40, 2), 0, "UDP checksum");
+    let op = f[42];
+    assert_eq!(f[43] & 0x4F, 0, "BTH M and TVer");
+    assert_eq!(be(f, 44, 2), 0xFFFF, "P_Key");
+    assert_eq!(f[46], 0, "BTH reserved byte");
+    assert_eq!(f[50] & 0x7F, 0, "BTH reserved bits");
+    assert!(crate::net::icrc::icrc_matches(f), "ICRC");
+    // IBTA table 38 (RC): which extension headers each opcode carries
+    let reth = matches!(op, 0x06 | 0x0A | 0x0B);
+    let imm = matches!(op, 0x03 | 0x05 | 0x09 | 0x0B);
+    let aeth = op == 0x11;
+    assert!(op <= 0x0B || aeth, "opcode {op:#x}");
+    let mut o = 54;
+    let r = reth.then(|| {
+        o += 16;
+        (be(f, 54, 8), be(f, 62, 4) as u32, be(f, 66, 4) as u32)
+    });
+    let a = aeth.then(|| {
+        o += 4;
+        (f[54], be(f, 55, 3) as u32)
+    });
+    let i = imm.then(|| {
+        o += 4;
+        be(f, o - 4, 4) as u32
+    });
+    let pad = (f[43] >> 4 & 3) as usize;
+    let end = f.len() - 4 - pad;
+    assert!(end >= o, "payload length");
+    assert!(
+        f[end..f.len() - 4].iter().all(|b| *b == 0),
+        "pad bytes zero"
+    );
+    let mac = |k: usize| {
+        let mut m = [0u8; 6];
+        m.copy_from_slice(&f[k..k + 6]);
+        m
+    };
+    (
+        Pkt {
+            dmac: mac(0),
+            smac: mac(6),
+            sip: be(f, 26, 4) as u32,
+            dip: be(f, 30, 4) as u32,
+            sport: be(f, 34, 2) as u16,
+            opcode: op,
+            se: f[43] & 0x80 != 0,
+            pad: pad as u8,
+            dqpn: be(f, 47, 3) as u32,
+            ackreq: f[50] & 0x80 != 0,
+            psn: be(f, 51, 3) as u32,
+            reth: r,
+            imm: i,
+            payload: f[o..end].to_vec(),
+        },
+        a,
+    )
+}
+
+/// Stalls of every port and the extra traffic.
+#[derive(Clone)]
+struct Cfg {
+    stall: f64,
+    tready_stall: f64,
+    acks: Vec<(u64, Ack)>,
+    dbgs: Vec<(u64, Vec<u8>, bool)>,
+    /// MR table index whose whole range answers DMA reads with `dat_err`
+    bad_mr: Option<u32>,
+}
+
+struct Run {
+    data: Vec<Pkt>,
+    acks: Vec<Ack>,
+    dbgs: Vec<(Vec<u8>, bool)>,
+    /// cycle of every tx beat, tvalid-low cycles with something queued
+    beats: Vec<(u64, bool)>,
+    /// longest wait of an ACK request (valid to ready), cycles
+    ack_wait: u64,
+    /// kinds of the frames in `tx` order: 0 debug, 1 data, 2 ACK
+    order: Vec<u8>,
+    /// every RoCE frame (data and ACK) as sent
+    frames: Vec<Vec<u8>>,
+    /// data frames sent with `tuser` (payload read error)
+    bad_frames: usize,
+}
+
+fn run_pair(s: &Setup, kicks: &[(u64, u32, u16)], cfg: &Cfg, seed: u64) -> Run {
+    let mut m = model(TxPair::default(), "txpair");
+    let mut r = rng(seed);
+    let mut ctx = CtxModel::new("ctx", cfg.stall);
+    let mut ring = RingModel::new("ring", cfg.stall);
+    let mut cpl = CplSink::new("cpl", cfg.stall);
+    let mut dma = DmaRdModel::new("rd", cfg.stall);
+    dma.mem = s.mem.clone();
+    if let Some(i) = cfg.bad_mr {
+        let mr = s.mrs[&i];
+        dma.bad.push((mr.iova, mr.iova + mr.length));
+    }
+    let mut user_frames = 0;
+    load(s, &mut ctx, &mut ring);
+    let e = expect_all(s);
+    let total: usize = e.pkts.values().map(|v| v.len()).sum();
+    reset(&mut m);
+    let t0 = m.cycle;
+    let mut pending = kicks.to_vec();
+    let mut kick_next = None;
+    let mut acks: VecDeque<(u64, Ack)> = cfg.acks.iter().cloned().collect();
+    let mut dbgs: VecDeque<(u64, Vec<u8>, bool)> = cfg.dbgs.iter().cloned().collect();
+    let mut dbg_beat = 0usize;
+    let mut ack_since: Option<u64> = None;
+    let mut run = Run {
+        data: vec![],
+        acks: vec![],
+        dbgs: vec![],
+        beats: vec![],
+        ack_wait: 0,
+        order: vec![],
+        frames: vec![],
+        bad_frames: 0,
+    };
+    let mut cur: Vec<u8> = vec![];
+    let mut held: Option<(Vec<u8>, u64, bool)> = None;
+    let mut quiet = 0;
+    loop {
+        let now = m.cycle - t0;
+        m.set("kick_valid", 0);
+        if let Some(q) = kick_next.take() {
+            m.set("kick_valid", 1);
+            m.set("kick_qpn", q as u64);
+        } else if let Some(i) = pending.iter().position(|k| k.0 <= now) {
+            let (_, q, n) = pending.remove(i);
+            post(&mut ctx, q, n);
+            kick_next = Some(q);
+        }
+        // ACK requests
+        let av = acks.front().is_some_and(|a| a.0 <= now);
+        m.set("ack_valid", av as u64);
+        if let Some((_, a)) = acks.front() {
+            let mac = |x: &[u8; 6]| x.iter().fold(0u64, |v, b| v << 8 | *b as u64);
+            m.set("ack_dmac", mac(&a.dmac));
+            m.set("ack_smac", mac(&a.smac));
+            m.set("ack_sip", a.sip as u64);
+            m.set("ack_dip", a.dip as u64);
+            m.set("ack_sport", a.sport as u64);
+            m.set("ack_dqpn", a.dqpn as u64);
+            m.set("ack_psn", a.psn as u64);
+            m.set("ack_syndrome", a.syndrome as u64);
+            m.set("ack_msn", a.msn as u64);
+        }
+        if av && ack_since.is_none() {
+            ack_since = Some(now);
+        }
+        // debug frames
+        let dv = dbgs.front().is_some_and(|d| d.0 <= now) && !chance(&mut r, cfg.stall);
+        m.set("dbg_tvalid", dv as u64);
+        if let Some((_, f, user)) = dbgs.front() {
+            let c = &f[64 * dbg_beat..(64 * dbg_beat + 64).min(f.len())];
+            m.set_bytes("dbg_tdata", c);
+            m.set(
+                "dbg_tkeep",
+                if c.len() == 64 {
+                    u64::MAX
+                } else {
+                    (1 << c.len()) - 1
+                },
+            );
+            let last = 64 * dbg_beat + 64 >= f.len();
+            m.set("dbg_tlast", last as u64);
+            m.set("dbg_tuser", (last && *user) as u64);
+        }
+        ctx.drive(&mut m, &mut r);
+        ring.drive(&mut m, &mut r);
+        cpl.drive(&mut m, &mut r);
+        dma.drive(&mut m, &mut r);
+        let tready = !chance(&mut r, cfg.tready_stall);
+        m.set("tx_tready", tready as u64);
+        m.tick();
+        ctx.observe(&mut m);
+        ring.observe(&mut m);
+        cpl.observe(&mut m);
+        dma.observe(&mut m, &mut r);
+        if av && m.bit("ack_ready") {
+            run.acks.push(acks.pop_front().unwrap().1);
+            run.ack_wait = run.ack_wait.max(now - ack_since.take().unwrap());
+        }
+        if dv && m.bit("dbg_tready") {
+            dbg_beat += 1;
+            if 64 * dbg_beat >= dbgs[0].1.len() {
+                dbgs.pop_front();
+                dbg_beat = 0;
+            }
+        }
+        // the MAC side: AXI-Stream rules and frame collection
+        let tv = m.bit("tx_tvalid");
+        let data = m.get_bytes("tx_tdata");
+        let keep = m.get("tx_tkeep");
+        let last = m.bit("tx_tlast");
+        if let Some((d, k, l)) = held.take() {
+            assert!(tv, "tvalid dropped without tready at cycle {now}");
+            assert_eq!(
+                (&d, k, l),
+                (&data, keep, last),
+                "beat changed while stalled"
+            );
+        }
+        run.beats.push((now, tv));
+        if tv && !tready {
+            held = Some((data.clone(), keep, last));
+        }
+        if tv && tready {
+            quiet = 0;
+            assert!(
+                keep != 0 && (keep == u64::MAX || keep & (keep + 1) == 0),
+                "tkeep {keep:#x}"
+            );
+            assert!(last || keep == u64::MAX, "partial beat before tlast");
+            cur.extend_from_slice(&data[..keep.count_ones() as usize]);
+            if last {
+                let f = std::mem::take(&mut cur);
+                let user = m.bit("tx_tuser");
+                if f[12..14] == [0x08, 0x00] {
+                    user_frames += user as usize;
+                    let (p, a) = decode(&f);
+                    run.order.push(if a.is_some() { 2 } else { 1 });
+                    run.frames.push(f.clone());
+                    if let Some((syn, msn)) = a {
+                        assert!(p.payload.is_empty() && !p.ackreq && !p.se && p.pad == 0);
+                        let got = Ack {
+                            dmac: p.dmac,
+                            smac: p.smac,
+                            sip: p.sip,
+                            dip: p.dip,
+                            sport: p.sport,
+                            dqpn: p.dqpn,
+                            psn: p.psn,
+                            syndrome: syn,
+                            msn,
+                        };
+                        ACKS_SEEN.with(|v| v.borrow_mut().push(got));
+                    } else {
+                        run.data.push(p);
+                    }
+                } else {
+                    run.order.push(0);
+                    run.dbgs.push((f, user));
+                }
+            }
+        }
+        quiet += 1;
+        let acks_seen = ACKS_SEEN.with(|v| v.borrow().len());
+        if pending.is_empty()
+            && kick_next.is_none()
+            && acks.is_empty()
+            && dbgs.is_empty()
+            && run.data.len() >= total
+            && acks_seen >= cfg.acks.len()
+            && cpl.got.len() >= e.cpls.len()
+            && quiet > 300
+        {
+            break;
+        }
+        assert!(
+            now < 2_000_000,
+            "timeout: {} of {total} packets, {acks_seen} ACKs",
+            run.data.len()
+        );
+    }
+    let seen = ACKS_SEEN.with(|v| std::mem::take(&mut *v.borrow_mut()));
+    assert_eq!(seen, run.acks, "ACK frames = ACK requests, in order");
+    check_per_qp(s, &run.data, &e);
+    check_end(s, &e, &ctx, &cpl, (m.get("cnt_wqe"), m.get("cnt_wqe_err")));
+    let want_dbg: Vec<(Vec<u8>, bool)> = cfg.dbgs.iter().map(|d| (d.1.clone(), d.2)).collect();
+    assert_eq!(run.dbgs, want_dbg, "debug frames passed through");
+    assert_eq!(m.get("cnt_tx_pkts") as usize, total, "cnt_tx_pkts");
+    assert_eq!(m.get("cnt_tx_acks") as usize, cfg.acks.len(), "cnt_tx_acks");
+    // one DMA read per packet with DMA payload, at the packet's address
+    let want_cmds: usize = s
+        .qps
+        .iter()
+        .flat_map(|(q, c)| {
+            let mut q0 = *c;
+            s.wqes[q].iter().map_while(move |w| {
+                let r = expect_wqe(s, &q0, w).ok()?;
+                q0.sq_psn = (q0.sq_psn + r.len() as u32) & 0xFF_FFFF;
+                let inline = w.flags & rnic_abi::queue::wqe_flag::INLINE != 0;
+                Some(if inline {
+                    0
+                } else {
+                    r.iter().filter(|p| !p.payload.is_empty()).count()
+                })
+            })
+        })
+        .sum();
+    assert_eq!(dma.cmds.len(), want_cmds, "DMA read commands");
+    let want_user = dma
+        .cmds
+        .iter()
+        .filter(|(a, l)| dma.bad.iter().any(|b| *a < b.1 && b.0 < a + *l as u64))
+        .count();
+    assert_eq!(
+        user_frames, want_user,
+        "frames marked bad (tuser) after dat_err"
+    );
+    run.bad_frames = user_frames;
+    for (a, l) in &dma.cmds {
+        assert!(
+            *l as usize <= 4096
+                && s.mem.contains_key(a)
+                && s.mem.contains_key(&(a + *l as u64 - 1))
+        );
+    }
+    run
+}
+
+/// The decoder is an oracle that can fail: any single flipped bit of a sent frame is
+/// either rejected (constant field, checksum, ICRC) or decodes to a different packet.
+fn flips_are_caught(frames: &[Vec<u8>], r: &mut ChaCha8Rng) {
+    for f in frames.iter().step_by(3) {
+        let good = decode(f);
+        for _ in 0..4 {
+            let mut g = f.clone();
+            let i = r.random_range(0..g.len());
+            g[i] ^= 1 << r.random_range(0..8);
+            let res = std::panic::catch_unwind(|| decode(&g));
+            assert!(
+                res.is_err() || res.unwrap() != good,
+                "flip at byte {i} not seen"
+            );
+        }
+    }
+}
+
+thread_local! {
+    static ACKS_SEEN: std::cell::RefCell<Vec<Ack>> = const { std::cell::RefCell::new(vec![]) };
+}
+
+fn rand_ack(r: &mut ChaCha8Rng) -> Ack {
+    let mut a = Ack {
+        dmac: [0; 6],
+        smac: [0; 6],
+        sip: r.random(),
+        dip: r.random(),
+        sport: r.random(),
+        dqpn: r.random_range(0..1 << 24),
+        psn: r.random_range(0..1 << 24),
+        syndrome: [0x1F, 0x60, 0x61, 0x62, 0x2E][r.random_range(0..5)],
+        msn: r.random_range(0..1 << 24),
+    };
+    r.fill(&mut a.dmac);
+    r.fill(&mut a.smac);
+    a
+}
+
+fn rand_dbg(r: &mut ChaCha8Rng) -> (Vec<u8>, bool) {
+    let len = r.random_range(60..300);
+    let mut f: Vec<u8> = (0..len).map(|_| r.random()).collect();
+    f[12] = 0x88;
+    f[13] = 0xB5;
+    (f, r.random_bool(0.3))
+}
+
+/// Every length at every MTU, all four opcodes, inline, with stalls on every port, ACKs
+/// and debug frames mixed in.
+fn lengths_at(mtu: u8, seed: u64, stall: f64) {
+    let mut r = rng(seed);
+    let mut s = new_setup(&mut r);
+    let mut kicks = vec![];
+    for qi in 0..2u32 {
+        let qpn = 20 + qi;
+        let psn0 = if qi == 0 {
+            0xFF_FFF8
+        } else {
+            r.random_range(0..0xFF_FFFF)
+        };
+        let ci = r.random();
+        add_qp(&mut s, &mut r, qpn, mtu, psn0, ci);
+        let mut n = 0;
+        for (li, &len) in LENGTHS.iter().enumerate() {
+            if (li as u32 + qi) % 2 == 1 && len > 300 {
+                continue; // share the long ones between the QPs
+            }
+            let op = ((li as u32 + qi + mtu as u32) % 4) as u8;
+            let inline = len <= 16 && (li as u32 + qi).is_multiple_of(2);
+            let w = gen_wqe(&s, &mut r, Some(op), len, inline, None);
+            s.wqes.get_mut(&qpn).unwrap().push(w);
+            n += 1;
+        }
+        kicks.push((qi as u64 * 30, qpn, n));
+    }
+    let mut acks = vec![];
+    let mut t = 0;
+    for _ in 0..12 {
+        t += r.random_range(0..400);
+        acks.push((t, rand_ack(&mut r)));
+    }
+    let mut dbgs = vec![];
+    let mut t = 0;
+    for _ in 0..4 {
+        t += r.random_range(0..1500);
+        let (f, u) = rand_dbg(&mut r);
+        dbgs.push((t, f, u));
+    }
+    let cfg = Cfg {
+        stall,
+        tready_stall: stall,
+        acks,
+        dbgs,
+        bad_mr: None,
+    };
+    let run = run_pair(&s, &kicks, &cfg, seed + 1);
+    let prev = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    flips_are_caught(&run.frames, &mut r);
+    std::panic::set_hook(prev);
+}
+
+#[test]
+fn frames_mtu256() {
+    lengths_at(1, 100, 0.2);
+}
+
+#[test]
+fn frames_mtu1024() {
+    lengths_at(3, 200, 0.3);
+}
+
+#[test]
+fn frames_mtu4096() {
+    lengths_at(5, 300, 0.1);
+    lengths_at(5, 310, 0.0);
+}
+
+/// Errors (completion + QP ERR) among good traffic on other QPs, several QPs at once.
+#[test]
+fn frames_errors_and_many_qps() {
+    let mut r = rng(400);
+    let mut s = new_setup(&mut r);
+    let mut kicks = vec![];
+    let bads = [
+        Some(Bad::Opcode),
+        Some(Bad::KeyGen),
+        Some(Bad::Bounds),
+        None,
+        Some(Bad::MrPd),
+        None,
+    ];
+    for (i, b) in bads.iter().enumerate() {
+        let qpn = 3 * i as u32 + 1;
+        let (psn, ci) = (r.random_range(0..0xFF_FFFF), r.random());
+        add_qp(&mut s, &mut r, qpn, [1, 2, 3, 4, 5][i % 5], psn, ci);
+        for j in 0..4 {
+            let len = r.random_range(0..5000);
+            let bad = if j == 2 { *b } else { None };
+            let w = gen_wqe(&s, &mut r, None, len, false, bad);
+            s.wqes.get_mut(&qpn).unwrap().push(w);
+        }
+        kicks.push((0, qpn, 4));
+    }
+    let acks = (0..6).map(|i| (i * 97, rand_ack(&mut r))).collect();
+    let cfg = Cfg {
+        stall: 0.2,
+        tready_stall: 0.2,
+        acks,
+        dbgs: vec![],
+        bad_mr: Some(GOOD_MRS[1]),
+    };
+    let run = run_pair(&s, &kicks, &cfg, 401);
+    assert!(run.bad_frames > 0, "no payload read error exercised");
+}
+
+/// Throughput: 16 back-to-back 4 KiB packets (one 64 KiB WRITE, MTU 4096) with no stalls,
+/// then 40 ACKs in a row: cycles per frame and idle cycles on `tx`.
+#[test]
+fn throughput_4k_and_acks() {
+    let mut r = rng(500);
+    let mut s = new_setup(&mut r);
+    add_qp(&mut s, &mut r, 5, 5, 1000, 0);
+    let w = gen_wqe(&s, &mut r, Some(wqe_op::SEND), 65536, false, None);
+    s.wqes.get_mut(&5).unwrap().push(w);
+    let cfg = Cfg {
+        stall: 0.0,
+        tready_stall: 0.0,
+        acks: vec![],
+        dbgs: vec![],
+        bad_mr: None,
+    };
+    let run = run_pair(&s, &[(0, 5, 1)], &cfg, 501);
+    let valid: Vec<u64> = run.beats.iter().filter(|b| b.1).map(|b| b.0).collect();
+    // 54 + 4096 + 4 bytes = 65 beats per frame, 16 frames
+    assert_eq!(valid.len(), 16 * 65);
+    let (first, last) = (valid[65], valid[16 * 65 - 1]);
+    let cycles = last + 1 - first;
+    eprintln!(
+        "4 KiB SEND packets 2..16: {cycles} cycles for {} beats ({:.2} cycles/packet); first beat at cycle {}",
+        15 * 65,
+        cycles as f64 / 15.0,
+        valid[0]
+    );
+    assert!(
+        cycles <= 15 * 65 + 15,
+        "more than one idle cycle per 4 KiB packet"
+    );
+    // ACKs back to back (one beat each)
+    let acks = (0..40).map(|_| (0, rand_ack(&mut r))).collect();
+    let s2 = new_setup(&mut r);
+    let cfg = Cfg {
+        stall: 0.0,
+        tready_stall: 0.0,
+        acks,
+        dbgs: vec![],
+        bad_mr: None,
+    };
+    let run = run_pair(&s2, &[], &cfg, 502);
+    let valid: Vec<u64> = run.beats.iter().filter(|b| b.1).map(|b| b.0).collect();
+    assert_eq!(valid.len(), 40);
+    let span = valid[39] + 1 - valid[0];
+    eprintln!(
+        "40 ACK frames: {span} cycles from the first beat to the last; first at cycle {}",
+        valid[0]
+    );
+    assert!(span <= 40 + 6, "ACK frames not back to back: {span} cycles");
+    // priority: ACKs during a stream of 4 KiB data frames wait at most for the frame in
+    // progress and the one staged; a debug frame waits for all data frames
+    let acks = [100u64, 400, 430, 800]
+        .iter()
+        .map(|t| (*t, rand_ack(&mut r)))
+        .collect();
+    let (f, u) = rand_dbg(&mut r);
+    let cfg = Cfg {
+        stall: 0.0,
+        tready_stall: 0.0,
+        acks,
+        dbgs: vec![(20, f, u)],
+        bad_mr: None,
+    };
+    let run = run_pair(&s, &[(0, 5, 1)], &cfg, 503);
+    eprintln!(
+        "longest ACK wait behind 4 KiB frames: {} cycles; frame order {:?}",
+        run.ack_wait, run.order
+    );
+    assert!(
+        run.ack_wait <= 2 * 65 + 10,
+        "ACK waited {} cycles",
+        run.ack_wait
+    );
+    assert_eq!(run.order.last(), Some(&0), "debug frame last");
+    let first_ack = run.order.iter().position(|k| *k == 2).unwrap();
+    assert!(first_ack <= 4, "first ACK after {first_ack} frames");
+}

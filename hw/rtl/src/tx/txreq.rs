@@ -1,0 +1,1460 @@
+//! Data-path block `txreq`: the SQ scheduler and requester (docs/DATAPATH.md "txreq").
+//!
+//! Scheduler: a one-cycle `kick` (QP number, from the doorbell unit) sets the QP's "queued"
+//! bit and pushes the QP number into a FIFO of depth `num_qps`, unless the bit is already set
+//! (so the FIFO never overflows and no kick is lost; kicks for QPN >= num_qps are ignored).
+//! The FSM pops the head (clearing its bit), reads the `QpContext`, drops the QP if it is not
+//! RTS or `sq_ci == sq_pi`, else reads WQE `sq_ci` from the ring, checks it, reads and checks
+//! the MR (length > 0, not INLINE), writes back `sq_psn + n`/`sq_ci + 1` with byte enables
+//! (before the packets, so that an ACK or NAK for any of them finds the WQE below `sq_ci`),
+//! emits the message's n packet descriptors on `pkt` and, if more WQEs were posted, puts the QP back at
+//! the FIFO tail (one WQE per turn: round robin by WQE). A WQE failing a check gets an error
+//! completion on `cpl` (LOC_QP_OP_ERR bad opcode, LOC_LEN_ERR bad inline length,
+//! LOC_PROT_ERR bad lkey / MR / PD / bounds) and a byte-enable write of `state = ERR` and
+//! `sq_ci + 1`.
+//!
+//! Packet descriptors ([`TxDescM`], valid/ready) carry everything the frame builder needs,
+//! including the payload's host address: the builder (`txbuild`) issues the DMA read for a
+//! packet when it takes its descriptor into its 16-deep descriptor FIFO, so payload reads run
+//! ahead of the frames being sent. One descriptor per cycle when `pkt_ready` is high.
+//!
+//! Timing: about 12 cycles of context/ring/MR reads per WQE before its first descriptor (more
+//! with grant stalls) plus the write-back, then one descriptor per cycle.
+
+use crate::common::bus::{CTX_ADDR_BITS, CplM, CtxPortM, RING_SLOT_BITS, RingPortM};
+pub use crate::common::fifo::Fifo as SyncFifo;
+use crate::net::mac::MacOrder;
+use rnic_abi::params;
+use rnic_abi::queue::{MrEntry, QpContext, Wqe, qp_state, wc_op, wc_status, wqe_flag, wqe_op};
+use rnic_abi::roce::opcode;
+use rust_hdl::prelude::*;
+
+/// QPs of the default build (size of the scheduler FIFO and of the queued-bit vector).
+pub const NQ: usize = params::DEFAULT.num_qps as usize;
+/// Bits of a QP index.
+pub const QB: usize = NQ.trailing_zeros() as usize;
+
+/// Declares the packet descriptor once, from one field list: the source bundle [`TxDescM`],
+/// the sink bundle [`TxDescS`], the handshake-free input bundle [`TxDescIn`] (the header
+/// generator's), the field table [`DESC_FIELDS`] (for the generated descriptor FIFO in
+/// `txbuild`) and `TxDescM::connect_fields`.
+macro_rules! tx_desc {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty,)*) => {
+        /// Packet descriptor, source side (txreq -> txbuild), valid/ready. One descriptor = one
+        /// RoCE v2 packet. Numbers are plain values; the builder writes them big-endian on the
+        /// wire.
+        #[derive(Clone, Debug, Default, LogicInterface)]
+        #[join = "TxDescS"]
+        pub struct TxDescM {
+            pub valid: Signal<Out, Bit>,
+            pub ready: Signal<In, Bit>,
+            $($(#[$doc])* pub $name: Signal<Out, $ty>,)*
+        }
+
+        /// Packet descriptor, sink side.
+        #[derive(Clone, Debug, Default, LogicInterface)]
+        #[join = "TxDescM"]
+        pub struct TxDescS {
+            pub valid: Signal<In, Bit>,
+            pub ready: Signal<Out, Bit>,
+            $($(#[$doc])* pub $name: Signal<In, $ty>,)*
+        }
+
+        /// The descriptor's data fields as inputs, without the handshake.
+        #[derive(Clone, Debug, Default, LogicInterface)]
+        pub struct TxDescIn {
+            $($(#[$doc])* pub $name: Signal<In, $ty>,)*
+        }
+
+        /// The descriptor's data fields (name, bits) in declaration order (valid/ready
+        /// excluded).
+        pub const DESC_FIELDS: &[(&str, usize)] = &[$((stringify!($name), <$ty as Synth>::BITS),)*];
+
+        impl TxDescM {
+            /// `connect()` on every data field (for a generated block that drives the bundle).
+            pub fn connect_fields(&mut self) {
+                $(self.$name.connect();)*
+            }
+        }
+    };
+}
+
+tx_desc! {
+    /// Destination MAC, first wire octet in bits 47:40.
+    dmac: Bits<48>,
+    /// Source MAC, first wire octet in bits 47:40.
+    smac: Bits<48>,
+    /// Source IPv4 address (first wire octet in bits 31:24).
+    sip: Bits<32>,
+    /// Destination IPv4 address.
+    dip: Bits<32>,
+    /// UDP source port.
+    sport: Bits<16>,
+    /// BTH opcode.
+    opcode: Bits<8>,
+    /// BTH solicited event.
+    se: Bit,
+    /// BTH pad count (bytes after the payload to a multiple of 4).
+    pad: Bits<2>,
+    /// BTH destination QP.
+    dqpn: Bits<24>,
+    /// BTH AckReq.
+    ackreq: Bit,
+    /// BTH PSN.
+    psn: Bits<24>,
+    /// A RETH follows the BTH (WRITE FIRST/ONLY).
+    has_reth: Bit,
+    va: Bits<64>,
+    rkey: Bits<32>,
+    dmalen: Bits<32>,
+    /// An ImmDt follows (after the RETH if any).
+    has_imm: Bit,
+    /// Immediate data: bits 31:24 are the first wire octet (= the WQE's host-order value).
+    imm: Bits<32>,
+    /// Payload bytes (without pad), 0..=4096.
+    paylen: Bits<13>,
+    /// Host address of the payload (DMA read `addr`, length `paylen`; unused when `inl` or
+    /// `paylen == 0`).
+    addr: Bits<64>,
+    /// Inline payload: the bytes are `idata` (byte 0 = bits 7:0; bytes >= paylen are zero).
+    inl: Bit,
+    idata: Bits<128>,
+}
+
+// ---------------------------------------------------------------------------------------------
+
+pub(crate) use crate::common::bus::{field_be as be_mask, field_bit as bit_off};
+
+fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
+    Constant::new(v.into())
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
+pub enum TxState {
+    Idle,
+    CtxRd,
+    CtxWait,
+    QpCheck,
+    WqeRd,
+    WqeWait,
+    Check,
+    MrRd,
+    MrWait,
+    Send,
+    Wb,
+    Requeue,
+    Cpl,
+    ErrWb,
+}
+
+/// The block: see the module documentation.
+#[derive(LogicBlock)]
+pub struct TxReq {
+    pub clock: Signal<In, Clock>,
+    pub rst: Signal<In, Bit>,
+    pub kick_valid: Signal<In, Bit>,
+    pub kick_qpn: Signal<In, Bits<16>>,
+    pub ctx: CtxPortM,
+    pub ring: RingPortM,
+    pub pkt: TxDescM,
+    pub cpl: CplM,
+    pub cnt_wqe: Signal<Out, Bits<32>>,
+    pub cnt_wqe_err: Signal<Out, Bits<32>>,
+    qfifo: SyncFifo<QB, QB>,
+    // registers
+    st: DFF<TxState>,
+    queued: DFF<Bits<NQ>>,
+    qpn: DFF<Bits<QB>>,
+    qpc: DFF<Bits<512>>,
+    wqe: DFF<Bits<512>>,
+    off: DFF<Bits<32>>,
+    psn: DFF<Bits<24>>,
+    status: DFF<Bits<8>>,
+    n_wqe: DFF<Bits<32>>,
+    n_err: DFF<Bits<32>>,
+    // ABI offsets (bits) and constants
+    o_state: Constant<Bits<10>>,
+    o_mtu: Constant<Bits<10>>,
+    o_rqpn: Constant<Bits<10>>,
+    o_psn: Constant<Bits<10>>,
+    o_dmac: Constant<Bits<10>>,
+    o_sport: Constant<Bits<10>>,
+    o_dip: Constant<Bits<10>>,
+    o_sip: Constant<Bits<10>>,
+    o_pd: Constant<Bits<10>>,
+    o_cqn: Constant<Bits<10>>,
+    o_pi: Constant<Bits<10>>,
+    o_ci: Constant<Bits<10>>,
+    o_smac: Constant<Bits<10>>,
+    w_op_o: Constant<Bits<10>>,
+    w_flags_o: Constant<Bits<10>>,
+    w_ilen_o: Constant<Bits<10>>,
+    w_len_o: Constant<Bits<10>>,
+    w_wrid_o: Constant<Bits<10>>,
+    w_laddr_o: Constant<Bits<10>>,
+    w_lkey_o: Constant<Bits<10>>,
+    w_imm_o: Constant<Bits<10>>,
+    w_raddr_o: Constant<Bits<10>>,
+    w_rkey_o: Constant<Bits<10>>,
+    w_idata_o: Constant<Bits<10>>,
+    m_key_o: Constant<Bits<10>>,
+    m_pd_o: Constant<Bits<10>>,
+    m_iova_o: Constant<Bits<10>>,
+    m_len_o: Constant<Bits<10>>,
+    m_flags_o: Constant<Bits<10>>,
+    be_ok: Constant<Bits<64>>,
+    be_err: Constant<Bits<64>>,
+    c_nq: Constant<Bits<16>>,
+    c_nmr: Constant<Bits<24>>,
+    c_mr_base: Constant<Bits<CTX_ADDR_BITS>>,
+    c_sq_log2: Constant<Bits<4>>,
+    c_sq_mask: Constant<Bits<16>>,
+    c_rts: Constant<Bits<8>>,
+    c_err_state: Constant<Bits<8>>,
+    c_op_send: Constant<Bits<8>>,
+    c_op_send_imm: Constant<Bits<8>>,
+    c_op_write: Constant<Bits<8>>,
+    c_op_write_imm: Constant<Bits<8>>,
+    c_f_inline: Constant<Bits<8>>,
+    c_f_solicited: Constant<Bits<8>>,
+    c_max_inline: Constant<Bits<32>>,
+    c_st_op: Constant<Bits<8>>,
+    c_st_len: Constant<Bits<8>>,
+    c_st_prot: Constant<Bits<8>>,
+    c_wc_send: Constant<Bits<8>>,
+    c_wc_write: Constant<Bits<8>>,
+    b_send_first: Constant<Bits<8>>,
+    b_send_middle: Constant<Bits<8>>,
+    b_send_last: Constant<Bits<8>>,
+    b_send_last_imm: Constant<Bits<8>>,
+    b_send_only: Constant<Bits<8>>,
+    b_send_only_imm: Constant<Bits<8>>,
+    b_write_first: Constant<Bits<8>>,
+    b_write_middle: Constant<Bits<8>>,
+    b_write_last: Constant<Bits<8>>,
+    b_write_last_imm: Constant<Bits<8>>,
+    b_write_only: Constant<Bits<8>>,
+    b_write_only_imm: Constant<Bits<8>>,
+    ones128: Constant<Bits<128>>,
+    zero2: Constant<Bits<2>>,
+    // combinational
+    kq: Signal<Local, Bits<QB>>,
+    kick_ok: Signal<Local, Bit>,
+    pop: Signal<Local, Bit>,
+    rq_push: Signal<Local, Bit>,
+    qv1: Signal<Local, Bits<NQ>>,
+    qv2: Signal<Local, Bits<NQ>>,
+    qv3: Signal<Local, Bits<NQ>>,
+    q_state: Signal<Local, Bits<8>>,
+    q_mtu: Signal<Local, Bits<8>>,
+    q_psn: Signal<Local, Bits<24>>,
+    q_rqpn: Signal<Local, Bits<24>>,
+    q_dmac: Signal<Local, Bits<48>>,
+    dmac_order: MacOrder,
+    smac_order: MacOrder,
+    q_smac: Signal<Local, Bits<48>>,
+    q_sport: Signal<Local, Bits<16>>,
+    q_dip: Signal<Local, Bits<32>>,
+    q_sip: Signal<Local, Bits<32>>,
+    q_pd: Signal<Local, Bits<32>>,
+    q_cqn: Signal<Local, Bits<16>>,
+    q_pi: Signal<Local, Bits<16>>,
+    q_ci: Signal<Local, Bits<16>>,
+    q_ci1: Signal<Local, Bits<16>>,
+    w_op: Signal<Local, Bits<8>>,
+    w_flags: Signal<Local, Bits<8>>,
+    w_ilen: Signal<Local, Bits<8>>,
+    w_len: Signal<Local, Bits<32>>,
+    w_wrid: Signal<Local, Bits<64>>,
+    w_laddr: Signal<Local, Bits<64>>,
+    w_lkey: Signal<Local, Bits<32>>,
+    w_imm: Signal<Local, Bits<32>>,
+    w_raddr: Signal<Local, Bits<64>>,
+    w_rkey: Signal<Local, Bits<32>>,
+    w_idata: Signal<Local, Bits<128>>,
+    w_mridx: Signal<Local, Bits<24>>,
+    w_write: Signal<Local, Bit>,
+    w_imm_op: Signal<Local, Bit>,
+    w_inline: Signal<Local, Bit>,
+    w_sol: Signal<Local, Bit>,
+    m_key: Signal<Local, Bits<32>>,
+    m_pd: Signal<Local, Bits<32>>,
+    m_iova: Signal<Local, Bits<64>>,
+    m_len: Signal<Local, Bits<64>>,
+    m_flags: Signal<Local, Bits<32>>,
+    m_rel: Signal<Local, Bits<64>>,
+    m_end: Signal<Local, Bits<65>>,
+    m_ok: Signal<Local, Bit>,
+    mtu: Signal<Local, Bits<32>>,
+    npk: Signal<Local, Bits<32>>,
+    psn_end: Signal<Local, Bits<24>>,
+    rem: Signal<Local, Bits<32>>,
+    last: Signal<Local, Bit>,
+    first: Signal<Local, Bit>,
+    plen: Signal<Local, Bits<13>>,
+    imask_sh: Signal<Local, Bits<8>>,
+    imask: Signal<Local, Bits<128>>,
+}
+
+impl Default for TxReq {
+    fn default() -> Self {
+        let p = params::DEFAULT;
+        let q = QpContext::FIELDS;
+        let w = Wqe::FIELDS;
+        let m = MrEntry::FIELDS;
+        TxReq {
+            clock: Default::default(),
+            rst: Default::default(),
+            kick_valid: Default::default(),
+            kick_qpn: Default::default(),
+            ctx: Default::default(),
+            ring: Default::default(),
+            pkt: Default::default(),
+            cpl: Default::default(),
+            cnt_wqe: Default::default(),
+            cnt_wqe_err: Default::default(),
+            qfifo: Default::default(),
+            st: Default::default(),
+            queued: Default::default(),
+            qpn: Default::default(),
+            qpc: Default::default(),
+            wqe: Default::default(),
+            off: Default::default(),
+            psn: Default::default(),
+            status: Default::default(),
+            n_wqe: Default::default(),
+            n_err: Default::default(),
+            o_state: bit_off(q, "state"),
+            o_mtu: bit_off(q, "path_mtu"),
+            o_rqpn: bit_off(q, "remote_qpn"),
+            o_psn: bit_off(q, "sq_psn"),
+            o_dmac: bit_off(q, "dest_mac"),
+            o_sport: bit_off(q, "udp_sport"),
+            o_dip: bit_off(q, "dest_ip"),
+            o_sip: bit_off(q, "src_ip"),
+            o_pd: bit_off(q, "pd"),
+            o_cqn: bit_off(q, "send_cqn"),
+            o_pi: bit_off(q, "sq_pi"),
+            o_ci: bit_off(q, "sq_ci"),
+            o_smac: bit_off(q, "src_mac"),
+            w_op_o: bit_off(w, "opcode"),
+            w_flags_o: bit_off(w, "flags"),
+            w_ilen_o: bit_off(w, "inline_len"),
+            w_len_o: bit_off(w, "length"),
+            w_wrid_o: bit_off(w, "wr_id"),
+            w_laddr_o: bit_off(w, "local_addr"),
+            w_lkey_o: bit_off(w, "lkey"),
+            w_imm_o: bit_off(w, "imm_data"),
+            w_raddr_o: bit_off(w, "remote_addr"),
+            w_rkey_o: bit_off(w, "rkey"),
+            w_idata_o: bit_off(w, "inline_data"),
+            m_key_o: bit_off(m, "key"),
+            m_pd_o: bit_off(m, "pd"),
+            m_iova_o: bit_off(m, "iova"),
+            m_len_o: bit_off(m, "length"),
+            m_flags_o: bit_off(m, "flags"),
+            be_ok: be_mask(q, &["sq_psn", "sq_ci"]),
+            be_err: be_mask(q, &["state", "sq_ci"]),
+            c_nq: k(NQ as u64),
+            c_nmr: k(p.num_mrs as u64),
+            c_mr_base: k(p.ctx_base(2) as u64),
+            c_sq_log2: k(p.sq_depth.trailing_zeros() as u64),
+            c_sq_mask: k(p.sq_depth as u64 - 1),
+            c_rts: k(qp_state::RTS as u64),
+            c_err_state: k(qp_state::ERR as u64),
+            c_op_send: k(wqe_op::SEND as u64),
+            c_op_send_imm: k(wqe_op::SEND_IMM as u64),
+            c_op_write: k(wqe_op::RDMA_WRITE as u64),
+            c_op_write_imm: k(wqe_op::RDMA_WRITE_IMM as u64),
+            c_f_inline: k(wqe_flag::INLINE as u64),
+            c_f_solicited: k(wqe_flag::SOLICITED as u64),
+            c_max_inline: k(rnic_abi::queue::WQE_INLINE_BYTES as u64),
+            c_st_op: k(wc_status::LOC_QP_OP_ERR as u64),
+            c_st_len: k(wc_status::LOC_LEN_ERR as u64),
+            c_st_prot: k(wc_status::LOC_PROT_ERR as u64),
+            c_wc_send: k(wc_op::SEND as u64),
+            c_wc_write: k(wc_op::RDMA_WRITE as u64),
+            b_send_first: k(opcode::SEND_FIRST as u64),
+            b_send_middle: k(opcode::SEND_MIDDLE as u64),
+            b_send_last: k(opcode::SEND_LAST as u64),
+            b_send_last_imm: k(opcode::SEND_LAST_IMM as u64),
+            b_send_only: k(opcode::SEND_ONLY as u64),
+            b_send_only_imm: k(opcode::SEND_ONLY_IMM as u64),
+            b_write_first: k(opcode::WRITE_FIRST as u64),
+            b_write_middle: k(opcode::WRITE_MIDDLE as u64),
+            b_write_last: k(opcode::WRITE_LAST as u64),
+            b_write_last_imm: k(opcode::WRITE_LAST_IMM as u64),
+            b_write_only: k(opcode::WRITE_ONLY as u64),
+            b_write_only_imm: k(opcode::WRITE_ONLY_IMM as u64),
+            ones128: Constant::new(Bits::<128>::mask()),
+            zero2: k(0),
+            kq: Default::default(),
+            kick_ok: Default::default(),
+            pop: Default::default(),
+            rq_push: Default::default(),
+            qv1: Default::default(),
+            qv2: Default::default(),
+            qv3: Default::default(),
+            q_state: Default::default(),
+            q_mtu: Default::default(),
+            q_psn: Default::default(),
+            q_rqpn: Default::default(),
+            q_dmac: Default::default(),
+            dmac_order: Default::default(),
+            smac_order: Default::default(),
+            q_smac: Default::default(),
+            q_sport: Default::default(),
+            q_dip: Default::default(),
+            q_sip: Default::default(),
+            q_pd: Default::default(),
+            q_cqn: Default::default(),
+            q_pi: Default::default(),
+            q_ci: Default::default(),
+            q_ci1: Default::default(),
+            w_op: Default::default(),
+            w_flags: Default::default(),
+            w_ilen: Default::default(),
+            w_len: Default::default(),
+            w_wrid: Default::default(),
+            w_laddr: Default::default(),
+            w_lkey: Default::default(),
+            w_imm: Default::default(),
+            w_raddr: Default::default(),
+            w_rkey: Default::default(),
+            w_idata: Default::default(),
+            w_mridx: Default::default(),
+            w_write: Default::default(),
+            w_imm_op: Default::default(),
+            w_inline: Default::default(),
+            w_sol: Default::default(),
+            m_key: Default::default(),
+            m_pd: Default::default(),
+            m_iova: Default::default(),
+            m_len: Default::default(),
+            m_flags: Default::default(),
+            m_rel: Default::default(),
+            m_end: Default::default(),
+            m_ok: Default::default(),
+            mtu: Default::default(),
+            npk: Default::default(),
+            psn_end: Default::default(),
+            rem: Default::default(),
+            last: Default::default(),
+            first: Default::default(),
+            plen: Default::default(),
+            imask_sh: Default::default(),
+            imask: Default::default(),
+        }
+    }
+}
+
+impl Logic for TxReq {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, st, queued, qpn, qpc, wqe, off, psn, status, n_wqe, n_err
+        );
+        self.qfifo.clock.next = self.clock.val();
+        self.qfifo.rst.next = self.rst.val();
+        self.cnt_wqe.next = self.n_wqe.q.val();
+        self.cnt_wqe_err.next = self.n_err.q.val();
+
+        // ---------------- QP context fields (latched record)
+        self.q_state.next = self.qpc.q.val().get_bits::<8>(self.o_state.val().index());
+        self.q_mtu.next = self.qpc.q.val().get_bits::<8>(self.o_mtu.val().index());
+        self.q_psn.next = self.qpc.q.val().get_bits::<24>(self.o_psn.val().index());
+        self.q_rqpn.next = self.qpc.q.val().get_bits::<24>(self.o_rqpn.val().index());
+        self.q_dmac.next = self.qpc.q.val().get_bits::<48>(self.o_dmac.val().index());
+        self.q_smac.next = self.qpc.q.val().get_bits::<48>(self.o_smac.val().index());
+        self.q_sport.next = self.qpc.q.val().get_bits::<16>(self.o_sport.val().index());
+        self.q_dip.next = self.qpc.q.val().get_bits::<32>(self.o_dip.val().index());
+        self.q_sip.next = self.qpc.q.val().get_bits::<32>(self.o_sip.val().index());
+        self.q_pd.next = self.qpc.q.val().get_bits::<32>(self.o_pd.val().index());
+        self.q_cqn.next = self.qpc.q.val().get_bits::<16>(self.o_cqn.val().index());
+        self.q_pi.next = self.qpc.q.val().get_bits::<16>(self.o_pi.val().index());
+        self.q_ci.next = self.qpc.q.val().get_bits::<16>(self.o_ci.val().index());
+        self.q_ci1.next = self.q_ci.val() + 1;
+        // ---------------- WQE fields (latched slot)
+        self.w_op.next = self.wqe.q.val().get_bits::<8>(self.w_op_o.val().index());
+        self.w_flags.next = self.wqe.q.val().get_bits::<8>(self.w_flags_o.val().index());
+        self.w_ilen.next = self.wqe.q.val().get_bits::<8>(self.w_ilen_o.val().index());
+        self.w_len.next = self.wqe.q.val().get_bits::<32>(self.w_len_o.val().index());
+        self.w_wrid.next = self.wqe.q.val().get_bits::<64>(self.w_wrid_o.val().index());
+        self.w_laddr.next = self
+            .wqe
+            .q
+            .val()
+            .get_bits::<64>(self.w_laddr_o.val().index());
+        self.w_lkey.next = self.wqe.q.val().get_bits::<32>(self.w_lkey_o.val().index());
+        self.w_imm.next = self.wqe.q.val().get_bits::<32>(self.w_imm_o.val().index());
+        self.w_raddr.next = self
+            .wqe
+            .q
+            .val()
+            .get_bits::<64>(self.w_raddr_o.val().index());
+        self.w_rkey.next = self.wqe.q.val().get_bits::<32>(self.w_rkey_o.val().index());
+        self.w_idata.next = self
+            .wqe
+            .q
+            .val()
+            .get_bits::<128>(self.w_idata_o.val().index());
+        self.w_mridx.next = self.w_lkey.val().get_bits::<24>(8);
+        self.w_write.next = (self.w_op.val() == self.c_op_write.val())
+            || (self.w_op.val() == self.c_op_write_imm.val());
+        self.w_imm_op.next = (self.w_op.val() == self.c_op_send_imm.val())
+            || (self.w_op.val() == self.c_op_write_imm.val());
+        self.w_inline.next = (self.w_flags.val() & self.c_f_inline.val()).any();
+        self.w_sol.next = (self.w_flags.val() & self.c_f_solicited.val()).any();
+        // ---------------- MR check, straight from the read data
+        self.m_key.next = self
+            .ctx
+            .rdata
+            .val()
+            .get_bits::<32>(self.m_key_o.val().index());
+        self.m_pd.next = self
+            .ctx
+            .rdata
+            .val()
+            .get_bits::<32>(self.m_pd_o.val().index());
+        self.m_iova.next = self
+            .ctx
+            .rdata
+            .val()
+            .get_bits::<64>(self.m_iova_o.val().index());
+        self.m_len.next = self
+            .ctx
+            .rdata
+            .val()
+            .get_bits::<64>(self.m_len_o.val().index());
+        self.m_flags.next = self
+            .ctx
+            .rdata
+            .val()
+            .get_bits::<32>(self.m_flags_o.val().index());
+        self.m_rel.next = self.w_laddr.val() - self.m_iova.val();
+        self.m_end.next =
+            bit_cast::<65, 64>(self.m_rel.val()) + bit_cast::<65, 32>(self.w_len.val());
+        self.m_ok.next = self.m_flags.val().get_bit(0)
+            && (self.m_key.val() == self.w_lkey.val())
+            && (self.m_pd.val() == self.q_pd.val())
+            && (self.w_laddr.val() >= self.m_iova.val())
+            && (self.m_end.val() <= bit_cast::<65, 64>(self.m_len.val()));
+        // ---------------- segmentation
+        self.mtu.next = 4096.into();
+        if self.q_mtu.val() <= 1 {
+            self.mtu.next = 256.into();
+        } else if self.q_mtu.val() == 2 {
+            self.mtu.next = 512.into();
+        } else if self.q_mtu.val() == 3 {
+            self.mtu.next = 1024.into();
+        } else if self.q_mtu.val() == 4 {
+            self.mtu.next = 2048.into();
+        }
+        self.rem.next = self.w_len.val() - self.off.q.val();
+        self.last.next = self.rem.val() <= self.mtu.val();
+        // packets of the message: max(1, ceil(len / mtu)); the PSN after it
+        self.npk.next = ((self.w_len.val() - 1) >> 12) + 1;
+        if self.q_mtu.val() <= 1 {
+            self.npk.next = ((self.w_len.val() - 1) >> 8) + 1;
+        } else if self.q_mtu.val() == 2 {
+            self.npk.next = ((self.w_len.val() - 1) >> 9) + 1;
+        } else if self.q_mtu.val() == 3 {
+            self.npk.next = ((self.w_len.val() - 1) >> 10) + 1;
+        } else if self.q_mtu.val() == 4 {
+            self.npk.next = ((self.w_len.val() - 1) >> 11) + 1;
+        }
+        if self.w_len.val() == 0 {
+            self.npk.next = 1.into();
+        }
+        self.psn_end.next = self.psn.q.val() + self.npk.val().get_bits::<24>(0);
+        self.first.next = self.off.q.val() == 0;
+        self.plen.next = self.mtu.val().get_bits::<13>(0);
+        if self.last.val() {
+            self.plen.next = self.rem.val().get_bits::<13>(0);
+        }
+        self.imask_sh.next = bit_cast::<8, 5>(self.w_len.val().get_bits::<5>(0)) << 3;
+        self.imask.next = self.ones128.val() << self.imask_sh.val();
+
+        // ---------------- descriptor outputs
+        self.pkt.valid.next = self.st.q.val() == TxState::Send;
+        self.dmac_order.rec.next = self.q_dmac.val();
+        self.smac_order.rec.next = self.q_smac.val();
+        self.pkt.dmac.next = self.dmac_order.wire_order.val();
+        self.pkt.smac.next = self.smac_order.wire_order.val();
+        self.pkt.sip.next = self.q_sip.val();
+        self.pkt.dip.next = self.q_dip.val();
+        self.pkt.sport.next = self.q_sport.val();
+        self.pkt.dqpn.next = self.q_rqpn.val();
+        self.pkt.psn.next = self.psn.q.val();
+        self.pkt.ackreq.next = self.last.val() || (self.psn.q.val().get_bits::<6>(0) == 63);
+        // SE: SEND and RDMA WRITE with immediate (the ones that complete a receive WQE)
+        self.pkt.se.next =
+            self.w_sol.val() && self.last.val() && (!self.w_write.val() || self.w_imm_op.val());
+        self.pkt.pad.next = self.zero2.val() - self.plen.val().get_bits::<2>(0);
+        self.pkt.paylen.next = self.plen.val();
+        self.pkt.has_reth.next = self.w_write.val() && self.first.val();
+        self.pkt.va.next = self.w_raddr.val();
+        self.pkt.rkey.next = self.w_rkey.val();
+        self.pkt.dmalen.next = self.w_len.val();
+        self.pkt.has_imm.next = self.w_imm_op.val() && self.last.val();
+        self.pkt.imm.next = self.w_imm.val();
+        self.pkt.addr.next = self.w_laddr.val() + bit_cast::<64, 32>(self.off.q.val());
+        self.pkt.inl.next = self.w_inline.val();
+        self.pkt.idata.next = self.w_idata.val() & !self.imask.val();
+        if self.w_write.val() {
+            if self.first.val() && self.last.val() {
+                if self.w_imm_op.val() {
+                    self.pkt.opcode.next = self.b_write_only_imm.val();
+                } else {
+                    self.pkt.opcode.next = self.b_write_only.val();
+                }
+            } else if self.first.val() {
+                self.pkt.opcode.next = self.b_write_first.val();
+            } else if self.last.val() {
+                if self.w_imm_op.val() {
+                    self.pkt.opcode.next = self.b_write_last_imm.val();
+                } else {
+                    self.pkt.opcode.next = self.b_write_last.val();
+                }
+            } else {
+                self.pkt.opcode.next = self.b_write_middle.val();
+            }
+        } else if self.first.val() && self.last.val() {
+            if self.w_imm_op.val() {
+                self.pkt.opcode.next = self.b_send_only_imm.val();
+            } else {
+                self.pkt.opcode.next = self.b_send_only.val();
+            }
+        } else if self.first.val() {
+            self.pkt.opcode.next = self.b_send_first.val();
+        } else if self.last.val() {
+            if self.w_imm_op.val() {
+                self.pkt.opcode.next = self.b_send_last_imm.val();
+            } else {
+                self.pkt.opcode.next = self.b_send_last.val();
+            }
+        } else {
+            self.pkt.opcode.next = self.b_send_middle.val();
+        }
+
+        // ---------------- completion (errors only)
+        self.cpl.valid.next = self.st.q.val() == TxState::Cpl;
+        self.cpl.cqn.next = self.q_cqn.val();
+        self.cpl.wr_id.next = self.w_wrid.val();
+        self.cpl.byte_len.next = 0.into();
+        self.cpl.imm.next = 0.into();
+        self.cpl.qpn.next = bit_cast::<24, QB>(self.qpn.q.val());
+        self.cpl.src_qp.next = self.q_rqpn.val();
+        self.cpl.opcode.next = self.c_wc_send.val();
+        if self.w_write.val() {
+            self.cpl.opcode.next = self.c_wc_write.val();
+        }
+        self.cpl.status.next = self.status.q.val();
+        self.cpl.flags.next = 0.into();
+        self.cpl.wqe_idx.next = self.q_ci.val();
+
+        // ---------------- context / ring ports
+        self.ctx.req.next = false;
+        self.ctx.we.next = false;
+        self.ctx.addr.next = bit_cast::<CTX_ADDR_BITS, QB>(self.qpn.q.val());
+        self.ctx.wdata.next = (bit_cast::<512, 24>(self.psn_end.val()) << self.o_psn.val())
+            | (bit_cast::<512, 16>(self.q_ci1.val()) << self.o_ci.val());
+        self.ctx.wbe.next = self.be_ok.val();
+        if self.st.q.val() == TxState::ErrWb {
+            self.ctx.wdata.next = (bit_cast::<512, 8>(self.c_err_state.val())
+                << self.o_state.val())
+                | (bit_cast::<512, 16>(self.q_ci1.val()) << self.o_ci.val());
+            self.ctx.wbe.next = self.be_err.val();
+        }
+        if self.st.q.val() == TxState::MrRd {
+            self.ctx.addr.next =
+                self.c_mr_base.val() + self.w_mridx.val().get_bits::<CTX_ADDR_BITS>(0);
+        }
+        self.ring.req.next = self.st.q.val() == TxState::WqeRd;
+        self.ring.slot.next = (bit_cast::<RING_SLOT_BITS, QB>(self.qpn.q.val())
+            << self.c_sq_log2.val())
+            | bit_cast::<RING_SLOT_BITS, 16>(self.q_ci.val() & self.c_sq_mask.val());
+
+        // ---------------- scheduler FIFO and queued bits
+        self.kq.next = self.kick_qpn.val().get_bits::<QB>(0);
+        self.kick_ok.next = self.kick_valid.val()
+            && (self.kick_qpn.val() < self.c_nq.val())
+            && !self.queued.q.val().get_bit(self.kq.val().index());
+        self.pop.next = (self.st.q.val() == TxState::Idle) && !self.qfifo.empty.val();
+        self.rq_push.next = (self.st.q.val() == TxState::Requeue)
+            && !self.kick_valid.val()
+            && !self.queued.q.val().get_bit(self.qpn.q.val().index());
+        self.qv1.next = self.queued.q.val();
+        if self.pop.val() {
+            self.qv1.next = self
+                .queued
+                .q
+                .val()
+                .replace_bit(self.qfifo.dout.val().index(), false);
+        }
+        self.qv2.next = self.qv1.val();
+        if self.kick_ok.val() {
+            self.qv2.next = self.qv1.val().replace_bit(self.kq.val().index(), true);
+        }
+        self.qv3.next = self.qv2.val();
+        if self.rq_push.val() {
+            self.qv3.next = self.qv2.val().replace_bit(self.qpn.q.val().index(), true);
+        }
+        self.queued.d.next = self.qv3.val();
+        self.qfifo.wr.next = self.kick_ok.val() || self.rq_push.val();
+        self.qfifo.din.next = self.kq.val();
+        if self.rq_push.val() {
+            self.qfifo.din.next = self.qpn.q.val();
+        }
+        self.qfifo.rd.next = self.pop.val();
+
+        // ---------------- FSM
+        match self.st.q.val() {
+            TxState::Idle => {
+                if self.pop.val() {
+                    self.qpn.d.next = self.qfifo.dout.val();
+                    self.st.d.next = TxState::CtxRd;
+                }
+            }
+            TxState::CtxRd => {
+                self.ctx.req.next = true;
+                if self.ctx.gnt.val() {
+                    self.st.d.next = TxState::CtxWait;
+                }
+            }
+            TxState::CtxWait => {
+                if self.ctx.rvalid.val() {
+                    self.qpc.d.next = self.ctx.rdata.val();
+                    self.st.d.next = TxState::QpCheck;
+                }
+            }
+            TxState::QpCheck => {
+                if (self.q_state.val() != self.c_rts.val()) || (self.q_ci.val() == self.q_pi.val())
+                {
+                    self.st.d.next = TxState::Idle;
+                } else {
+                    self.st.d.next = TxState::WqeRd;
+                }
+            }
+            TxState::WqeRd => {
+                if self.ring.gnt.val() {
+                    self.st.d.next = TxState::WqeWait;
+                }
+            }
+            TxState::WqeWait => {
+                if self.ring.rvalid.val() {
+                    self.wqe.d.next = self.ring.rdata.val();
+                    self.st.d.next = TxState::Check;
+                }
+            }
+            TxState::Check => {
+                self.off.d.next = 0.into();
+                self.psn.d.next = self.q_psn.val();
+                if self.w_op.val() > self.c_op_write_imm.val() {
+                    self.status.d.next = self.c_st_op.val();
+                    self.st.d.next = TxState::Cpl;
+                } else if self.w_inline.val() {
+                    if (self.w_len.val() > self.c_max_inline.val())
+                        || (self.w_len.val() != bit_cast::<32, 8>(self.w_ilen.val()))
+                    {
+                        self.status.d.next = self.c_st_len.val();
+                        self.st.d.next = TxState::Cpl;
+                    } else {
+                        self.st.d.next = TxState::Wb;
+                    }
+                } else if self.w_len.val() == 0 {
+                    self.st.d.next = TxState::Wb;
+                } else if self.w_mridx.val() >= self.c_nmr.val() {
+                    self.status.d.next = self.c_st_prot.val();
+                    self.st.d.next = TxState::Cpl;
+                } else {
+                    self.st.d.next = TxState::MrRd;
+                }
+            }
+            TxState::MrRd => {
+                self.ctx.req.next = true;
+                if self.ctx.gnt.val() {
+                    self.st.d.next = TxState::MrWait;
+                }
+            }
+            TxState::MrWait => {
+                if self.ctx.rvalid.val() {
+                    if self.m_ok.val() {
+                        self.st.d.next = TxState::Wb;
+                    } else {
+                        self.status.d.next = self.c_st_prot.val();
+                        self.st.d.next = TxState::Cpl;
+                    }
+                }
+            }
+            TxState::Send => {
+                if self.pkt.ready.val() {
+                    self.off.d.next = self.off.q.val() + bit_cast::<32, 13>(self.plen.val());
+                    self.psn.d.next = self.psn.q.val() + 1;
+                    if self.last.val() {
+                        if self.q_ci1.val() != self.q_pi.val() {
+                            self.st.d.next = TxState::Requeue;
+                        } else {
+                            self.st.d.next = TxState::Idle;
+                        }
+                    }
+                }
+            }
+            TxState::Wb => {
+                // the write-back comes before the packets: an ACK or NAK for any of them then
+                // finds the WQE counted in sq_ci (the ACK processor walks up to sq_ci)
+                self.ctx.req.next = true;
+                self.ctx.we.next = true;
+                if self.ctx.gnt.val() {
+                    self.n_wqe.d.next = self.n_wqe.q.val() + 1;
+                    self.st.d.next = TxState::Send;
+                }
+            }
+            TxState::Requeue => {
+                // the kick port has priority on the FIFO's write port; a kick of this very
+                // QP (or the queued bit) means it is queued already
+                if !self.kick_valid.val() {
+                    self.st.d.next = TxState::Idle;
+                }
+            }
+            TxState::Cpl => {
+                if self.cpl.ready.val() {
+                    self.st.d.next = TxState::ErrWb;
+                }
+            }
+            TxState::ErrWb => {
+                self.ctx.req.next = true;
+                self.ctx.we.next = true;
+                if self.ctx.gnt.val() {
+                    self.n_err.d.next = self.n_err.q.val() + 1;
+                    self.st.d.next = TxState::Idle;
+                }
+            }
+            _ => {
+                self.st.d.next = TxState::Idle;
+            }
+        }
+        if self.rst.val() {
+            self.st.d.next = TxState::Idle;
+            self.queued.d.next = 0.into();
+            self.n_wqe.d.next = 0.into();
+            self.n_err.d.next = 0.into();
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::common::testutil::*;
+    use crate::common::vlt::DynModel;
+    use rand::Rng;
+    use rand_chacha::ChaCha8Rng;
+    use rnic_abi::queue::{Cqe, make_key};
+    use std::collections::HashMap;
+
+    pub const P: params::BuildParams = params::DEFAULT;
+
+    /// One RoCE packet as the test expects it (or decoded from the DUT).
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct Pkt {
+        pub dmac: [u8; 6],
+        pub smac: [u8; 6],
+        pub sip: u32,
+        pub dip: u32,
+        pub sport: u16,
+        pub opcode: u8,
+        pub se: bool,
+        pub pad: u8,
+        pub dqpn: u32,
+        pub ackreq: bool,
+        pub psn: u32,
+        pub reth: Option<(u64, u32, u32)>,
+        pub imm: Option<u32>,
+        pub payload: Vec<u8>,
+    }
+
+    /// Everything the models hold: QP contexts, MRs, WQEs, host memory.
+    pub struct Setup {
+        pub qps: Vec<(u32, QpContext)>,
+        pub wqes: HashMap<u32, Vec<Wqe>>,
+        pub mrs: HashMap<u32, MrEntry>,
+        pub mem: HashMap<u64, u8>,
+    }
+
+    pub const PD: u32 = 7;
+    /// MR table indices used: good MRs 3, 9, 700; 11 = invalid flag; 12 = other PD.
+    pub const GOOD_MRS: [u32; 3] = [3, 9, 700];
+    pub const MR_LEN: u64 = 70_000;
+
+    pub const LENGTHS: [u32; 13] = [0, 1, 3, 63, 64, 65, 255, 256, 257, 4095, 4096, 4097, 65536];
+
+    /// How a generated WQE should fail (None: good).
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub enum Bad {
+        Opcode,
+        InlineLen,
+        KeyGen,
+        KeyIndex,
+        MrInvalid,
+        MrPd,
+        Bounds,
+    }
+
+    pub fn new_setup(r: &mut ChaCha8Rng) -> Setup {
+        let mut mrs = HashMap::new();
+        let mut mem = HashMap::new();
+        for (n, &i) in GOOD_MRS.iter().chain(&[11, 12]).enumerate() {
+            let iova = 0x1_0000_0000u64 * (n as u64 + 1) + r.random_range(0..4096u64);
+            let e = MrEntry {
+                key: make_key(i, r.random()),
+                pd: if i == 12 { PD + 1 } else { PD },
+                iova,
+                length: MR_LEN,
+                access: 1,
+                flags: if i == 11 { 0 } else { 1 },
+            };
+            if GOOD_MRS.contains(&i) {
+                for a in iova..iova + MR_LEN {
+                    mem.insert(a, r.random());
+                }
+            }
+            mrs.insert(i, e);
+        }
+        Setup {
+            qps: vec![],
+            wqes: HashMap::new(),
+            mrs,
+            mem,
+        }
+    }
+
+    /// Add QP `qpn` in RTS with random addressing; `ci0` the starting SQ index.
+    pub fn add_qp(s: &mut Setup, r: &mut ChaCha8Rng, qpn: u32, mtu: u8, psn0: u32, ci0: u16) {
+        let mut c = QpContext {
+            state: qp_state::RTS,
+            qp_type: 2,
+            path_mtu: mtu,
+            remote_qpn: 0x10_0000 + qpn * 7 + r.random_range(0..7),
+            sq_psn: psn0,
+            una_psn: psn0,
+            udp_sport: 0xC000 | r.random::<u16>(),
+            dest_ip: r.random(),
+            src_ip: r.random(),
+            pd: PD,
+            send_cqn: r.random_range(0..256),
+            recv_cqn: 5,
+            sq_pi: ci0,
+            sq_ci: ci0,
+            sq_ack_ci: ci0,
+            ..Default::default()
+        };
+        r.fill(&mut c.dest_mac);
+        r.fill(&mut c.src_mac);
+        s.qps.push((qpn, c));
+        s.wqes.insert(qpn, vec![]);
+    }
+
+    /// A random WQE of `len` bytes (op random unless given), failing as `bad` says.
+    pub fn gen_wqe(
+        s: &Setup,
+        r: &mut ChaCha8Rng,
+        op: Option<u8>,
+        len: u32,
+        inline: bool,
+        bad: Option<Bad>,
+    ) -> Wqe {
+        let mri = GOOD_MRS[r.random_range(0..GOOD_MRS.len())];
+        let mr = s.mrs[&mri];
+        let room = MR_LEN - len as u64;
+        let mut w = Wqe {
+            opcode: op.unwrap_or(r.random_range(0..4)),
+            flags: r.random::<u8>() & (wqe_flag::SIGNALED | wqe_flag::SOLICITED),
+            slots: 1,
+            length: len,
+            wr_id: r.random(),
+            local_addr: mr.iova + r.random_range(0..=room),
+            lkey: mr.key,
+            imm_data: r.random(),
+            remote_addr: r.random(),
+            rkey: r.random(),
+            ..Default::default()
+        };
+        if inline {
+            w.flags |= wqe_flag::INLINE;
+            w.inline_len = len as u8;
+            r.fill(&mut w.inline_data);
+            w.local_addr = r.random();
+            w.lkey = r.random();
+        }
+        match bad {
+            None => {}
+            Some(Bad::Opcode) => w.opcode = [4u8, 5, 6, 7, 0x10, 0xFF][r.random_range(0..6)],
+            Some(Bad::InlineLen) => {
+                w.flags |= wqe_flag::INLINE;
+                if r.random_bool(0.5) {
+                    w.length = r.random_range(17..100);
+                    w.inline_len = w.length as u8;
+                } else {
+                    w.length = r.random_range(0..16);
+                    w.inline_len = w.length as u8 + 1;
+                }
+            }
+            Some(Bad::KeyGen) => w.lkey ^= 1 + r.random_range(0..255u32),
+            Some(Bad::KeyIndex) => w.lkey = make_key(P.num_mrs + r.random_range(0..1000), 0),
+            Some(Bad::MrInvalid) => w.lkey = s.mrs[&11].key,
+            Some(Bad::MrPd) => {
+                w.lkey = s.mrs[&12].key;
+                w.local_addr = s.mrs[&12].iova;
+            }
+            Some(Bad::Bounds) => {
+                w.local_addr = if r.random_bool(0.5) {
+                    mr.iova + MR_LEN - len as u64 + r.random_range(1..100)
+                } else {
+                    mr.iova - r.random_range(1..100)
+                };
+            }
+        }
+        if bad.is_some() && bad != Some(Bad::Opcode) && bad != Some(Bad::InlineLen) {
+            w.length = w.length.max(1);
+            w.flags &= !wqe_flag::INLINE;
+        }
+        w
+    }
+
+    /// Expected result of one WQE (independent of the RTL): packets or an error status.
+    pub fn expect_wqe(s: &Setup, q: &QpContext, w: &Wqe) -> Result<Vec<Pkt>, u8> {
+        let len = w.length;
+        if w.opcode > wqe_op::RDMA_WRITE_IMM {
+            return Err(wc_status::LOC_QP_OP_ERR);
+        }
+        let payload: Vec<u8> = if w.flags & wqe_flag::INLINE != 0 {
+            if len > 16 || len != w.inline_len as u32 {
+                return Err(wc_status::LOC_LEN_ERR);
+            }
+            w.inline_data[..len as usize].to_vec()
+        } else if len == 0 {
+            vec![]
+        } else {
+            let idx = w.lkey >> 8;
+            let mr = s.mrs.get(&idx).copied().unwrap_or_default();
+            let ok = idx < P.num_mrs
+                && mr.flags & 1 == 1
+                && mr.key == w.lkey
+                && mr.pd == q.pd
+                && w.local_addr >= mr.iova
+                && (w.local_addr - mr.iova) as u128 + len as u128 <= mr.length as u128;
+            if !ok {
+                return Err(wc_status::LOC_PROT_ERR);
+            }
+            (0..len as u64)
+                .map(|k| s.mem[&(w.local_addr + k)])
+                .collect()
+        };
+        let mtu = 128usize << q.path_mtu;
+        let n = payload.len().div_ceil(mtu).max(1);
+        let write = w.opcode == wqe_op::RDMA_WRITE || w.opcode == wqe_op::RDMA_WRITE_IMM;
+        let imm = w.opcode == wqe_op::SEND_IMM || w.opcode == wqe_op::RDMA_WRITE_IMM;
+        let mut out = vec![];
+        for i in 0..n {
+            let (first, last) = (i == 0, i == n - 1);
+            let base = if write {
+                opcode::WRITE_FIRST
+            } else {
+                opcode::SEND_FIRST
+            };
+            // IBTA table 38: FIRST, MIDDLE, LAST, LAST_IMM, ONLY, ONLY_IMM in this order
+            let opc = base
+                + match (first, last, imm) {
+                    (true, true, false) => 4,
+                    (true, true, true) => 5,
+                    (true, false, _) => 0,
+                    (false, true, false) => 2,
+                    (false, true, true) => 3,
+                    (false, false, _) => 1,
+                };
+            let psn = (q.sq_psn + i as u32) & 0xFF_FFFF;
+            let pl =
+                payload[(i * mtu).min(payload.len())..((i + 1) * mtu).min(payload.len())].to_vec();
+            out.push(Pkt {
+                dmac: q.dest_mac,
+                smac: q.src_mac,
+                sip: q.src_ip,
+                dip: q.dest_ip,
+                sport: q.udp_sport,
+                opcode: opc,
+                se: last && w.flags & wqe_flag::SOLICITED != 0 && (!write || imm),
+                pad: ((4 - pl.len() % 4) % 4) as u8,
+                dqpn: q.remote_qpn & 0xFF_FFFF,
+                ackreq: last || psn % 64 == 63,
+                psn,
+                reth: (write && first).then_some((w.remote_addr, w.rkey, len)),
+                imm: (imm && last).then_some(w.imm_data),
+                payload: pl,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Expected per-QP packet lists, error completions (cqn, Cqe) and final contexts.
+    pub struct Expect {
+        pub pkts: HashMap<u32, Vec<Pkt>>,
+        pub cpls: Vec<(u16, Cqe)>,
+        pub ctx: HashMap<u32, QpContext>,
+        pub wqe_ok: u32,
+        pub wqe_err: u32,
+    }
+
+    pub fn expect_all(s: &Setup) -> Expect {
+        let mut e = Expect {
+            pkts: HashMap::new(),
+            cpls: vec![],
+            ctx: HashMap::new(),
+            wqe_ok: 0,
+            wqe_err: 0,
+        };
+        for (qpn, q0) in &s.qps {
+            let mut q = *q0;
+            let mut pk = vec![];
+            for w in &s.wqes[qpn] {
+                match expect_wqe(s, &q, w) {
+                    Ok(p) => {
+                        q.sq_psn = (q.sq_psn + p.len() as u32) & 0xFF_FFFF;
+                        q.sq_ci = q.sq_ci.wrapping_add(1);
+                        pk.extend(p);
+                        e.wqe_ok += 1;
+                    }
+                    Err(st) => {
+                        let write =
+                            w.opcode == wqe_op::RDMA_WRITE || w.opcode == wqe_op::RDMA_WRITE_IMM;
+                        e.cpls.push((
+                            q.send_cqn,
+                            Cqe {
+                                wr_id: w.wr_id,
+                                byte_len: 0,
+                                imm_data: 0,
+                                qp_num: *qpn,
+                                src_qp: q.remote_qpn,
+                                opcode: if write {
+                                    wc_op::RDMA_WRITE
+                                } else {
+                                    wc_op::SEND
+                                },
+                                status: st,
+                                vendor_err: 0,
+                                flags: 0,
+                                sq_index: q.sq_ci,
+                                reserved: 0,
+                            },
+                        ));
+                        q.state = qp_state::ERR;
+                        q.sq_ci = q.sq_ci.wrapping_add(1);
+                        e.wqe_err += 1;
+                        break;
+                    }
+                }
+            }
+            e.pkts.insert(*qpn, pk);
+            e.ctx.insert(*qpn, q);
+        }
+        e
+    }
+
+    /// Load the setup into the context and ring models (sq_pi as in the setup).
+    pub fn load(s: &Setup, ctx: &mut CtxModel, ring: &mut RingModel) {
+        for (qpn, q) in &s.qps {
+            ctx.rec.insert(*qpn, q.encode());
+            for (i, w) in s.wqes[qpn].iter().enumerate() {
+                let idx = q.sq_ci.wrapping_add(i as u16) as u32;
+                ring.slots.insert(P.sq_slot(*qpn, idx) / 64, w.encode());
+            }
+        }
+        for (i, m) in &s.mrs {
+            ctx.rec.insert(P.ctx_base(2) + i, m.encode());
+        }
+    }
+
+    /// Doorbell as dbunit does it: sq_pi += n in the context (whole-field update), then a
+    /// kick one cycle later (returned: the QPN to kick).
+    pub fn post(ctx: &mut CtxModel, qpn: u32, n: u16) {
+        let mut rec = ctx.get(qpn);
+        let f = QpContext::field("sq_pi").unwrap();
+        let pi = le(&rec, f.offset, 2) as u16;
+        rec[f.offset..f.offset + 2].copy_from_slice(&pi.wrapping_add(n).to_le_bytes());
+        ctx.rec.insert(qpn, rec);
+    }
+
+    /// Check the final contexts, the writes' byte enables, the completions.
+    pub fn check_end(s: &Setup, e: &Expect, ctx: &CtxModel, cpl: &CplSink, cnt: (u64, u64)) {
+        for (qpn, q0) in &s.qps {
+            let got = QpContext::decode(&ctx.get(*qpn));
+            let want = e.ctx[qpn];
+            assert_eq!(got.sq_psn, want.sq_psn, "QP {qpn} sq_psn");
+            assert_eq!(got.sq_ci, want.sq_ci, "QP {qpn} sq_ci");
+            assert_eq!(got.state, want.state, "QP {qpn} state");
+            // everything else untouched (sq_pi was moved by the test's doorbells)
+            let mut a = got;
+            a.sq_psn = q0.sq_psn;
+            a.sq_ci = q0.sq_ci;
+            a.state = q0.state;
+            a.sq_pi = q0.sq_pi;
+            let mut b = *q0;
+            b.sq_pi = q0.sq_pi;
+            assert_eq!(a, b, "QP {qpn}: only sq_psn, sq_ci, state written");
+        }
+        let ok = be_mask(QpContext::FIELDS, &["sq_psn", "sq_ci"])
+            .val()
+            .to_u64();
+        let err = be_mask(QpContext::FIELDS, &["state", "sq_ci"])
+            .val()
+            .to_u64();
+        for (idx, be) in &ctx.writes {
+            assert!(*idx < NQ as u32, "write outside the QP table: {idx}");
+            assert!(*be == ok || *be == err, "write byte enables {be:#x}");
+        }
+        let mut got = cpl.got.clone();
+        let mut want = e.cpls.clone();
+        got.sort_by_key(|c| c.1.qp_num);
+        want.sort_by_key(|c| c.1.qp_num);
+        assert_eq!(got, want, "error completions");
+        assert_eq!(
+            cnt,
+            (e.wqe_ok as u64, e.wqe_err as u64),
+            "cnt_wqe, cnt_wqe_err"
+        );
+    }
+
+    // ------------------------------------------------------------------------------------
+    // txreq alone: descriptors checked against the expectation
+
+    pub fn desc(m: &DynModel, mem: &HashMap<u64, u8>) -> Pkt {
+        let g = |n: &str| m.get(&format!("pkt_{n}"));
+        let mac = |v: u64| {
+            let mut a = [0u8; 6];
+            for (i, b) in a.iter_mut().enumerate() {
+                *b = (v >> (40 - 8 * i)) as u8;
+            }
+            a
+        };
+        let plen = g("paylen") as usize;
+        let payload = if g("inl") == 1 {
+            let d = m.get_bytes("pkt_idata");
+            assert!(
+                d[plen..].iter().all(|b| *b == 0),
+                "inline bytes past paylen"
+            );
+            d[..plen].to_vec()
+        } else {
+            let a = g("addr");
+            (0..plen as u64).map(|k| mem[&(a + k)]).collect()
+        };
+        Pkt {
+            dmac: mac(g("dmac")),
+            smac: mac(g("smac")),
+            sip: g("sip") as u32,
+            dip: g("dip") as u32,
+            sport: g("sport") as u16,
+            opcode: g("opcode") as u8,
+            se: g("se") == 1,
+            pad: g("pad") as u8,
+            dqpn: g("dqpn") as u32,
+            ackreq: g("ackreq") == 1,
+            psn: g("psn") as u32,
+            reth: (g("has_reth") == 1).then(|| (g("va"), g("rkey") as u32, g("dmalen") as u32)),
+            imm: (g("has_imm") == 1).then(|| g("imm") as u32),
+            payload,
+        }
+    }
+
+    /// Run txreq on a setup; kicks: (cycle, qpn, wqes to post). Returns the descriptors
+    /// in order as (dqpn, Pkt).
+    fn run_txreq(
+        s: &Setup,
+        kicks: &[(u64, u32, u16)],
+        seed: u64,
+        stall: f64,
+    ) -> (Vec<Pkt>, Expect) {
+        let mut m = model(TxReq::default(), "txreq");
+        let mut r = rng(seed);
+        let mut ctx = CtxModel::new("ctx", stall);
+        let mut ring = RingModel::new("ring", stall);
+        let mut cpl = CplSink::new("cpl", stall);
+        load(s, &mut ctx, &mut ring);
+        let e = expect_all(s);
+        let total: usize = e.pkts.values().map(|v| v.len()).sum();
+        reset(&mut m);
+        let mut got = vec![];
+        let mut pending: Vec<(u64, u32, u16)> = kicks.to_vec();
+        let mut kick_next: Option<u32> = None;
+        let mut quiet = 0;
+        let t0 = m.cycle;
+        loop {
+            let now = m.cycle - t0;
+            // doorbells due now: post, kick next cycle
+            m.set("kick_valid", 0);
+            if let Some(q) = kick_next.take() {
+                m.set("kick_valid", 1);
+                m.set("kick_qpn", q as u64);
+            } else if let Some(i) = pending.iter().position(|k| k.0 <= now) {
+                let (_, q, n) = pending.remove(i);
+                if n > 0 {
+                    post(&mut ctx, q, n);
+                }
+                kick_next = Some(q);
+            } else if chance(&mut r, 0.02) {
+                // spurious kicks: unknown QPs and QPs without work
+                m.set("kick_valid", 1);
+                m.set("kick_qpn", r.random_range(0..2 * NQ as u64));
+            }
+            ctx.drive(&mut m, &mut r);
+            ring.drive(&mut m, &mut r);
+            cpl.drive(&mut m, &mut r);
+            let ready = !chance(&mut r, stall);
+            m.set("pkt_ready", ready as u64);
+            m.tick();
+            ctx.observe(&mut m);
+            ring.observe(&mut m);
+            cpl.observe(&mut m);
+            if ready && m.bit("pkt_valid") {
+                got.push(desc(&m, &s.mem));
+                quiet = 0;
+            }
+            quiet += 1;
+            if pending.is_empty()
+                && kick_next.is_none()
+                && got.len() >= total
+                && cpl.got.len() >= e.cpls.len()
+                && quiet > 200
+            {
+                break;
+            }
+            assert!(now < 400_000, "timeout: {} of {total} packets", got.len());
+        }
+        check_end(s, &e, &ctx, &cpl, (m.get("cnt_wqe"), m.get("cnt_wqe_err")));
+        (got, e)
+    }
+
+    /// Packets of each QP in order, matched by destination QP.
+    pub fn check_per_qp(s: &Setup, got: &[Pkt], e: &Expect) {
+        let mut by: HashMap<u32, Vec<Pkt>> = HashMap::new();
+        for p in got {
+            by.entry(p.dqpn).or_default().push(p.clone());
+        }
+        for (qpn, q) in &s.qps {
+            let g = by.remove(&q.remote_qpn).unwrap_or_default();
+            let w = &e.pkts[qpn];
+            assert_eq!(g.len(), w.len(), "QP {qpn}: packet count");
+            for (i, (a, b)) in g.iter().zip(w).enumerate() {
+                assert_eq!(a, b, "QP {qpn} packet {i}");
+            }
+        }
+        assert!(by.is_empty(), "packets for unknown QPs");
+    }
+
+    #[test]
+    fn txreq_lengths_ops_mtus() {
+        let mut r = rng(1);
+        let mut s = new_setup(&mut r);
+        let mut kicks = vec![];
+        for (qi, mtu) in [1u8, 3, 5].iter().enumerate() {
+            let qpn = 10 + qi as u32;
+            // PSN and SQ index near their wrap
+            add_qp(
+                &mut s,
+                &mut r,
+                qpn,
+                *mtu,
+                0xFF_FFF0 - qi as u32 * 300,
+                0xFFF0,
+            );
+            let mut n = 0;
+            for (li, &len) in LENGTHS.iter().enumerate() {
+                let op = ((li + qi) % 4) as u8;
+                let inline = len <= 16 && li.is_multiple_of(2);
+                let w = gen_wqe(&s, &mut r, Some(op), len, inline, None);
+                s.wqes.get_mut(&qpn).unwrap().push(w);
+                n += 1;
+            }
+            kicks.push((qi as u64 * 50, qpn, n));
+        }
+        let (got, e) = run_txreq(&s, &kicks, 2, 0.0);
+        check_per_qp(&s, &got, &e);
+        let (got, e) = run_txreq(&s, &kicks, 3, 0.3);
+        check_per_qp(&s, &got, &e);
+    }
+
+    #[test]
+    fn txreq_errors_complete_and_stop_the_qp() {
+        let mut r = rng(4);
+        let mut s = new_setup(&mut r);
+        let bads = [
+            Bad::Opcode,
+            Bad::InlineLen,
+            Bad::KeyGen,
+            Bad::KeyIndex,
+            Bad::MrInvalid,
+            Bad::MrPd,
+            Bad::Bounds,
+        ];
+        let mut kicks = vec![];
+        for (i, b) in bads.iter().enumerate() {
+            let qpn = 100 + i as u32;
+            let (psn, ci) = (r.random_range(0..0xFF_FFFF), r.random());
+            add_qp(&mut s, &mut r, qpn, 3, psn, ci);
+            let good = r.random_range(0..3);
+            for _ in 0..good {
+                let len = r.random_range(0..3000);
+                let w = gen_wqe(&s, &mut r, None, len, false, None);
+                s.wqes.get_mut(&qpn).unwrap().push(w);
+            }
+            let len = r.random_range(1..3000);
+            let w = gen_wqe(&s, &mut r, None, len, false, Some(*b));
+            s.wqes.get_mut(&qpn).unwrap().push(w);
+            // a WQE after the bad one: never sent (QP in ERR)
+            let w = gen_wqe(&s, &mut r, None, 100, false, None);
+            s.wqes.get_mut(&qpn).unwrap().push(w);
+            kicks.push((i as u64 * 7, qpn, good as u16 + 2));
+        }
+        let (got, e) = run_txreq(&s, &kicks, 5, 0.25);
+        assert_eq!(e.cpls.len(), bads.len());
+        check_per_qp(&s, &got, &e);
+    }
+
+    #[test]
+    fn txreq_round_robin_by_wqe_and_late_doorbells() {
+        let mut r = rng(6);
+        let mut s = new_setup(&mut r);
+        let qpns = [0u32, 77, 255, 128];
+        for &q in &qpns {
+            let (psn, ci) = (r.random_range(0..0xFF_FFFF), r.random());
+            add_qp(&mut s, &mut r, q, 1, psn, ci);
+            for _ in 0..if q == 77 { 6 } else { 5 } {
+                let len = r.random_range(1..600);
+                let w = gen_wqe(&s, &mut r, Some(wqe_op::SEND), len, false, None);
+                s.wqes.get_mut(&q).unwrap().push(w);
+            }
+        }
+        // all four posted and kicked back to back: WQE starts must go round robin
+        let kicks: Vec<(u64, u32, u16)> = qpns.iter().map(|&q| (0, q, 5)).collect();
+        let mut kicks = kicks;
+        // one more WQE on QP 77 much later (the QP had left the schedule)
+        kicks.push((3000, 77, 1));
+        let (got, e) = run_txreq(&s, &kicks, 7, 0.0);
+        check_per_qp(&s, &got, &e);
+        let dq: HashMap<u32, u32> = s.qps.iter().map(|(n, q)| (q.remote_qpn, *n)).collect();
+        let starts: Vec<u32> = got
+            .iter()
+            .filter(|p| p.opcode == opcode::SEND_FIRST || p.opcode == opcode::SEND_ONLY)
+            .map(|p| dq[&p.dqpn])
+            .collect();
+        let mut want = vec![];
+        for _ in 0..5 {
+            want.extend_from_slice(&qpns);
+        }
+        want.push(77);
+        assert_eq!(starts, want, "WQE order");
+        // with stalls: still every packet, per-QP order
+        let (got, e) = run_txreq(&s, &kicks, 8, 0.4);
+        check_per_qp(&s, &got, &e);
+    }
+}
