@@ -56,6 +56,9 @@ struct Cli {
     /// perftest's GID index (accepted for compatibility; our GID is the IPv4-mapped one).
     #[arg(short = 'x', long)]
     gid_index: Option<u32>,
+    /// Server: compare every received SEND byte by byte with the pattern rnic-perf sends.
+    #[arg(long)]
+    verify: bool,
     /// Print the result as JSON too.
     #[arg(long)]
     json: bool,
@@ -138,6 +141,7 @@ fn real_main() -> anyhow::Result<i32> {
         duration: cli.duration,
         server: cli.server.clone(),
         port: cli.port,
+        verify: cli.verify,
     };
     let _ = cli.gid_index;
     let mac = match &cli.mac {

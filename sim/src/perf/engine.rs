@@ -228,6 +228,7 @@ pub fn run<D: Device>(
         rows: Vec::new(),
         completions: 0,
         wall_seconds: 0.0,
+        verified: 0,
     };
     match p.mode() {
         Mode::Client => client(&mut rig, p, &mut oob, &my0, &mut report)?,
@@ -254,6 +255,8 @@ fn client<D: Device>(
 ) -> anyhow::Result<()> {
     match p.test {
         TestKind::WriteBw => {
+            // perftest's write_bw hand shakes once more before the traffic
+            oob.keys(my0)?;
             for s in sizes(p) {
                 report.rows.push(bw_loop(rig, p, s, false)?);
             }

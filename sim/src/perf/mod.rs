@@ -96,6 +96,9 @@ pub struct Params {
     pub server: Option<String>,
     /// `-p`
     pub port: u16,
+    /// Server: compare every received SEND with the pattern the peer (rnic-perf or
+    /// tests/interop's rxe-check) sends.
+    pub verify: bool,
 }
 
 impl Params {
@@ -179,6 +182,8 @@ pub struct Report {
     /// successful completions (every completion is checked; an error fails the run)
     pub completions: u64,
     pub wall_seconds: f64,
+    /// messages compared byte by byte with the pattern (`--verify`)
+    pub verified: u64,
 }
 
 impl Report {
@@ -233,6 +238,9 @@ impl Report {
             " completions ok: {}   wall: {:.1} s   (rates in device time at the nominal clock; the peer's speed bounds them)",
             self.completions, self.wall_seconds
         );
+        if self.verified > 0 {
+            let _ = writeln!(s, " data: {} messages compared byte by byte: ok", self.verified);
+        }
         s
     }
 
@@ -250,7 +258,7 @@ impl Report {
             })
             .collect();
         format!(
-            "{{\"test\":\"{}\",\"side\":\"{}\",\"mtu\":{},\"qps\":{},\"tx_depth\":{},\"peer\":\"{}\",\"peer_version\":\"{}\",\"completions_ok\":{},\"wall_seconds\":{:.3},\"rows\":[{}]}}",
+            "{{\"test\":\"{}\",\"side\":\"{}\",\"mtu\":{},\"qps\":{},\"tx_depth\":{},\"peer\":\"{}\",\"peer_version\":\"{}\",\"completions_ok\":{},\"wall_seconds\":{:.3},\"verified\":{},\"rows\":[{}]}}",
             self.test.name(),
             if self.mode == Mode::Server {
                 "server"
@@ -264,6 +272,7 @@ impl Report {
             self.remote_version.escape_default(),
             self.completions,
             self.wall_seconds,
+            self.verified,
             rows.join(",")
         )
     }

@@ -30,6 +30,17 @@ pub const KEY_MSG_SIZE_GID: usize = 108;
 /// Default TCP port.
 pub const DEFAULT_PORT: u16 = 18515;
 
+/// With RNIC_PERF_TRACE set: every message received on stderr.
+fn trace(what: &str, b: &[u8]) {
+    if std::env::var_os("RNIC_PERF_TRACE").is_some() {
+        let t: String = b
+            .iter()
+            .map(|c| if c.is_ascii_graphic() { *c as char } else { '.' })
+            .collect();
+        eprintln!("rnic-perf: oob {what} {} bytes: {t}", b.len());
+    }
+}
+
 /// One side's connection data (perftest's `pingpong_dest`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Dest {
@@ -150,24 +161,33 @@ pub struct Oob {
     pub mtu_enum: u32,
     /// Seconds to wait for the peer in a lockstep read.
     pub timeout: Duration,
+    versions_done: bool,
 }
 
 impl Oob {
-    /// Client: connect to `host:port` (retried for `wait`: the server may start later).
+    /// Client: connect to `host:port` and exchange versions, retried for `wait` (the server
+    /// may start later; behind QEMU's user-mode forwarding a connect succeeds and is then
+    /// closed while nothing listens in the guest).
     pub fn connect(host: &str, port: u16, wait: Duration) -> std::io::Result<Oob> {
         let t0 = Instant::now();
-        let s = loop {
-            match TcpStream::connect((host, port)) {
-                Ok(s) => break s,
+        loop {
+            let r = TcpStream::connect((host, port)).and_then(|s| {
+                s.set_nodelay(true)?;
+                let mut o = Oob::new(s, true);
+                o.timeout = Duration::from_secs(30);
+                o.versions()?;
+                o.timeout = Duration::from_secs(600);
+                Ok(o)
+            });
+            match r {
+                Ok(o) => return Ok(o),
                 Err(e) if t0.elapsed() < wait => {
                     let _ = e;
-                    std::thread::sleep(Duration::from_millis(200));
+                    std::thread::sleep(Duration::from_millis(500));
                 }
                 Err(e) => return Err(e),
             }
-        };
-        s.set_nodelay(true)?;
-        Ok(Oob::new(s, true))
+        }
     }
 
     /// Server: accept one client on `port` (all addresses).
@@ -186,6 +206,7 @@ impl Oob {
             cycle_buffer: 4096,
             mtu_enum: 5,
             timeout: Duration::from_secs(600),
+            versions_done: false,
         }
     }
 
@@ -204,6 +225,7 @@ impl Oob {
             self.read_exact(&mut rem)?;
             self.s.write_all(mine)?;
         }
+        trace("xchg", &rem);
         Ok(rem)
     }
 
@@ -211,14 +233,22 @@ impl Oob {
         self.remote_version.parse::<f64>().is_ok_and(|r| r >= v)
     }
 
-    /// Versions, system data and MTU (`mtu_enum`: ibv_mtu 1..=5 we want); returns the MTU
-    /// both use.
-    pub fn preamble(&mut self, mtu_enum: u32) -> std::io::Result<u32> {
+    fn versions(&mut self) -> std::io::Result<()> {
         let mut v = [0u8; VERSION_BYTES];
         v[..VERSION.len()].copy_from_slice(VERSION.as_bytes());
         let rv = self.xchg(&v)?;
         let end = rv.iter().position(|b| *b == 0).unwrap_or(rv.len());
         self.remote_version = String::from_utf8_lossy(&rv[..end]).into_owned();
+        self.versions_done = true;
+        Ok(())
+    }
+
+    /// Versions (unless done at connect), system data and MTU (`mtu_enum`: ibv_mtu 1..=5 we want); returns the MTU
+    /// both use.
+    pub fn preamble(&mut self, mtu_enum: u32) -> std::io::Result<u32> {
+        if !self.versions_done {
+            self.versions()?;
+        }
         if self.remote_version_at_least(5.32) {
             let cb = self.xchg(&self.cycle_buffer.to_be_bytes())?;
             let rcb = u32::from_be_bytes([cb[0], cb[1], cb[2], cb[3]]);
@@ -302,6 +332,7 @@ impl Oob {
             Err(e) => return Err(e),
         };
         buf.truncate(n);
+        trace("incoming", &buf);
         if n < KEY_MSG_SIZE_GID && buf.starts_with(b"done") {
             return Ok(Some(Incoming::Done));
         }
