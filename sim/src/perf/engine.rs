@@ -285,8 +285,13 @@ fn client<D: Device>(
             }
         }
         TestKind::WriteLat | TestKind::SendLat => {
+            // perftest's latency tests hand shake twice more before the traffic
+            oob.keys(my0)?;
+            oob.keys(my0)?;
+            // who sends first: the server in write_lat, the client in send_lat (perftest)
+            let active = p.test == TestKind::SendLat;
             for s in sizes(p) {
-                report.rows.push(lat_loop(rig, p, s, true)?);
+                report.rows.push(lat_loop(rig, p, s, active)?);
             }
         }
         _ => bail!("{} is not supported by this NIC build yet", p.test.name()),
@@ -426,7 +431,7 @@ fn lat_loop<D: Device>(
                     rig.ctx.relax()?;
                 }
             }
-            if active && scnt > 0 {
+            if scnt > 0 {
                 samples_ns.push(rig.ctx.now_ns()?.saturating_sub(t_send.0));
                 samples_wall.push(t_send.1.elapsed().as_secs_f64() * 1e6);
             }
@@ -538,12 +543,16 @@ fn serve<D: Device>(
             }
         }
         if lat_write {
+            // perftest's write_lat: the server writes first (k = 1..iters), then waits for
+            // the client's k before writing k + 1
             let b = rig.read_byte(poll_off)?;
-            if b != last_seen && b == (echo_n as u8).wrapping_add(1) {
-                last_seen = b;
+            let want_next = echo_n == 0 || (b == echo_n as u8 && b != last_seen);
+            if want_next && echo_n < p.iters {
+                if echo_n > 0 {
+                    last_seen = b;
+                }
                 echo_n += 1;
-                rig.mr
-                    .write(rig.send_off(0) + p.size.max(1) as usize - 1, &[b])?;
+                rig.mr.write(rig.send_off(0) + p.size.max(1) as usize - 1, &[echo_n as u8])?;
                 let sge = rig.mr.sge(rig.send_off(0), p.size.max(1) as usize)?;
                 rig.qps[0].post_send(&[SendWr::new(
                     echo_n,
