@@ -182,7 +182,7 @@ matrix() {
         done
       done
     done
-    echo "$dir write_bw 4096 0 4 -a"
+    echo "$dir write_bw 4096 0 5 -a"
     echo "$dir data 1024 4096 8 -"
     echo "$dir data 4096 65536 4 -"
     echo "$dir write_bw 1024 65536 20 netem"
@@ -255,8 +255,19 @@ run_matrix() {
     local why=""
     [ "$prc" = 0 ] || why="rnic-perf exit $prc: $(grep -a 'error' "$OUT/$name.log" | tail -1)"
     [ "$grc" = 0 ] || why="$why guest exit $grc: $(grep -a -i -E 'error|fail|couldn|unable|invalid' "$OUT/$name.guest.log" | head -2 | tr '\n' ' ')"
+    if [ "$t" = data ]; then   # the data oracle must have compared every message
+      if [ "$dir" = rxe2rnic ]; then
+        grep -a -q "data: $n messages compared byte by byte: ok" "$OUT/$name.log" || why="$why data: rnic-perf did not compare $n messages"
+      else
+        grep -a -q "rxe-check: $n messages of $s bytes ok (compared byte by byte)" "$OUT/$name.guest.log" || why="$why data: rxe-check did not compare $n messages"
+      fi
+    fi
     if [ -s "$pcap" ]; then local o; o=$(oracles "$pcap"); [ -z "$o" ] || why="$why oracles: $o"; else why="$why no capture"; fi
-    local summary; summary=$(grep -a -E '^ [0-9]+ ' "$OUT/$name.log" | tail -1 | awk '{$1=$1; print}')
+    local summary ours theirs
+    ours=$(grep -a -E '^ [0-9]+ ' "$OUT/$name.log" | tail -1 | awk '{$1=$1; print}')
+    theirs=$(grep -a -E '^ *[0-9]+ +[0-9]+ +[0-9.]+' "$OUT/$name.guest.log" | tail -1 | awk '{$1=$1; print}')
+    summary="rnic-perf [$ours] perftest [$theirs]"
+    [ "$t" = data ] && summary="$(grep -a -h -E 'rxe-check:|data:' "$OUT/$name.log" "$OUT/$name.guest.log" | tr '\n' ' ')"
     if [ -z "$why" ]; then
       echo "PASS $name ($(since "$c0") s) $summary"; pass=$((pass + 1))
     elif [ "$x" = netem ]; then

@@ -12,7 +12,7 @@ if [ $# -ne 1 ] || [ ! -r "$1" ]; then
 fi
 err=$(mktemp)
 trap 'rm -f "$err"' EXIT
-out=$(tshark -r "$1" --disable-heuristic rpcrdma_infiniband --disable-heuristic infiniband.eoib -T fields -E separator=/t \
+out=$(tshark -r "$1" --disable-heuristic rpcrdma_infiniband --disable-heuristic mellanox_eoib --disable-heuristic eth_over_ib -T fields -E separator=/t \
   -e frame.number -e _ws.malformed -e infiniband.bth.opcode 2>"$err") || {
   echo "tshark.sh: tshark failed on $1:" >&2
   grep -v 'Running as user' "$err" >&2 || true

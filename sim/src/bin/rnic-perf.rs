@@ -185,7 +185,11 @@ fn real_main() -> anyhow::Result<i32> {
         let h2 = handle.clone();
         let resolve = move |ip: Ipv4Addr| h2.resolve(ip, Duration::from_secs(30));
         let dev = SimNic::new(&w, 0)?;
-        let r = engine::run(dev, port, &p, oob(&p)?, &resolve);
+        let mut o = oob(&p)?;
+        // the simulated NIC keeps running (ACKing, answering) while we wait for TCP
+        let wp = w.clone();
+        o.set_pump(Box::new(move || wp.borrow_mut().run(64)));
+        let r = engine::run(dev, port, &p, o, &resolve);
         handle.flush();
         let st = handle.stats();
         eprintln!(

@@ -241,7 +241,8 @@ pub fn run<D: Device>(
         }
     }
     report.completions = rig.wc_ok;
-    oob.close(&my0).context("closing hand shake")?;
+    oob.close(&my0, p.test.is_lat())
+        .context("closing hand shake")?;
     report.wall_seconds = t_wall.elapsed().as_secs_f64();
     Ok(report)
 }
@@ -507,6 +508,8 @@ fn serve<D: Device>(
     let poll_off = rig.recv_off(0) + p.size.max(1) as usize - 1;
     let lat_write = p.test == TestKind::WriteLat && !p.all;
     let mut round = 0u32;
+    // hand shakes answered here (after the one following RTR)
+    let mut hand_shakes = 0u32;
     loop {
         round = round.wrapping_add(1);
         if round % 4 == 0 {
@@ -515,6 +518,7 @@ fn serve<D: Device>(
                 Some(Incoming::Keys(_)) => {
                     oob.answer(&my0.encode())?;
                     last_msg = Instant::now();
+                    hand_shakes += 1;
                 }
                 Some(Incoming::Other(b)) => {
                     // a bandwidth report field: answer with ours (same size, zero)
@@ -534,6 +538,19 @@ fn serve<D: Device>(
                     .iter()
                     .position(|x| x.qpn() == w.qp_num)
                     .unwrap_or(0);
+                if p.verify {
+                    let mut got = vec![0u8; w.byte_len as usize];
+                    rig.mr.read(rig.recv_off(q), &mut got)?;
+                    let want = crate::demo::pattern(1, got.len());
+                    if let Some(k) = (0..got.len()).find(|k| got[*k] != want[*k]) {
+                        bail!(
+                            "data check: message {recvs} byte {k}: {:#04x}, expected {:#04x}",
+                            got[k],
+                            want[k]
+                        );
+                    }
+                    report.verified += 1;
+                }
                 rig.post_recv(q, size, recvs)?;
                 if p.test == TestKind::SendLat {
                     echo_n += 1;
@@ -542,9 +559,11 @@ fn serve<D: Device>(
                 }
             }
         }
-        if lat_write {
-            // perftest's write_lat: the server writes first (k = 1..iters), then waits for
-            // the client's k before writing k + 1
+        // perftest's write_lat: the server writes first (k = 1..iters), then waits for the
+        // client's k before writing k + 1. Its first WRITE must not reach the client before its
+        // QP is in RTR (rxe drops it silently, and without retransmission the test hangs):
+        // the client's hand shake before the traffic comes after its RTR.
+        if lat_write && hand_shakes >= 1 {
             let b = rig.read_byte(poll_off)?;
             let want_next = echo_n == 0 || (b == echo_n as u8 && b != last_seen);
             if want_next && echo_n < p.iters {
@@ -552,7 +571,10 @@ fn serve<D: Device>(
                     last_seen = b;
                 }
                 echo_n += 1;
-                rig.mr.write(rig.send_off(0) + p.size.max(1) as usize - 1, &[echo_n as u8])?;
+                rig.mr.write(
+                    rig.send_off(0) + p.size.max(1) as usize - 1,
+                    &[echo_n as u8],
+                )?;
                 let sge = rig.mr.sge(rig.send_off(0), p.size.max(1) as usize)?;
                 rig.qps[0].post_send(&[SendWr::new(
                     echo_n,

@@ -239,7 +239,11 @@ impl Report {
             self.completions, self.wall_seconds
         );
         if self.verified > 0 {
-            let _ = writeln!(s, " data: {} messages compared byte by byte: ok", self.verified);
+            let _ = writeln!(
+                s,
+                " data: {} messages compared byte by byte: ok",
+                self.verified
+            );
         }
         s
     }
