@@ -6,6 +6,9 @@
 //! Endpoints ([`PortEndpoint::parse`]):
 //! * `unix:PATH`: listen on a Unix stream socket; every frame is a 4-byte big-endian length and
 //!   the frame (QEMU `-netdev stream,server=off,addr.type=unix,addr.path=PATH`);
+//! * `unix-connect:PATH`: the same, connecting to QEMU listening there
+//!   (`-netdev stream,server=on,addr.type=unix,addr.path=PATH`): lossless, the stream pauses
+//!   while QEMU is slow to read (a datagram socket drops when its buffer overflows);
 //! * `tcp:PORT`: the same on 127.0.0.1:PORT (`-netdev stream,...,addr.type=inet`);
 //! * `udp:LPORT:RPORT`: one frame a datagram, bound to 127.0.0.1:LPORT, sent to 127.0.0.1:RPORT
 //!   (`-netdev dgram,...,local.port=RPORT,remote.port=LPORT`, or two simulators facing each
@@ -51,6 +54,9 @@ pub const ETH_MIN: usize = 60;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PortEndpoint {
     Unix(PathBuf),
+    /// Connect to a listening Unix stream socket (QEMU `-netdev stream,server=on`), retried
+    /// for 60 s: a lossless cable (the stream pauses when QEMU is slow to read).
+    UnixConnect(PathBuf),
     Tcp(u16),
     Udp { local: u16, remote: u16 },
 }
@@ -67,6 +73,7 @@ impl PortEndpoint {
         };
         match kind {
             "unix" if !rest.is_empty() => Ok(PortEndpoint::Unix(rest.into())),
+            "unix-connect" if !rest.is_empty() => Ok(PortEndpoint::UnixConnect(rest.into())),
             "tcp" => Ok(PortEndpoint::Tcp(port(rest)?)),
             "udp" => {
                 let (l, r) = rest
@@ -317,6 +324,29 @@ impl ExtPort {
                         let Ok(w) = s.try_clone() else { return };
                         stream_reader(s, Box::new(w), &sh, &tx, id);
                     }
+                });
+            }
+            PortEndpoint::UnixConnect(path) => {
+                let t0 = Instant::now();
+                let s = loop {
+                    match std::os::unix::net::UnixStream::connect(path) {
+                        Ok(s) => break s,
+                        Err(e) if t0.elapsed() < Duration::from_secs(60) => {
+                            let _ = e;
+                            std::thread::sleep(Duration::from_millis(100));
+                        }
+                        Err(e) => return Err(e),
+                    }
+                };
+                let w = s.try_clone()?;
+                {
+                    let mut g = shared.lock().expect("port lock");
+                    g.writer = Some(Writer::Stream(Box::new(w.try_clone()?)));
+                    g.connected = true;
+                }
+                let sh = shared.clone();
+                std::thread::spawn(move || {
+                    stream_reader(s, Box::new(w), &sh, &tx, id);
                 });
             }
             PortEndpoint::Tcp(port) => {
