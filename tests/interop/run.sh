@@ -54,6 +54,9 @@ libbsd0 0.11.7-2 bb31cc8b40f962a85b2cec970f7f79cc704a1ae4bad24257a822055404b2c60
 libmd0 1.0.4-2 03539fd30c509e27101d13a56e52eda9062bdf1aefe337c07ab56def25a13eab
 libxtables12 1.8.9-2 cb841d66950a43af4a398625313d2f3da9065299c9738538de6c2c3495857040
 "
+# RNIC_INTEROP_KPIN="NAME VERSION SHA256" replaces the kernel's pin (e.g. to try the fallback)
+if [ -n "${RNIC_INTEROP_KPIN:-}" ]; then PINS="$RNIC_INTEROP_KPIN
+$(echo "$PINS" | grep -v '^linux-image-')"; fi
 MODULES="crc32_generic virtio_pci virtio_net ib_core ib_uverbs udp_tunnel ip6_udp_tunnel rdma_rxe sch_netem"
 mkdir -p "$W/logs" "$W/debs" "$OUT"
 QEMU_PID=
@@ -87,10 +90,10 @@ fetch() {   # NAME VERSION SHA256 -> $W/debs/..., pinned, else the archive's cur
   f=$(ls "$W/debs/${name}_${ver#*:}_"*.deb 2>/dev/null | head -1 || true)
   [ -z "$f" ] && f=$(ls "$W/debs/${name}_$(printf %s "$ver" | sed 's/:/%3a/')_"*.deb 2>/dev/null | head -1 || true)
   if [ -z "$f" ]; then
-    ( cd "$W/debs" && apt-get download -q "$name=$ver" 2>&1 | grep -v -e unsandboxed -e '^Get:' || true )
+    ( cd "$W/debs" && apt-get download -q "$name=$ver" 2>&1 | grep -v -e unsandboxed -e '^Get:' -e '^Fetched' >&2 || true )
     if ! ls "$W/debs/${name}_"*.deb >/dev/null 2>&1; then
       apt-get update -qq >/dev/null 2>&1 || true
-      ( cd "$W/debs" && apt-get download -q "$name=$ver" 2>&1 | grep -v -e unsandboxed -e '^Get:' || true )
+      ( cd "$W/debs" && apt-get download -q "$name=$ver" 2>&1 | grep -v -e unsandboxed -e '^Get:' -e '^Fetched' >&2 || true )
     fi
     f=$(ls "$W/debs/${name}_"*.deb 2>/dev/null | head -1 || true)
   fi
@@ -100,7 +103,7 @@ fetch() {   # NAME VERSION SHA256 -> $W/debs/..., pinned, else the archive's cur
   if [ "${name#linux-image-}" != "$name" ]; then
     name=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-6/{print $2; exit}')
   fi
-  ( cd "$W/debs" && apt-get download -q "$name" 2>&1 | grep -v -e unsandboxed -e '^Get:' || true )
+  ( cd "$W/debs" && apt-get download -q "$name" 2>&1 | grep -v -e unsandboxed -e '^Get:' -e '^Fetched' >&2 || true )
   f=$(ls -t "$W/debs/${name}_"*.deb 2>/dev/null | head -1 || true)
   [ -n "$f" ] || { log "cannot download $name" >&2; exit 1; }
   echo "FALLBACK $1=$2 is not in the archive: using $(basename "$f") sha256 $(sha256sum "$f" | cut -c1-64)" | tee -a "$W/FALLBACK" >&2
