@@ -58,7 +58,10 @@ pub enum PortEndpoint {
     /// for 60 s: a lossless cable (the stream pauses when QEMU is slow to read).
     UnixConnect(PathBuf),
     Tcp(u16),
-    Udp { local: u16, remote: u16 },
+    Udp {
+        local: u16,
+        remote: u16,
+    },
 }
 
 impl PortEndpoint {
@@ -495,7 +498,7 @@ impl Attachment for ExtPort {
             }
             self.last_active = now;
         }
-        if now % 32 == 0 {
+        if now.is_multiple_of(32) {
             while let Ok(f) = self.rx.try_recv() {
                 w.links[self.link_in].inject(now, f);
                 self.last_active = now;
@@ -506,7 +509,7 @@ impl Attachment for ExtPort {
             && w.nics.iter().all(|n| n.mmio.idle());
         if !quiet {
             self.last_active = now;
-        } else if now - self.last_active > IDLE_CYCLES && now % IDLE_STEP == 0 {
+        } else if now - self.last_active > IDLE_CYCLES && now.is_multiple_of(IDLE_STEP) {
             match self.rx.recv_timeout(IDLE_WAIT) {
                 Ok(f) => {
                     w.links[self.link_in].inject(now, f);
@@ -516,5 +519,95 @@ impl Attachment for ExtPort {
                 Err(RecvTimeoutError::Disconnected) => std::thread::sleep(IDLE_WAIT),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::world::WorldConfig;
+
+    #[test]
+    fn endpoints_parse() {
+        assert_eq!(
+            PortEndpoint::parse("udp:1:2"),
+            Ok(PortEndpoint::Udp {
+                local: 1,
+                remote: 2
+            })
+        );
+        assert_eq!(
+            PortEndpoint::parse("unix-connect:/x"),
+            Ok(PortEndpoint::UnixConnect("/x".into()))
+        );
+        assert!(PortEndpoint::parse("udp:1").is_err());
+        assert!(PortEndpoint::parse("serial:1").is_err());
+    }
+
+    /// The port's host side answers ARP for its address (padded to 60 bytes), learns the
+    /// asker, ignores frames for other MACs, and captures both directions.
+    #[test]
+    fn arp_is_answered_and_captured() {
+        let mut w = World::new(WorldConfig {
+            nics: 1,
+            ..WorldConfig::default()
+        });
+        let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+        peer.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let pport = peer.local_addr().unwrap().port();
+        let probe = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let local = probe.local_addr().unwrap().port();
+        drop(probe);
+        let pcap = std::env::temp_dir().join(format!("rnic-extport-{}.pcap", std::process::id()));
+        let id = PortIdentity {
+            mac: [2, 0, 0, 0, 0, 2],
+            ipv4: Ipv4Addr::new(10, 0, 0, 2),
+        };
+        let h = ExtPort::attach(
+            &mut w,
+            &PortEndpoint::Udp {
+                local,
+                remote: pport,
+            },
+            id,
+            Some(pcap.clone()),
+        )
+        .unwrap();
+        let asker = PortIdentity {
+            mac: [0x52, 0x54, 0, 0x12, 0x34, 1],
+            ipv4: Ipv4Addr::new(10, 0, 0, 1),
+        };
+        let mut req = arp(1, &asker, [0xff; 6], [0; 6], id.ipv4);
+        req.truncate(42); // as a guest sends it, unpadded
+        peer.send_to(&req, ("127.0.0.1", local)).unwrap();
+        let mut buf = [0u8; 128];
+        let (n, _) = peer.recv_from(&mut buf).unwrap();
+        assert_eq!(n, ETH_MIN);
+        assert_eq!(&buf[0..6], &asker.mac);
+        assert_eq!(&buf[12..14], &[0x08, 0x06]);
+        assert_eq!(u16::from_be_bytes([buf[20], buf[21]]), 2, "an ARP reply");
+        assert_eq!(&buf[22..28], &id.mac);
+        assert_eq!(&buf[28..32], &id.ipv4.octets());
+        assert_eq!(
+            h.resolve(asker.ipv4, Duration::from_secs(1)),
+            Some(asker.mac)
+        );
+        // a frame for another MAC is not the NIC's
+        let mut other = req.clone();
+        other[0..6].copy_from_slice(&[2, 9, 9, 9, 9, 9]);
+        other[12..14].copy_from_slice(&[0x08, 0x00]);
+        other.resize(64, 0);
+        peer.send_to(&other, ("127.0.0.1", local)).unwrap();
+        let t0 = Instant::now();
+        while h.stats().ignored == 0 && t0.elapsed() < Duration::from_secs(5) {
+            w.run(64);
+        }
+        let st = h.stats();
+        assert_eq!((st.arp_replies, st.ignored, st.to_nic), (1, 1, 0));
+        h.flush();
+        let cap = std::fs::read(&pcap).unwrap();
+        let _ = std::fs::remove_file(&pcap);
+        // header + three records (request padded to 60, reply, the other frame)
+        assert_eq!(cap.len(), 24 + (16 + 60) * 2 + 16 + 64);
     }
 }

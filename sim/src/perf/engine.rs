@@ -512,7 +512,7 @@ fn serve<D: Device>(
     let mut hand_shakes = 0u32;
     loop {
         round = round.wrapping_add(1);
-        if round % 4 == 0 {
+        if round.is_multiple_of(4) {
             match oob.poll_incoming()? {
                 None => {}
                 Some(Incoming::Keys(_)) => {
@@ -595,7 +595,7 @@ fn serve<D: Device>(
     }
     let ns = rig.ctx.now_ns()?.saturating_sub(t0).max(1);
     if matches!(p.test, TestKind::SendBw) {
-        let msg = if recvs > 0 { bytes / recvs } else { p.size };
+        let msg = bytes.checked_div(recvs).unwrap_or(p.size);
         let r = Row::bw(
             msg,
             recvs / p.qps.max(1) as u64,
