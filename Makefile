@@ -5,6 +5,7 @@
 #   make lint       verilator -Wall lint of rnic_top, cargo clippy, rustfmt check
 #   make synth      yosys estimate of rnic_top (or of a board top with BOARD=au250|au55c)
 #   make bench      simulated-cycle benchmarks (docs/BENCHMARKS.md)
+#   make interop    Linux SoftRoCE (rdma_rxe) + unmodified perftest in a VM against our simulated NIC
 #   make bitstream BOARD=au250|au55c   Vivado flow (needs Vivado)
 #   make board-check                   Tcl syntax + XDC ports vs board tops
 #   make regdoc     regenerate docs/REGISTERS.md from rnic-abi
@@ -22,7 +23,7 @@ ENV := source scripts/env.sh &&
 MODEL_NOTE := @ls $${CARGO_TARGET_DIR:-target}/release/build/rnic-sim-*/out/vlt/stamp >/dev/null 2>&1 || \
   echo "first build of the simulator: the Rust crates, then rnic_top through Verilator (about a minute on its own); later runs start at once"
 
-.PHONY: setup run test test-rust test-vm test-boards verilog lint synth bench bitstream board-check regdoc fresh-check clean
+.PHONY: setup run test test-rust test-vm test-interop interop test-boards verilog lint synth bench bitstream board-check regdoc fresh-check clean
 
 setup:
 	@bash scripts/setup.sh
@@ -32,7 +33,7 @@ run: setup
 	$(CARGO) build --release -p rnic-sim --bin rnic-sim
 	$(CARGO) run --release -q -p rnic-sim --bin rnic-sim -- run --pcap out/rnic-sim.pcap
 
-test: setup test-rust test-vm board-check test-boards
+test: setup test-rust test-vm test-interop board-check test-boards
 
 test-rust:
 	$(MODEL_NOTE)
@@ -40,6 +41,13 @@ test-rust:
 
 test-vm:
 	bash tests/vm/run.sh ci
+
+# the small interop matrix (write_bw + send_bw 4 KiB at MTU 1024, both directions); the full one: make interop
+test-interop:
+	bash tests/interop/run.sh small
+
+interop: setup
+	bash tests/interop/run.sh ci
 
 # yosys synthesizes both board tops (vendor IP and rnic_top as black boxes)
 test-boards:

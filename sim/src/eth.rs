@@ -218,6 +218,21 @@ impl Link {
         }
     }
 
+    /// Take the next frame whose arrival time has come (a port outside the world, e.g.
+    /// [`crate::extport`], drains a link whose `to` is no NIC this way).
+    pub fn take_arrived(&mut self, now: u64) -> Option<Vec<u8>> {
+        if self.in_flight.front().is_some_and(|(t, _)| *t <= now) {
+            self.in_flight.pop_front().map(|(_, f)| f)
+        } else {
+            None
+        }
+    }
+
+    /// Queue a frame from outside the world for the receiver, available from cycle `at`.
+    pub fn inject(&mut self, at: u64, frame: Vec<u8>) {
+        self.in_flight.push_back((at, frame));
+    }
+
     /// Frames queued or being delivered.
     pub fn busy(&self) -> bool {
         !self.in_flight.is_empty()

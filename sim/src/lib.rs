@@ -12,11 +12,13 @@ pub mod demo;
 pub mod device;
 pub mod error;
 pub mod eth;
+pub mod extport;
 pub mod frame;
 pub mod hostmem;
 pub mod mmio;
 pub mod model;
 pub mod pcap;
+pub mod perf;
 pub mod world;
 
 pub use device::{SharedWorld, SimNic, world};

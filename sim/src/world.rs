@@ -67,6 +67,14 @@ pub struct World {
     rng: ChaCha8Rng,
     /// Every frame sent on any link, in send order: (link index, frame).
     pub wire: Vec<(usize, WireFrame)>,
+    /// Things outside the world stepped with it, once a cycle after the NICs (e.g. an
+    /// external Ethernet port, [`crate::extport`]).
+    pub attached: Vec<Box<dyn Attachment>>,
+}
+
+/// Something outside the world that runs once a cycle, after the NICs and links.
+pub trait Attachment {
+    fn cycle(&mut self, w: &mut World);
 }
 
 impl World {
@@ -97,6 +105,7 @@ impl World {
             cycle: 0,
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             wire: Vec::new(),
+            attached: Vec::new(),
         };
         for n in &mut w.nics {
             n.model.set_bit(i::RST, true);
@@ -143,6 +152,13 @@ impl World {
                     l.observe_rx(&n.model, now);
                 }
             }
+        }
+        if !self.attached.is_empty() {
+            let mut att = std::mem::take(&mut self.attached);
+            for a in att.iter_mut() {
+                a.cycle(self);
+            }
+            self.attached = att;
         }
         self.cycle += 1;
     }
