@@ -248,36 +248,78 @@ impl Report {
         s
     }
 
-    /// The same as JSON.
+    /// The same as JSON (serde_json: the peer's strings come from the wire and are escaped).
     pub fn json(&self) -> String {
-        let rows: Vec<String> = self
+        let rows: Vec<serde_json::Value> = self
             .rows
             .iter()
             .map(|r| {
-                format!(
-                    "{{\"bytes\":{},\"iterations\":{},\"messages\":{},\"bytes_total\":{},\"device_ns\":{},\"wall_seconds\":{:.3},\"bw_gbps\":{:.4},\"msg_rate_mpps\":{:.6},\"t_min_us\":{:.4},\"t_max_us\":{:.4},\"t_typical_us\":{:.4},\"t_avg_us\":{:.4},\"rtt_wall_typical_us\":{:.1}}}",
-                    r.bytes, r.iters, r.msgs, r.bytes_total, r.device_ns, r.wall_seconds, r.gbps, r.mpps,
-                    r.t_min, r.t_max, r.t_typical, r.t_avg, r.rtt_wall_typical
-                )
+                serde_json::json!({
+                    "bytes": r.bytes,
+                    "iterations": r.iters,
+                    "messages": r.msgs,
+                    "bytes_total": r.bytes_total,
+                    "device_ns": r.device_ns,
+                    "wall_seconds": r.wall_seconds,
+                    "bw_gbps": r.gbps,
+                    "msg_rate_mpps": r.mpps,
+                    "t_min_us": r.t_min,
+                    "t_max_us": r.t_max,
+                    "t_typical_us": r.t_typical,
+                    "t_avg_us": r.t_avg,
+                    "rtt_wall_typical_us": r.rtt_wall_typical,
+                })
             })
             .collect();
-        format!(
-            "{{\"test\":\"{}\",\"side\":\"{}\",\"mtu\":{},\"qps\":{},\"tx_depth\":{},\"peer\":\"{}\",\"peer_version\":\"{}\",\"completions_ok\":{},\"wall_seconds\":{:.3},\"verified\":{},\"rows\":[{}]}}",
-            self.test.name(),
-            if self.mode == Mode::Server {
-                "server"
-            } else {
-                "client"
-            },
-            self.mtu,
-            self.qps,
-            self.tx_depth,
-            self.peer,
-            self.remote_version.escape_default(),
-            self.completions,
-            self.wall_seconds,
-            self.verified,
-            rows.join(",")
-        )
+        serde_json::json!({
+            "test": self.test.name(),
+            "side": if self.mode == Mode::Server { "server" } else { "client" },
+            "mtu": self.mtu,
+            "qps": self.qps,
+            "tx_depth": self.tx_depth,
+            "peer": self.peer,
+            "peer_version": self.remote_version,
+            "completions_ok": self.completions,
+            "wall_seconds": self.wall_seconds,
+            "verified": self.verified,
+            "rows": rows,
+        })
+        .to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--json` is valid JSON with the fields a script reads, whatever the peer sent as its
+    /// perftest version (a wire string: quotes, backslashes, control characters).
+    #[test]
+    fn json_report_parses_and_escapes_wire_strings() {
+        let r = Report {
+            test: TestKind::WriteBw,
+            mode: Mode::Client,
+            mtu: 4096,
+            qps: 2,
+            tx_depth: 64,
+            remote_version: "6.06\"\\\n\u{1}".into(),
+            peer: "10.0.0.1".into(),
+            rows: vec![Row {
+                bytes: 4096,
+                iters: 200,
+                gbps: 95.08,
+                ..Row::default()
+            }],
+            completions: 200,
+            wall_seconds: 0.25,
+            verified: 0,
+        };
+        let v: serde_json::Value = serde_json::from_str(&r.json()).expect("valid JSON");
+        assert_eq!(v["test"], "write_bw");
+        assert_eq!(v["side"], "client");
+        assert_eq!(v["peer_version"], "6.06\"\\\n\u{1}");
+        assert_eq!(v["completions_ok"], 200);
+        assert_eq!(v["rows"][0]["bytes"], 4096);
+        assert_eq!(v["rows"][0]["bw_gbps"], 95.08);
     }
 }
