@@ -177,7 +177,7 @@ impl Plan {
 const ROW_TIMEOUT_NS: u64 = 50_000_000;
 const FILL: u8 = 0xEE;
 /// Engine counters that must stay 0 in a run without injected errors.
-pub const ERROR_COUNTERS: [&str; 15] = [
+pub const ERROR_COUNTERS: [&str; 17] = [
     "db_bad",
     "tx_wqe_err",
     "rx_dup",
@@ -193,6 +193,8 @@ pub const ERROR_COUNTERS: [&str; 15] = [
     "cq_overflow",
     "cq_invalid",
     "dma_bus_err",
+    "drop_pkey",
+    "drop_addr",
 ];
 /// Frames kept in the pcap from each benchmark row (the showcase is kept whole).
 const PCAP_FRAMES_PER_ROW: usize = 48;

@@ -331,3 +331,109 @@ fn scapy_frames_land_ack_nak_and_drop_as_specified() {
         rnic_sim::pcap::to_pcap(w.wire.iter().filter(|(l, _)| *l == 1).map(|(_, f)| f)).unwrap();
     assert_eq!(oracle::check_capture("crafted", &pcap), 4);
 }
+
+/// Issue 10: frames a hostile peer crafts (scapy) against QP 3, path MTU 4096, a 128 KiB MR.
+/// The 0-byte WRITE ONLY with PadCnt 3 and a RETH DMA length near 64 KiB that used to hang the
+/// NIC is dropped by the parser and the next WRITE lands where it says; a WRITE ONLY shorter
+/// than its DMA length is NAKed (invalid request); a zero-length WRITE with rkey 0 is ACKed;
+/// a foreign P_Key, destination IPv4 or MAC and a UDP length past the IPv4 payload are dropped
+/// silently and counted; memory holds exactly the two good WRITEs.
+#[test]
+fn scapy_hostile_frames_dropped_or_naked() {
+    let (_w, mut a, mut b) = pair(WorldConfig::default());
+    let _s = setup(&mut b);
+    let big = b.device().dma_alloc(0x2_0000).unwrap();
+    let bkey = make_key(3, 0x77);
+    let mr = MrEntry {
+        key: bkey,
+        pd: PD,
+        iova: big.iova,
+        length: 0x2_0000,
+        access: access::REMOTE_WRITE,
+        flags: 1,
+    };
+    b.write_context(ctx::TABLE_MR, 3, &mr.encode()).unwrap();
+    let base = b.engine_counters().unwrap();
+    let cnt = |b: &mut Rnic<SimNic>, n: &str| {
+        b.engine_counter(n).unwrap() - base.iter().find(|x| x.0 == n).unwrap().1
+    };
+    let p1: Vec<u8> = (0..37u8)
+        .map(|i| i.wrapping_mul(11).wrapping_add(1))
+        .collect();
+    let p2: Vec<u8> = (0..64u8).map(|i| i ^ 0x5A).collect();
+    let w = |psn: u32, va: u64, key: u32, pay: &[u8], len: usize, extra: &str| {
+        spec(
+            3,
+            psn,
+            opcode::WRITE_ONLY,
+            pay,
+            &(reth(va, key, len) + extra),
+        )
+    };
+    let frames = oracle::craft(&format!(
+        "[{}]",
+        [
+            // 0: the frame that hung the NIC
+            w(500, big.iova + 0x8000, bkey, &[], 0xFFFD, r#","padcnt":3"#),
+            // 1: a valid WRITE, ACK 500 MSN 1
+            w(500, big.iova + 0x100, bkey, &p1, 37, ""),
+            // 2: shorter than its DMA length: NAK invalid request 501
+            w(501, big.iova + 0x400, bkey, &p2[..40], 64, ""),
+            // 3: zero length, rkey 0, address 0: ACK 501 MSN 2
+            w(501, 0, 0, &[], 0, ""),
+            // 4..7: foreign P_Key, destination IPv4, destination MAC, UDP length: dropped
+            w(502, big.iova + 0x800, bkey, &p2, 64, r#","pkey":4660"#),
+            w(502, big.iova + 0x800, bkey, &p2, 64, "").replace(&ip(IP_B), "10.0.0.9"),
+            w(502, big.iova + 0x800, bkey, &p2, 64, "").replacen(
+                &mac(MAC_B),
+                "02:00:00:00:00:09",
+                1
+            ),
+            w(
+                502,
+                big.iova + 0x800,
+                bkey,
+                &p2,
+                64,
+                r#","udp_len_delta":4"#
+            ),
+            // 8: a valid WRITE, ACK 502 MSN 3
+            w(502, big.iova + 0x1000, bkey, &p2, 64, ""),
+        ]
+        .join(",")
+    ));
+    assert_eq!(frames.len(), 9);
+    let mut got = vec![];
+    for f in &frames {
+        a.mac_send(f).unwrap();
+        settle(&mut b);
+        got.push(sent_by_b(&mut b, 0).len());
+    }
+    let answers: Vec<(u8, u32, u8, u32)> =
+        sent_by_b(&mut b, 0).iter().map(|f| ack_fields(f)).collect();
+    assert_eq!(
+        answers,
+        [
+            (opcode::ACKNOWLEDGE, 500, aeth::ACK, 1),
+            (opcode::ACKNOWLEDGE, 501, aeth::NAK_INV_REQ, 1),
+            (opcode::ACKNOWLEDGE, 501, aeth::ACK, 2),
+            (opcode::ACKNOWLEDGE, 502, aeth::ACK, 3),
+        ],
+        "answers after each frame: {got:?}"
+    );
+    let mut want = vec![0u8; big.len];
+    want[0x100..0x100 + 37].copy_from_slice(&p1);
+    want[0x1000..0x1040].copy_from_slice(&p2);
+    assert_eq!(mem(&mut b, &big), want, "exactly the two good WRITEs");
+    assert_eq!(cnt(&mut b, "rx_req"), 3);
+    assert_eq!(cnt(&mut b, "drop_parse"), 2);
+    assert_eq!(cnt(&mut b, "nak_inv"), 1);
+    assert_eq!(cnt(&mut b, "drop_pkey"), 1);
+    assert_eq!(cnt(&mut b, "drop_addr"), 2);
+    let w = b.device().world().clone();
+    let w = w.borrow();
+    let ok_ranges = [(big.iova + 0x100, 37), (big.iova + 0x1000, 64)];
+    if let Err(e) = w.audit_dma_writes(1, 0, &ok_ranges) {
+        panic!("DMA writes outside the expected ranges: {e}");
+    }
+}

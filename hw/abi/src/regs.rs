@@ -288,7 +288,7 @@ pub mod eng {
     pub const MINOR: u16 = 0;
     pub const CNT: u32 = BASE + 0x0C;
     /// Counter names (block that counts: meaning).
-    pub const COUNTERS: [(&str, &str); 25] = [
+    pub const COUNTERS: [(&str, &str); 27] = [
         (
             "db_bad",
             "doorbell unit: doorbells naming a queue beyond the tables (dropped)",
@@ -343,6 +343,14 @@ pub mod eng {
         (
             "drop_buf",
             "responder: frames dropped because the RX packet buffer was full",
+        ),
+        (
+            "drop_pkey",
+            "responder: frames whose BTH P_Key is not ours (low 15 bits != 0x7FFF; dropped)",
+        ),
+        (
+            "drop_addr",
+            "responder: requests whose destination IPv4 or MAC is not the QP's local address (dropped)",
         ),
     ];
 }
@@ -771,10 +779,10 @@ pub const BLOCKS: &[Block] = &[
         next: 0,
         doc: "Data-path event counters (32-bit, wrapping), one word each at CNT + 4*i in the order of `eng::COUNTERS`.",
         regs: &[Reg {
-            name: "CNT0..CNT24",
+            name: "CNT0..CNT26",
             offset: eng::CNT,
             access: Ro,
-            doc: "db_bad, tx_wqe, tx_wqe_err, tx_pkts, tx_acks, rx_req, rx_dup, nak_seq, nak_acc, nak_inv, nak_rnr, drop_qp, drop_opcode, drop_icrc, drop_parse, ack, nak, ack_ignored, cqe, cq_overflow, cq_invalid, dma_rd_bursts, dma_wr_bursts, dma_bus_err, drop_buf.",
+            doc: "db_bad, tx_wqe, tx_wqe_err, tx_pkts, tx_acks, rx_req, rx_dup, nak_seq, nak_acc, nak_inv, nak_rnr, drop_qp, drop_opcode, drop_icrc, drop_parse, ack, nak, ack_ignored, cqe, cq_overflow, cq_invalid, dma_rd_bursts, dma_wr_bursts, dma_bus_err, drop_buf, drop_pkey, drop_addr.",
         }],
         windows: &[],
     },

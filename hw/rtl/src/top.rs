@@ -215,6 +215,8 @@ impl Logic for RnicTop {
         self.engs.cnt[13].next = self.rxr.cnt_drop_icrc.val();
         self.engs.cnt[14].next = self.rxr.cnt_drop_parse.val();
         self.engs.cnt[24].next = self.rxr.cnt_drop_buf.val();
+        self.engs.cnt[25].next = self.rxr.cnt_drop_pkey.val();
+        self.engs.cnt[26].next = self.rxr.cnt_drop_addr.val();
         self.engs.cnt[15].next = self.ackp.cnt_ack.val();
         self.engs.cnt[16].next = self.ackp.cnt_nak.val();
         self.engs.cnt[17].next = self.ackp.cnt_ack_ignored.val();

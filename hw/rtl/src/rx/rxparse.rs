@@ -53,7 +53,8 @@ pub enum Reason {
     IpHdr = 3,
     /// IPv4 header checksum wrong (ones-complement sum of the 20 bytes != 0xFFFF).
     IpCsum = 4,
-    /// IPv4 total length > frame length - 14.
+    /// IPv4 total length > frame length - 14; or (checked after the UDP port, before TVer)
+    /// UDP length > IPv4 total length - 20 (the UDP datagram runs past the IPv4 payload).
     IpLen = 5,
     /// MF set or fragment offset != 0.
     Frag = 6,
@@ -68,7 +69,8 @@ pub enum Reason {
     /// Payload length inconsistent with the opcode: IPv4 total length shorter than the
     /// headers + ICRC (negative payload), payload (with pad) not a multiple of 4, non-zero
     /// payload on READ_REQUEST / ACKNOWLEDGE / ATOMIC_ACKNOWLEDGE / COMPARE_SWAP / FETCH_ADD,
-    /// or on a FIRST / MIDDLE packet an empty payload or a non-zero pad count.
+    /// or on a FIRST / MIDDLE packet an empty payload or a non-zero pad count, or a pad count
+    /// larger than the payload (an empty payload with pad bytes: payload minus pad < 0).
     Payload = 11,
 }
 
@@ -164,6 +166,8 @@ pub struct RxParse {
     pub pkey: Signal<Out, Bits<16>>,
     pub src_ip: Signal<Out, Bits<32>>,
     pub dst_ip: Signal<Out, Bits<32>>,
+    /// Destination MAC, first octet in bits 47:40.
+    pub dst_mac: Signal<Out, Bits<48>>,
     pub udp_sport: Signal<Out, Bits<16>>,
     pub has_reth: Signal<Out, Bit>,
     pub reth_va: Signal<Out, Bits<64>>,
@@ -205,6 +209,7 @@ impl Logic for RxParse {
         self.pkey.connect();
         self.src_ip.connect();
         self.dst_ip.connect();
+        self.dst_mac.connect();
         self.udp_sport.connect();
         self.has_reth.connect();
         self.reth_va.connect();
@@ -354,9 +359,11 @@ always @(*) begin
     else if (({frag} & 16'h3fff) != 16'd0) reason = 4'd{r_frag};
     else if ({proto} != 8'd{udp}) reason = 4'd{r_udp};
     else if ({dport} != 16'd{port}) reason = 4'd{r_port};
+    else if ({{1'b0, {ulen}}} + 17'd{iph} > {{1'b0, tot}}) reason = 4'd{r_iplen};
     else if ({tver} != 4'd{tver_ok}) reason = 4'd{r_tver};
     else if (!op_ok) reason = 4'd{r_op};
     else if (pay[16] || pay[1:0] != 2'd0 || (x_np && pay != 17'd0)
+             || ({{15'd0, {padc}}} > pay)
              || (x_fm && (pay == 17'd0 || {padc} != 2'd0))) reason = 4'd{r_pay};
     else reason = 4'd0;
     end
@@ -379,6 +386,8 @@ always @(posedge clock) begin
         proto = be(IP_OFF + 9, 1),
         udp = roce::IPV4_PROTO_UDP,
         dport = be(UDP_OFF + 2, 2),
+        ulen = be(UDP_OFF + 4, 2),
+        iph = roce::IPV4_HDR_BYTES,
         port = roce::UDP_PORT_ROCEV2,
         tver = tver_bits,
         tver_ok = roce::BTH_TVER,
@@ -428,6 +437,7 @@ always @(posedge clock) begin
             pkey <= {pkey};
             src_ip <= {sip};
             dst_ip <= {dip};
+            dst_mac <= {dmac};
             udp_sport <= {sport};
             has_reth <= x_reth;
             reth_va <= x_reth ? {va} : 64'd0;
@@ -451,6 +461,7 @@ always @(posedge clock) begin
         pkey = be(BTH_OFF + 2, 2),
         sip = be(IP_OFF + 12, 4),
         dip = be(IP_OFF + 16, 4),
+        dmac = be(0, 6),
         sport = be(UDP_OFF, 2),
         va = be(EXT_OFF, 8),
         rkey = be(EXT_OFF + 8, 4),
@@ -574,6 +585,9 @@ mod tests {
         if f[36..38] != [0x12, 0xB7] {
             return drop(&mut o, Reason::UdpPort);
         }
+        if u16::from_be_bytes([f[38], f[39]]) as i64 > tot as i64 - 20 {
+            return drop(&mut o, Reason::IpLen);
+        }
         let bth = &f[42..54];
         if bth[1] & 0x0F != 0 {
             return drop(&mut o, Reason::Tver);
@@ -608,7 +622,8 @@ mod tests {
         let bad = pay < 0
             || pay % 4 != 0
             || (no_payload && pay != 0)
-            || (first_middle && (pay == 0 || o.pad != 0));
+            || (first_middle && (pay == 0 || o.pad != 0))
+            || (o.pad as i64) > pay;
         if bad {
             return drop(&mut o, Reason::Payload);
         }
@@ -831,6 +846,7 @@ mod tests {
             push(g, 0);
         }
         // payload rules: a truncated IPv4 total length (negative payload) and a pad on MIDDLE
+        let (mut n_udp, mut n_pad) = (0, 0);
         for f in &v {
             if f[42] == opcode::SEND_MIDDLE {
                 let mut g = f.clone();
@@ -864,10 +880,35 @@ mod tests {
                 let mut g = f.clone();
                 let tot = u16::from_be_bytes([g[16], g[17]]) - 4;
                 g[16..18].copy_from_slice(&tot.to_be_bytes());
+                let ulen = u16::from_be_bytes([g[38], g[39]]) - 4;
+                g[38..40].copy_from_slice(&ulen.to_be_bytes());
                 fix_csum(&mut g);
                 push(g, Reason::Payload as u8);
             }
+            // a UDP length running past the IPv4 payload (issue 10)
+            if f[42] == opcode::WRITE_ONLY {
+                let mut g = f.clone();
+                let ulen = u16::from_be_bytes([g[38], g[39]]) + 4;
+                g[38..40].copy_from_slice(&ulen.to_be_bytes());
+                push(g, Reason::IpLen as u8);
+                n_udp += 1;
+            }
+            // a pad count larger than the payload: an empty SEND ONLY / WRITE ONLY with
+            // PadCnt 3 (payload minus pad would underflow; issue 10)
+            if f[42] == opcode::SEND_ONLY || f[42] == opcode::WRITE_ONLY {
+                let ext = if f[42] == opcode::WRITE_ONLY { 16 } else { 0 };
+                let mut g = f[..54 + ext].to_vec();
+                g[43] = (g[43] & !0x30) | 0x30;
+                g.extend([0, 0, 0, 0]); // ICRC position (not checked by the parser)
+                let tot = (g.len() - 14) as u16;
+                g[16..18].copy_from_slice(&tot.to_be_bytes());
+                g[38..40].copy_from_slice(&(tot - 20).to_be_bytes());
+                fix_csum(&mut g);
+                push(g, Reason::Payload as u8);
+                n_pad += 1;
+            }
         }
+        assert!(n_udp > 0 && n_pad > 0, "the issue-10 cases exercised");
         let mut b = Bench::new(43);
         for (i, f) in frames.iter().enumerate() {
             b.send(f, [0.0, 0.5][i % 2]);

@@ -59,6 +59,15 @@
 //! * SEND whose receive buffer fails the MR check: NAK remote access error + completion
 //!   LOC_PROT_ERR; overflow of the receive WQE: NAK invalid request + completion LOC_LEN_ERR;
 //!   both consume the WQE (rq_ci + 1), clear IN_SEND, and do not advance rq_psn.
+//! * BTH P_Key not ours (low 15 bits != 0x7FFF), checked for every frame the parser passed:
+//!   dropped silently (`cnt_drop_pkey`). A request whose destination IPv4 / MAC differs from
+//!   the QP context's `src_ip` / `src_mac`: dropped silently after the QP-state check
+//!   (`cnt_drop_addr`).
+//! * packet lengths (FIRST/MIDDLE = path MTU, LAST/ONLY <= path MTU, WRITE ONLY = RETH DMA
+//!   length, WRITE FIRST/MIDDLE <= what is left, WRITE LAST = what is left): NAK invalid
+//!   request, no state change (`cnt_nak_inv`), checked after the access checks (so a FIRST
+//!   with a bad rkey still sets WRITE_BAD). The QP is not moved to ERR (rxe does).
+//! * WRITE with RETH DMA length 0: no MR (rkey/bounds) check, no DMA (C9-88).
 //! * `cnt_rx_req` counts request packets executed (in sequence, all checks passed).
 //! * completion `byte_len` = bytes of the whole message (SEND and WRITE_IMM alike).
 //! * ACKNOWLEDGE frames: only the QPN range is checked here (QP state: ackproc's business).
@@ -124,6 +133,10 @@ pub struct RxHdrM {
     /// The frame's first beat in the packet buffer, and the pointer after its last beat.
     pub buf_start: Signal<Out, Bits<PTR_BITS>>,
     pub buf_end: Signal<Out, Bits<PTR_BITS>>,
+    /// BTH P_Key, IPv4 destination address, destination MAC (first octet in bits 47:40).
+    pub pkey: Signal<Out, Bits<16>>,
+    pub dip: Signal<Out, Bits<32>>,
+    pub dmac: Signal<Out, Bits<48>>,
 }
 
 /// Head of the header FIFO, responder side.
@@ -148,6 +161,9 @@ pub struct RxHdrS {
     pub pay_len: Signal<In, Bits<16>>,
     pub buf_start: Signal<In, Bits<PTR_BITS>>,
     pub buf_end: Signal<In, Bits<PTR_BITS>>,
+    pub pkey: Signal<In, Bits<16>>,
+    pub dip: Signal<In, Bits<32>>,
+    pub dmac: Signal<In, Bits<48>>,
 }
 
 /// A mover job (responder -> mover): copy `beats` beats of payload from buffer beat `first`,
@@ -215,6 +231,10 @@ pub struct RxResp {
     pub cnt_nak_rnr: Signal<Out, Bits<32>>,
     pub cnt_drop_qp: Signal<Out, Bits<32>>,
     pub cnt_drop_opcode: Signal<Out, Bits<32>>,
+    /// Frames whose BTH P_Key is not ours (low 15 bits != 0x7FFF; dropped).
+    pub cnt_drop_pkey: Signal<Out, Bits<32>>,
+    /// Requests whose destination IPv4 or MAC is not the QP's local address (dropped).
+    pub cnt_drop_addr: Signal<Out, Bits<32>>,
     pub cnt_drop_icrc: Signal<Out, Bits<32>>,
     pub cnt_drop_parse: Signal<Out, Bits<32>>,
     /// Frames dropped whole at their first beat because the packet buffer or FIFO was full.
@@ -245,6 +265,8 @@ impl RxResp {
             cnt_nak_rnr: Default::default(),
             cnt_drop_qp: Default::default(),
             cnt_drop_opcode: Default::default(),
+            cnt_drop_pkey: Default::default(),
+            cnt_drop_addr: Default::default(),
             cnt_drop_icrc: Default::default(),
             cnt_drop_parse: Default::default(),
             cnt_drop_buf: Default::default(),
@@ -301,6 +323,8 @@ impl Logic for RxResp {
         self.cnt_nak_rnr.next = self.resp.cnt_nak_rnr.val();
         self.cnt_drop_qp.next = self.resp.cnt_drop_qp.val();
         self.cnt_drop_opcode.next = self.resp.cnt_drop_opcode.val();
+        self.cnt_drop_pkey.next = self.resp.cnt_drop_pkey.val();
+        self.cnt_drop_addr.next = self.resp.cnt_drop_addr.val();
         self.cnt_drop_icrc.next = self.ingress.cnt_drop_icrc.val();
         self.cnt_drop_parse.next = self.ingress.cnt_drop_parse.val();
         self.cnt_drop_buf.next = self.ingress.cnt_drop_buf.val();

@@ -91,7 +91,11 @@ pub struct Responder {
     pub cnt_nak_rnr: Signal<Out, Bits<32>>,
     pub cnt_drop_qp: Signal<Out, Bits<32>>,
     pub cnt_drop_opcode: Signal<Out, Bits<32>>,
+    pub cnt_drop_pkey: Signal<Out, Bits<32>>,
+    pub cnt_drop_addr: Signal<Out, Bits<32>>,
     // ---- constants
+    k_pkey15: Constant<Bits<16>>,
+    k_mtu_unit: Constant<Bits<32>>,
     k_nqp: Constant<Bits<24>>,
     k_nmr: Constant<Bits<24>>,
     k_rqs_base: Constant<Bits<CTX_ADDR_BITS>>,
@@ -135,6 +139,7 @@ pub struct Responder {
     k_cf_imm: Constant<Bits<8>>,
     // record field bit offsets (from the ABI FIELDS tables)
     o_q_state: Constant<Bits<10>>,
+    o_q_mtu: Constant<Bits<10>>,
     o_q_access: Constant<Bits<10>>,
     o_q_rqpn: Constant<Bits<10>>,
     o_q_dmac: Constant<Bits<10>>,
@@ -183,6 +188,13 @@ pub struct Responder {
     q_rqpn: Signal<Local, Bits<24>>,
     q_pd: Signal<Local, Bits<32>>,
     q_rcqn: Signal<Local, Bits<16>>,
+    q_mtu: Signal<Local, Bits<8>>,
+    q_sip: Signal<Local, Bits<32>>,
+    mtu: Signal<Local, Bits<32>>,
+    pkey_ok: Signal<Local, Bit>,
+    addr_ok: Signal<Local, Bit>,
+    zlen: Signal<Local, Bit>,
+    len_bad: Signal<Local, Bit>,
     s_psn: Signal<Local, Bits<24>>,
     s_msn: Signal<Local, Bits<24>>,
     s_pi: Signal<Local, Bits<16>>,
@@ -252,6 +264,8 @@ pub struct Responder {
     ct_nak_rnr: DFF<Bits<32>>,
     ct_drop_qp: DFF<Bits<32>>,
     ct_drop_op: DFF<Bits<32>>,
+    ct_drop_pkey: DFF<Bits<32>>,
+    ct_drop_addr: DFF<Bits<32>>,
 }
 
 impl Responder {
@@ -288,6 +302,10 @@ impl Responder {
             cnt_nak_rnr: Default::default(),
             cnt_drop_qp: Default::default(),
             cnt_drop_opcode: Default::default(),
+            cnt_drop_pkey: Default::default(),
+            cnt_drop_addr: Default::default(),
+            k_pkey15: k(0x7FFF),
+            k_mtu_unit: k(128),
             k_nqp: k(p.num_qps as u64),
             k_nmr: k(p.num_mrs as u64),
             k_rqs_base: k(p.ctx_base(3) as u64),
@@ -330,6 +348,7 @@ impl Responder {
             k_wo_imm: k(wc_op::RECV_RDMA_WITH_IMM as u64),
             k_cf_imm: k(cqe_flag::WITH_IMM as u64),
             o_q_state: qf("state"),
+            o_q_mtu: qf("path_mtu"),
             o_q_access: qf("access"),
             o_q_rqpn: qf("remote_qpn"),
             o_q_dmac: qf("dest_mac"),
@@ -376,6 +395,13 @@ impl Responder {
             q_rqpn: Default::default(),
             q_pd: Default::default(),
             q_rcqn: Default::default(),
+            q_mtu: Default::default(),
+            q_sip: Default::default(),
+            mtu: Default::default(),
+            pkey_ok: Default::default(),
+            addr_ok: Default::default(),
+            zlen: Default::default(),
+            len_bad: Default::default(),
             s_psn: Default::default(),
             s_msn: Default::default(),
             s_pi: Default::default(),
@@ -443,6 +469,8 @@ impl Responder {
             ct_nak_rnr: Default::default(),
             ct_drop_qp: Default::default(),
             ct_drop_op: Default::default(),
+            ct_drop_pkey: Default::default(),
+            ct_drop_addr: Default::default(),
         }
     }
 }
@@ -451,11 +479,47 @@ impl Logic for Responder {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, st, rd_cnt, qp, rqs, mr, wqe, pend_cmd, pend_cpl, pend_ack, pend_wr,
-            pend_job, pend_aev, resp_syn, resp_psn, cqe_status, cqe_op, cqe_flags, cqe_len,
-            dma_addr, dma_len, mv_beats, next_psn, next_msn, next_ci, next_flags, next_va,
-            next_rkey, next_left, next_off, ct_rx_req, ct_rx_dup, ct_nak_seq, ct_nak_acc,
-            ct_nak_inv, ct_nak_rnr, ct_drop_qp, ct_drop_op
+            self,
+            clock,
+            st,
+            rd_cnt,
+            qp,
+            rqs,
+            mr,
+            wqe,
+            pend_cmd,
+            pend_cpl,
+            pend_ack,
+            pend_wr,
+            pend_job,
+            pend_aev,
+            resp_syn,
+            resp_psn,
+            cqe_status,
+            cqe_op,
+            cqe_flags,
+            cqe_len,
+            dma_addr,
+            dma_len,
+            mv_beats,
+            next_psn,
+            next_msn,
+            next_ci,
+            next_flags,
+            next_va,
+            next_rkey,
+            next_left,
+            next_off,
+            ct_rx_req,
+            ct_rx_dup,
+            ct_nak_seq,
+            ct_nak_acc,
+            ct_nak_inv,
+            ct_nak_rnr,
+            ct_drop_qp,
+            ct_drop_op,
+            ct_drop_pkey,
+            ct_drop_addr
         );
         // =========================================================== head fields
         self.pay.next = self.head.pay_len.val() - bit_cast::<16, 2>(self.head.pad.val());
@@ -501,6 +565,16 @@ impl Logic for Responder {
         self.q_rqpn.next = self.qp.q.val().get_bits::<24>(self.o_q_rqpn.val().index());
         self.q_pd.next = self.qp.q.val().get_bits::<32>(self.o_q_pd.val().index());
         self.q_rcqn.next = self.qp.q.val().get_bits::<16>(self.o_q_rcqn.val().index());
+        self.q_mtu.next = self.qp.q.val().get_bits::<8>(self.o_q_mtu.val().index());
+        self.q_sip.next = self.qp.q.val().get_bits::<32>(self.o_q_sip.val().index());
+        // path MTU in bytes (IBTA enum 1..5 = 256..4096)
+        self.mtu.next = self.k_mtu_unit.val() << self.q_mtu.val();
+        // P_Key: ours is the default 0xFFFF (full member); a packet's P_Key matches when its
+        // low 15 bits do (full or limited membership, IBTA 10.9.3). Destination IPv4 and MAC:
+        // ours are the QP context's source fields (the ones txreq puts in our frames).
+        self.pkey_ok.next = (self.head.pkey.val() & self.k_pkey15.val()) == self.k_pkey15.val();
+        self.addr_ok.next = self.head.dip.val() == self.q_sip.val()
+            && self.head.dmac.val() == self.smac_order.wire_order.val();
         self.s_psn.next = self.rqs.q.val().get_bits::<24>(self.o_s_psn.val().index());
         self.s_msn.next = self.rqs.q.val().get_bits::<24>(self.o_s_msn.val().index());
         self.s_pi.next = self.rqs.q.val().get_bits::<16>(self.o_s_pi.val().index());
@@ -552,6 +626,32 @@ impl Logic for Responder {
             && self.r_off.val() <= self.m_len.val()
             && self.r_len.val() <= self.m_len.val() - self.r_off.val();
         self.off_after.next = self.s_off.val() + self.pay32.val();
+        // zero-length RDMA WRITE (RETH DMA length 0): no R_Key or bounds check (C9-88)
+        self.zlen.next = !self.head.rlen.val().any();
+        // packet lengths (IBTA C9-20..C9-22, rxe check_length): FIRST / MIDDLE carry exactly
+        // the path MTU, LAST / ONLY at most; a WRITE ONLY carries its RETH DMA length, a
+        // WRITE's FIRST and MIDDLE no more than is left of it, its LAST exactly what is left
+        self.len_bad.next = false;
+        if (self.is_first.val() || self.is_mid.val()) && self.pay32.val() != self.mtu.val() {
+            self.len_bad.next = true;
+        }
+        if (self.is_last.val() || self.is_only.val()) && self.pay32.val() > self.mtu.val() {
+            self.len_bad.next = true;
+        }
+        if self.is_write.val() {
+            if self.is_only.val() && self.pay32.val() != self.head.rlen.val() {
+                self.len_bad.next = true;
+            }
+            if self.is_first.val() && self.pay32.val() > self.head.rlen.val() {
+                self.len_bad.next = true;
+            }
+            if self.is_mid.val() && self.pay32.val() > self.s_left.val() {
+                self.len_bad.next = true;
+            }
+            if self.is_last.val() && self.pay32.val() != self.s_left.val() {
+                self.len_bad.next = true;
+            }
+        }
 
         // =========================================================== responder FSM
         self.ctx.req.next = false;
@@ -625,6 +725,8 @@ impl Logic for Responder {
                     self.st.d.next = St::Emit;
                     if self.head.drop.val() {
                         // counted at the verdict
+                    } else if !self.pkey_ok.val() {
+                        self.ct_drop_pkey.d.next = self.ct_drop_pkey.q.val() + 1;
                     } else if self.head.opcode.val() == self.k_op_ack.val() {
                         if self.qpn_ok.val() {
                             self.pend_aev.d.next = true;
@@ -677,6 +779,9 @@ impl Logic for Responder {
                     || self.q_state.val() == self.k_rts.val())
                 {
                     self.ct_drop_qp.d.next = self.ct_drop_qp.q.val() + 1;
+                } else if !self.addr_ok.val() {
+                    // not addressed to us (IP or MAC): silently dropped
+                    self.ct_drop_addr.d.next = self.ct_drop_addr.q.val() + 1;
                 } else if self.psn_diff.val().get_bit(23) {
                     // duplicate
                     self.ct_rx_dup.d.next = self.ct_rx_dup.q.val() + 1;
@@ -772,8 +877,7 @@ impl Logic for Responder {
                     && !((self.q_access.val().get_bits::<8>(0)
                         & self.k_acc_rw.val().get_bits::<8>(0))
                     .any()
-                        && self.mr_ok.val()
-                        && self.pay32.val() <= self.head.rlen.val())
+                        && (self.zlen.val() || self.mr_ok.val()))
                 {
                     // WRITE FIRST/ONLY failing its access checks
                     self.ct_nak_acc.d.next = self.ct_nak_acc.q.val() + 1;
@@ -784,10 +888,9 @@ impl Logic for Responder {
                         self.next_flags.d.next =
                             self.next_flags.q.val() | self.k_f_write.val() | self.k_f_bad.val();
                     }
-                } else if self.is_write.val()
-                    && !self.has_reth.val()
-                    && self.pay32.val() > self.s_left.val()
-                {
+                } else if self.len_bad.val() {
+                    // packet length against the path MTU / the WRITE's DMA length: NAK
+                    // invalid request, no state change
                     self.ct_nak_inv.d.next = self.ct_nak_inv.q.val() + 1;
                     self.pend_ack.d.next = true;
                     self.resp_syn.d.next = self.k_syn_inv.val();
@@ -801,7 +904,9 @@ impl Logic for Responder {
                     self.next_ci.d.next = self.s_ci.val() + 1;
                     self.next_off.d.next = 0.into();
                     self.next_flags.d.next = self.next_flags.q.val() & !self.k_f_send.val();
-                } else if self.is_send.val() && self.off_after.val() > self.w_len.val() {
+                } else if self.is_send.val()
+                    && self.pay32.val() > self.w_len.val() - self.s_off.val()
+                {
                     self.ct_nak_inv.d.next = self.ct_nak_inv.q.val() + 1;
                     self.pend_ack.d.next = true;
                     self.resp_syn.d.next = self.k_syn_inv.val();
@@ -918,6 +1023,8 @@ impl Logic for Responder {
         self.cnt_nak_rnr.next = self.ct_nak_rnr.q.val();
         self.cnt_drop_qp.next = self.ct_drop_qp.q.val();
         self.cnt_drop_opcode.next = self.ct_drop_op.q.val();
+        self.cnt_drop_pkey.next = self.ct_drop_pkey.q.val();
+        self.cnt_drop_addr.next = self.ct_drop_addr.q.val();
         if self.rst.val() {
             self.st.d.next = St::Idle;
             self.pend_cmd.d.next = false;
@@ -934,6 +1041,8 @@ impl Logic for Responder {
             self.ct_nak_rnr.d.next = 0.into();
             self.ct_drop_qp.d.next = 0.into();
             self.ct_drop_op.d.next = 0.into();
+            self.ct_drop_pkey.d.next = 0.into();
+            self.ct_drop_addr.d.next = 0.into();
         }
     }
 }

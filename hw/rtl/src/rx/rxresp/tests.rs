@@ -228,6 +228,12 @@ impl Bench {
         };
         self.ctx.rec.insert(qpn, q.encode());
     }
+    /// Set QP `qpn`'s path MTU (IBTA enum: 3 = 1024, 5 = 4096).
+    fn set_mtu(&mut self, qpn: u32, e: u8) {
+        let mut rec = self.ctx.get(qpn);
+        rec[QpContext::field("path_mtu").unwrap().offset] = e;
+        self.ctx.rec.insert(qpn, rec);
+    }
     fn set_rqs(&mut self, qpn: u32, psn: u32, pi: u16) {
         let s = RqState {
             rq_psn: psn,
@@ -439,6 +445,7 @@ fn bytes(r: &mut ChaCha8Rng, n: usize) -> Vec<u8> {
 fn writes_land() {
     for (seed, idle, stall) in [(1, 0.0, 0.0), (2, 0.4, 0.3)] {
         let mut b = Bench::new(seed, idle, stall);
+        b.set_mtu(QPN, 5); // WRITE ONLY up to 4096 bytes
         let mut r = rng(seed + 100);
         let mut want: HashMap<u64, u8> = HashMap::new();
         let mut want_cmds = vec![];
@@ -468,6 +475,8 @@ fn writes_land() {
             va += len as u64 + 1 + r.random_range(0..200);
         }
         // FIRST / MIDDLE / MIDDLE / LAST (1024-byte MTU), ack on the last only
+        b.run();
+        b.set_mtu(QPN, 3);
         let total = 3 * 1024 + 77;
         let data = bytes(&mut r, total);
         for (j, op) in [
@@ -934,6 +943,7 @@ fn vectors() {
 #[test]
 fn latency_and_throughput() {
     let mut b = Bench::new(10, 0.0, 0.0);
+    b.set_mtu(QPN, 5);
     let mut r = rng(110);
     for (i, len) in [4096usize, 1, 100, 1000].into_iter().enumerate() {
         let d = bytes(&mut r, len);
@@ -963,6 +973,7 @@ fn latency_and_throughput() {
     assert!(lat_dat.iter().all(|l| *l <= 40));
     // throughput: one 16-packet message of 4 KiB packets, no idle
     let mut b = Bench::new(11, 0.0, 0.0);
+    b.set_mtu(QPN, 5);
     let n = 16;
     let total = 4096 * n;
     let data = bytes(&mut r, total);
@@ -1007,6 +1018,7 @@ fn latency_and_throughput() {
     );
     // slow DMA: the input is held by flow control (no frame lost), everything lands
     let mut b = Bench::new(12, 0.0, 0.0);
+    b.set_mtu(QPN, 5);
     b.dma.stall = 0.8;
     let mut want: HashMap<u64, u8> = HashMap::new();
     for j in 0..12u32 {
@@ -1026,4 +1038,244 @@ fn latency_and_throughput() {
     for (a, d) in &b.dma.mem {
         assert_eq!(want.get(a), Some(d), "byte at {a:#x}");
     }
+}
+
+// ================================================================ wire-input checks (issue 10)
+
+/// `encode(p)`, then `m` applied to the frame (without ICRC and Ethernet padding), then the
+/// IPv4 checksum and the ICRC recomputed: a frame a hostile peer could send.
+fn encode_with(p: &Pkt, m: impl Fn(&mut Vec<u8>)) -> Vec<u8> {
+    let mut f = encode(p);
+    let tot = u16::from_be_bytes([f[16], f[17]]) as usize;
+    f.truncate(14 + tot - 4);
+    m(&mut f);
+    f[24..26].copy_from_slice(&[0, 0]);
+    let mut sum: u32 = f[14..34]
+        .chunks(2)
+        .map(|w| u16::from_be_bytes([w[0], w[1]]) as u32)
+        .sum();
+    while sum > 0xFFFF {
+        sum = (sum & 0xFFFF) + (sum >> 16);
+    }
+    f[24..26].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+    let c = icrc::icrc(&f).unwrap();
+    f.extend(c.to_le_bytes());
+    while f.len() < 60 {
+        f.push(0);
+    }
+    f
+}
+
+/// Every counter of `CNTS` and the two address drops, as (name, value) for the non-zero ones.
+fn nonzero(b: &Bench) -> Vec<(&'static str, u64)> {
+    CNTS.iter()
+        .copied()
+        .chain(["cnt_drop_pkey", "cnt_drop_addr"])
+        .map(|c| (c, b.cnt(c)))
+        .filter(|x| x.1 != 0)
+        .collect()
+}
+
+/// The frame that hung the NIC: a 0-byte WRITE ONLY with PadCnt 3 and a RETH DMA length of
+/// 0xFFFD (payload minus pad underflowed to 0xFFFD) is dropped by the parser (payload
+/// reason); the next valid WRITE is ACKed and lands at its own address, and the one after it.
+#[test]
+fn pad_underflow_frame_dropped() {
+    for (seed, idle, stall) in [(21, 0.0, 0.0), (22, 0.4, 0.3)] {
+        let mut b = Bench::new(seed, idle, stall);
+        let mut r = rng(seed + 100);
+        let va = MR_IOVA + 0x100;
+        let mut p = wr_only(QPN, 0, va + 0x8000, rkey(), &[], true);
+        p.reth = Some((va + 0x8000, rkey(), 0xFFFD));
+        b.send_frame(&encode_with(&p, |f| f[43] |= 0x30), false);
+        let d0 = bytes(&mut r, 100);
+        let d1 = bytes(&mut r, 37);
+        b.send(&wr_only(QPN, 0, va, rkey(), &d0, true));
+        b.send(&wr_only(QPN, 1, va + 0x400, rkey(), &d1, true));
+        b.run();
+        b.dump("pad_underflow_frame_dropped");
+        assert_eq!(
+            b.acks,
+            [b.ack(psn(0), aeth::ACK, 1), b.ack(psn(1), aeth::ACK, 2)]
+        );
+        assert_eq!(b.dma.cmds, [(va, 100), (va + 0x400, 37)]);
+        assert_eq!(b.dma.mem.len(), 137);
+        for (k, d) in d0.iter().enumerate() {
+            assert_eq!(b.dma.mem.get(&(va + k as u64)), Some(d));
+        }
+        for (k, d) in d1.iter().enumerate() {
+            assert_eq!(b.dma.mem.get(&(va + 0x400 + k as u64)), Some(d));
+        }
+        assert_eq!(
+            nonzero(&b),
+            [("cnt_rx_req", 2), ("cnt_drop_parse", 1)],
+            "seed {seed}"
+        );
+    }
+}
+
+/// A UDP length running past the IPv4 payload: dropped by the parser.
+#[test]
+fn udp_len_past_ip_payload_dropped() {
+    let mut b = Bench::new(23, 0.0, 0.0);
+    let mut r = rng(123);
+    let va = MR_IOVA + 0x100;
+    let d = bytes(&mut r, 64);
+    let p = wr_only(QPN, 0, va, rkey(), &d, true);
+    b.send_frame(
+        &encode_with(&p, |f| {
+            let u = u16::from_be_bytes([f[38], f[39]]) + 4;
+            f[38..40].copy_from_slice(&u.to_be_bytes());
+        }),
+        false,
+    );
+    b.send(&wr_only(QPN, 0, va + 0x200, rkey(), &d, true));
+    b.run();
+    assert_eq!(b.acks, [b.ack(psn(0), aeth::ACK, 1)]);
+    assert_eq!(b.dma.cmds, [(va + 0x200, 64)]);
+    assert_eq!(nonzero(&b), [("cnt_rx_req", 1), ("cnt_drop_parse", 1)]);
+}
+
+/// Packet lengths (path MTU 1024): WRITE ONLY shorter or longer than its RETH DMA length,
+/// WRITE ONLY larger than the MTU, FIRST and MIDDLE not MTU-sized, a LAST whose message
+/// total differs from the RETH length, SEND FIRST short: NAK invalid request each, nothing
+/// written, PSN not consumed; the valid packets around them are executed.
+#[test]
+fn packet_lengths_checked() {
+    for (seed, idle, stall) in [(24, 0.0, 0.0), (25, 0.4, 0.3)] {
+        let mut b = Bench::new(seed, idle, stall);
+        let mut r = rng(seed + 100);
+        let va = MR_IOVA + 0x100;
+        let mut acks = vec![];
+        let mut cmds = vec![];
+        let d = bytes(&mut r, 3000);
+        let nak = |b: &Bench, i| b.ack(psn(i), aeth::NAK_INV_REQ, 0);
+        // WRITE ONLY shorter than its DMA length, longer, larger than the MTU
+        let mut p = wr_only(QPN, 0, va, rkey(), &d[..40], true);
+        p.reth = Some((va, rkey(), 64));
+        b.send(&p);
+        acks.push(nak(&b, 0));
+        let mut p = wr_only(QPN, 0, va, rkey(), &d[..64], true);
+        p.reth = Some((va, rkey(), 40));
+        b.send(&p);
+        acks.push(nak(&b, 0));
+        b.send(&wr_only(QPN, 0, va, rkey(), &d[..1028], true));
+        acks.push(nak(&b, 0));
+        // WRITE FIRST of 512 bytes (not the MTU)
+        let mut p = wr_only(QPN, 0, va, rkey(), &d[..512], true);
+        p.op = opcode::WRITE_FIRST;
+        p.reth = Some((va, rkey(), 2000));
+        b.send(&p);
+        acks.push(nak(&b, 0));
+        // a good FIRST (1024 of 2000), a MIDDLE of 512, a LAST of 900 (976 left): NAKed;
+        // then the right LAST
+        let mut p = wr_only(QPN, 0, va, rkey(), &d[..1024], false);
+        p.op = opcode::WRITE_FIRST;
+        p.reth = Some((va, rkey(), 2000));
+        b.send(&p);
+        cmds.push((va, 1024));
+        let mut p = wr_only(QPN, 1, 0, 0, &d[1024..1536], true);
+        p.op = opcode::WRITE_MIDDLE;
+        p.reth = None;
+        b.send(&p);
+        acks.push(nak(&b, 1));
+        p.op = opcode::WRITE_LAST;
+        p.payload = d[1024..1924].to_vec();
+        b.send(&p);
+        acks.push(nak(&b, 1));
+        p.payload = d[1024..2000].to_vec();
+        b.send(&p);
+        cmds.push((va + 1024, 976));
+        acks.push(b.ack(psn(1), aeth::ACK, 1));
+        // SEND FIRST of 100 bytes
+        b.post_recv(QPN, 0, RBUF_IOVA, 4096, 0x3000);
+        b.send(&Pkt {
+            op: opcode::SEND_FIRST,
+            qpn: QPN,
+            psn: psn(2),
+            ackreq: true,
+            payload: d[..100].to_vec(),
+            ..Default::default()
+        });
+        acks.push(b.ack(psn(2), aeth::NAK_INV_REQ, 1));
+        b.run();
+        b.dump("packet_lengths_checked");
+        assert_eq!(b.acks, acks, "seed {seed}");
+        assert_eq!(b.dma.cmds, cmds);
+        assert_eq!(b.dma.mem.len(), 2000);
+        for (k, x) in d[..2000].iter().enumerate() {
+            assert_eq!(b.dma.mem.get(&(va + k as u64)), Some(x));
+        }
+        assert!(b.cpl.got.is_empty());
+        let s = b.rqs(QPN);
+        assert_eq!((s.rq_psn, s.msn, s.rq_ci, s.flags), (psn(2), 1, 0, 0));
+        assert_eq!(
+            nonzero(&b),
+            [("cnt_rx_req", 2), ("cnt_nak_inv", 7)],
+            "seed {seed}"
+        );
+    }
+}
+
+/// A zero-length RDMA WRITE (RETH DMA length 0) with rkey 0 and address 0: no R_Key check
+/// (C9-88), no DMA, ACKed; also with a valid rkey and a VA outside the MR.
+#[test]
+fn zero_length_write_no_rkey_check() {
+    let mut b = Bench::new(26, 0.3, 0.3);
+    b.send(&wr_only(QPN, 0, 0, 0, &[], true));
+    b.send(&wr_only(
+        QPN,
+        1,
+        MR_IOVA + MR_LEN + 0x1000,
+        rkey(),
+        &[],
+        true,
+    ));
+    b.run();
+    assert_eq!(
+        b.acks,
+        [b.ack(psn(0), aeth::ACK, 1), b.ack(psn(1), aeth::ACK, 2)]
+    );
+    assert!(b.dma.cmds.is_empty());
+    assert!(b.dma.mem.is_empty());
+    assert_eq!(nonzero(&b), [("cnt_rx_req", 2)]);
+    assert_eq!(b.rqs(QPN).rq_psn, psn(2));
+}
+
+/// Requests with a P_Key that is not ours, or to an IPv4 address or MAC that is not ours:
+/// silently dropped and counted; a limited-membership P_Key (0x7FFF) is accepted.
+#[test]
+fn foreign_pkey_ip_mac_dropped() {
+    let mut b = Bench::new(27, 0.2, 0.2);
+    let mut r = rng(127);
+    let va = MR_IOVA + 0x100;
+    let d = bytes(&mut r, 48);
+    let p = wr_only(QPN, 0, va + 0x1000, rkey(), &d, true);
+    b.send_frame(
+        &encode_with(&p, |f| f[44..46].copy_from_slice(&[0x12, 0x34])),
+        false,
+    );
+    b.send_frame(
+        &encode_with(&p, |f| f[44..46].copy_from_slice(&[0x80, 0x00])),
+        false,
+    );
+    b.send_frame(&encode_with(&p, |f| f[33] ^= 1), false); // IPv4 destination
+    b.send_frame(&encode_with(&p, |f| f[5] ^= 1), false); // destination MAC
+    b.send_frame(&encode_with(&p, |f| f[0] = 0xFF), false); // broadcast MAC
+    let p = wr_only(QPN, 0, va, rkey(), &d, true);
+    b.send_frame(
+        &encode_with(&p, |f| f[44..46].copy_from_slice(&[0x7F, 0xFF])),
+        false,
+    );
+    b.run();
+    assert_eq!(b.acks, [b.ack(psn(0), aeth::ACK, 1)]);
+    assert_eq!(b.dma.cmds, [(va, 48)]);
+    assert_eq!(
+        nonzero(&b),
+        [
+            ("cnt_rx_req", 1),
+            ("cnt_drop_pkey", 2),
+            ("cnt_drop_addr", 3)
+        ]
+    );
 }
