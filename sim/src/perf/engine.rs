@@ -89,24 +89,6 @@ impl<'c, D: Device> Rig<'_, 'c, D> {
     }
 }
 
-fn mtu_of(bytes: u32) -> anyhow::Result<Mtu> {
-    Ok(Mtu::from_bytes(bytes)?)
-}
-
-fn mtu_enum(bytes: u32) -> u32 {
-    match bytes {
-        256 => 1,
-        512 => 2,
-        1024 => 3,
-        2048 => 4,
-        _ => 5,
-    }
-}
-
-fn mtu_bytes(e: u32) -> u32 {
-    256 << (e.clamp(1, 5) - 1)
-}
-
 /// Sizes of the run: 2..=2^23 with -a (perftest's RUN_ALL), else the one size.
 fn sizes(p: &Params) -> Vec<u64> {
     if p.all {
@@ -128,10 +110,13 @@ pub fn run<D: Device>(
     resolve: Resolver<'_>,
 ) -> anyhow::Result<Report> {
     let t_wall = Instant::now();
+    // -m in bytes -> ibv_mtu code for the exchange; the peer may lower it (oob checks 1..=5)
+    let want = Mtu::from_bytes(p.mtu)?;
     let mtu_e = oob
-        .preamble(mtu_enum(p.mtu))
+        .preamble(u32::from(want.code()))
         .context("perftest preamble (versions, system data, MTU)")?;
-    let mtu = mtu_bytes(mtu_e);
+    let path_mtu = Mtu::ALL[mtu_e.clamp(1, 5) as usize - 1];
+    let mtu = path_mtu.bytes();
     let ctx = Context::open(dev, port)?;
     let pd = ctx.alloc_pd()?;
     let params = ctx.params();
@@ -202,7 +187,7 @@ pub fn run<D: Device>(
             &ep,
             &ConnectAttr {
                 access: AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
-                path_mtu: mtu_of(mtu)?,
+                path_mtu,
                 ..ConnectAttr::default()
             },
         )?;
