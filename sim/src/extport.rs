@@ -131,13 +131,7 @@ impl Shared {
             let ts = SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .unwrap_or_default();
-            let mut rec = Vec::with_capacity(16 + f.len());
-            rec.extend_from_slice(&(ts.as_secs() as u32).to_le_bytes());
-            rec.extend_from_slice(&ts.subsec_nanos().to_le_bytes());
-            rec.extend_from_slice(&(f.len() as u32).to_le_bytes());
-            rec.extend_from_slice(&(f.len() as u32).to_le_bytes());
-            rec.extend_from_slice(f);
-            let _ = p.write_all(&rec);
+            let _ = crate::pcap::write_frame(p, ts, f);
         }
     }
 
@@ -295,14 +289,11 @@ impl ExtPort {
                 if let Some(d) = p.parent() {
                     std::fs::create_dir_all(d)?;
                 }
-                // pcap, nanosecond timestamps, Ethernet
+                // the simulator's capture format (crate::pcap), streamed frame by frame
                 let mut w = BufWriter::new(File::create(&p)?);
-                w.write_all(&0xa1b2_3c4du32.to_le_bytes())?;
-                w.write_all(&2u16.to_le_bytes())?;
-                w.write_all(&4u16.to_le_bytes())?;
-                w.write_all(&[0u8; 8])?;
-                w.write_all(&65535u32.to_le_bytes())?;
-                w.write_all(&1u32.to_le_bytes())?;
+                crate::pcap::header()
+                    .write_to(&mut w)
+                    .map_err(std::io::Error::other)?;
                 Some(w)
             }
             None => None,
