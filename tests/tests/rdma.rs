@@ -906,7 +906,9 @@ fn verbs_argument_checks_on_the_simulated_nic() {
         qa.modify_to_rtr(&rnic::RtrAttr {
             remote: eb,
             path_mtu: Mtu::Mtu1024,
-            max_dest_rd_atomic: 1
+            max_dest_rd_atomic: 1,
+            min_rnr_timer: 12,
+            traffic_class: 0,
         }),
         Err(Error::QpState { .. })
     ));

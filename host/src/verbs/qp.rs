@@ -15,11 +15,24 @@ const QPC_RTR: u64 = QpContext::byte_mask(&[
     "udp_sport",
     "dest_ip",
     "sq_pi",
+    "min_rnr_timer",
+    "traffic_class",
+    "max_dest_rd_atomic",
 ]);
 pub(super) const QPC_RTS_ATTRS: u64 =
     QpContext::byte_mask(&["timeout", "retry_cnt", "rnr_retry", "max_rd_atomic"]);
 const QPC_RTS_START: u64 = QPC_RTS_ATTRS
-    | QpContext::byte_mask(&["state", "sq_psn", "una_psn", "sq_pi", "sq_ci", "sq_ack_ci"]);
+    | QpContext::byte_mask(&[
+        "state",
+        "sq_psn",
+        "una_psn",
+        "sq_pi",
+        "sq_ci",
+        "sq_ack_ci",
+        "retry_left",
+        "rnr_left",
+        "req_flags",
+    ]);
 const RQS_RTR: u64 = RqState::byte_mask(&["rq_psn", "rq_pi"]);
 
 // ------------------------------------------------------------------------------------------
@@ -187,6 +200,14 @@ impl<'r, D: Device> QueuePair<'r, D> {
     /// INIT->RTR: the peer (its QPN, first PSN and addresses) and the path MTU.
     pub fn modify_to_rtr(&self, attr: &RtrAttr) -> Result<()> {
         attr.remote.check()?;
+        if attr.min_rnr_timer > 31 {
+            return Err(Error::OutOfRange {
+                what: "min_rnr_timer",
+                value: attr.min_rnr_timer as u64,
+                min: 0,
+                max: 31,
+            });
+        }
         let max_mtu = self.ctx.params.max_mtu;
         if attr.path_mtu.bytes() > max_mtu {
             return Err(Error::MtuAboveDevice {
@@ -205,6 +226,9 @@ impl<'r, D: Device> QueuePair<'r, D> {
         qc.dest_ip = u32::from(e.ipv4);
         qc.udp_sport = udp_sport(self.qpn, e.qpn);
         qc.sq_pi = sq_pi;
+        qc.min_rnr_timer = attr.min_rnr_timer;
+        qc.traffic_class = attr.traffic_class;
+        qc.max_dest_rd_atomic = attr.max_dest_rd_atomic;
         rs.rq_psn = e.psn;
         rs.rq_pi = rq_pi; // the driver's index: safe against a doorbell still in flight
         // responder state first: the QP context's state gates the data path
@@ -219,7 +243,7 @@ impl<'r, D: Device> QueuePair<'r, D> {
         })
     }
 
-    /// RTR->RTS (or RTS->RTS): start sending at the local PSN; timeout/retry values are stored.
+    /// RTR->RTS (or RTS->RTS): start sending at the local PSN with the timeout and retry counts.
     pub fn modify_to_rts(&self, attr: &RtsAttr) -> Result<()> {
         for (what, value, max) in [
             ("timeout", attr.timeout, 31),
@@ -254,6 +278,8 @@ impl<'r, D: Device> QueuePair<'r, D> {
             qc.sq_pi = sq_pi;
             qc.sq_ci = sq_pi;
             qc.sq_ack_ci = sq_pi;
+            qc.retry_left = attr.retry_cnt;
+            qc.rnr_left = attr.rnr_retry;
             QPC_RTS_START
         } else {
             QPC_RTS_ATTRS
@@ -273,7 +299,9 @@ impl<'r, D: Device> QueuePair<'r, D> {
         self.modify_to_rtr(&RtrAttr {
             remote: *remote,
             path_mtu: attr.path_mtu,
-            max_dest_rd_atomic: 1,
+            max_dest_rd_atomic: attr.max_dest_rd_atomic,
+            min_rnr_timer: attr.min_rnr_timer,
+            traffic_class: attr.traffic_class,
         })?;
         self.modify_to_rts(&attr.rts)
     }

@@ -98,6 +98,8 @@ fn qp_state_machine() {
         remote: peer(),
         path_mtu: Mtu::Mtu1024,
         max_dest_rd_atomic: 1,
+        min_rnr_timer: 12,
+        traffic_class: 0,
     };
     assert!(matches!(qp.modify_to_rtr(&rtr), Err(Error::QpState { .. })));
     assert!(matches!(
@@ -176,6 +178,8 @@ fn modify_writes_the_contexts() {
         remote: peer(),
         path_mtu: attr.path_mtu,
         max_dest_rd_atomic: 1,
+        min_rnr_timer: 12,
+        traffic_class: 0,
     })
     .unwrap();
     let rs = RqState::decode(&table(&c, cr::TABLE_RQS, 2));
@@ -204,6 +208,10 @@ fn modify_writes_the_contexts() {
         rnr_retry: 6,
         timeout: 17,
         max_rd_atomic: 1,
+        retry_left: 3,
+        rnr_left: 6,
+        min_rnr_timer: 12,
+        max_dest_rd_atomic: 1,
         src_mac: [2, 0, 0, 0, 0, 1],
         ..Default::default()
     };
@@ -218,7 +226,9 @@ fn modify_writes_the_contexts() {
         qp2.modify_to_rtr(&RtrAttr {
             remote: bad,
             path_mtu: Mtu::Mtu256,
-            max_dest_rd_atomic: 0
+            max_dest_rd_atomic: 0,
+            min_rnr_timer: 12,
+            traffic_class: 0,
         })
         .is_err()
     );

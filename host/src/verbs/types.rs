@@ -581,20 +581,29 @@ pub struct RtrAttr {
     /// The peer: destination QPN, its first PSN (our expected PSN), its addresses.
     pub remote: Endpoint,
     pub path_mtu: Mtu,
-    /// Outstanding RDMA READ/atomic as responder (accepted for rdma-core compatibility; unused
-    /// until READ and atomics exist).
+    /// Outstanding RDMA READ/atomic as responder (stored; READ and atomics are not built yet).
     pub max_dest_rd_atomic: u8,
+    /// The IBTA RNR timer code (0..=31, 9.7.5.2.8) our RNR NAKs carry: how long the peer waits
+    /// before it sends again after finding no receive posted (12 = 0.64 ms, 1 = 0.01 ms).
+    pub min_rnr_timer: u8,
+    /// IPv4 TOS of everything this QP sends (requests and ACKs): DSCP in bits 7:2; the engine
+    /// sends the ECN bits as ECT(0), so bits 1:0 are ignored.
+    pub traffic_class: u8,
 }
+
+/// Default RNR timer code (0.64 ms, as rdma-core's examples use).
+pub const DEFAULT_MIN_RNR_TIMER: u8 = 12;
 
 /// RTR->RTS attributes (the first PSN sent is the QP's local PSN, see
 /// [`QueuePair::set_local_psn`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RtsAttr {
-    /// Local ACK timeout exponent (4.096 us * 2^timeout), 0..=31. Stored (no retransmission yet).
+    /// Local ACK timeout exponent (4.096 us * 2^timeout), 0..=31; 0 = no timer (wait forever).
     pub timeout: u8,
-    /// Transport retries 0..=7. Stored.
+    /// Transport retries 0..=7 (after an ACK timeout or a PSN sequence error NAK); when they are
+    /// used up without progress the WQE completes with RETRY_EXC_ERR and the QP goes to ERR.
     pub retry_cnt: u8,
-    /// RNR retries 0..=7. Stored.
+    /// RNR retries 0..=6, 7 = retry forever; used up: RNR_RETRY_EXC_ERR.
     pub rnr_retry: u8,
     /// Outstanding RDMA READ/atomic as requester. Stored.
     pub max_rd_atomic: u8,
@@ -617,6 +626,12 @@ pub struct ConnectAttr {
     pub access: AccessFlags,
     pub path_mtu: Mtu,
     pub rts: RtsAttr,
+    /// See [`RtrAttr::min_rnr_timer`].
+    pub min_rnr_timer: u8,
+    /// See [`RtrAttr::traffic_class`].
+    pub traffic_class: u8,
+    /// See [`RtrAttr::max_dest_rd_atomic`].
+    pub max_dest_rd_atomic: u8,
 }
 
 impl Default for ConnectAttr {
@@ -625,6 +640,9 @@ impl Default for ConnectAttr {
             access: AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
             path_mtu: Mtu::Mtu4096,
             rts: RtsAttr::default(),
+            min_rnr_timer: DEFAULT_MIN_RNR_TIMER,
+            traffic_class: 0,
+            max_dest_rd_atomic: 16,
         }
     }
 }

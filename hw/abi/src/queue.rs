@@ -140,15 +140,26 @@ layout! {
         sq_pi: u16 = 40, "SQ producer index (doorbell unit, free-running).";
         sq_ci: u16 = 42, "Next SQ WQE to transmit (TX, free-running).";
         sq_ack_ci: u16 = 44, "Next SQ WQE to complete (ACK processor, free-running).";
-        retry_cnt: u8 = 46, "Transport retries (stored; retransmission is not built yet).";
-        rnr_retry: u8 = 47, "RNR retries (stored).";
-        timeout: u8 = 48, "Local ACK timeout exponent (stored).";
+        retry_cnt: u8 = 46, "Transport retries after a local ACK timeout or a PSN sequence error NAK (0..7).";
+        rnr_retry: u8 = 47, "RNR retries (0..6; 7 = retry forever).";
+        timeout: u8 = 48, "Local ACK timeout: 4.096 us * 2^timeout (0 = infinite, no timer).";
         max_rd_atomic: u8 = 49, "Outstanding RDMA READ/atomic as requester (stored).";
-        reserved0: u16 = 50, "Zero.";
-        reserved1: u32 = 52, "Zero.";
+        min_rnr_timer: u8 = 50, "IBTA RNR timer code our RNR NAKs carry (0..31; responder).";
+        traffic_class: u8 = 51, "IPv4 TOS: DSCP in bits 7:2; the ECN bits are sent as ECT(0).";
+        retry_left: u8 = 52, "Transport retries left (ACK processor; reset to retry_cnt on progress).";
+        rnr_left: u8 = 53, "RNR retries left (ACK processor; reset to rnr_retry on progress).";
+        req_flags: u8 = 54, "req_flag bits (ACK processor).";
+        max_dest_rd_atomic: u8 = 55, "Outstanding RDMA READ/atomic as responder (stored).";
         src_mac: [u8; 6] = 56, "Source MAC address.";
         reserved2: u16 = 62, "Zero.";
     }
+}
+
+/// QP context `req_flags` bits (requester side, owned by the ACK processor).
+pub mod req_flag {
+    /// An RNR NAK was received: the requester waits for the RNR timer before it sends again
+    /// (from `una_psn`); the TX scheduler skips the QP meanwhile.
+    pub const RNR_WAIT: u8 = 1 << 0;
 }
 
 /// Responder-state `flags` bits.

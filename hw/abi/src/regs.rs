@@ -288,7 +288,7 @@ pub mod eng {
     pub const MINOR: u16 = 0;
     pub const CNT: u32 = BASE + 0x0C;
     /// Counter names (block that counts: meaning).
-    pub const COUNTERS: [(&str, &str); 27] = [
+    pub const COUNTERS: [(&str, &str); 34] = [
         (
             "db_bad",
             "doorbell unit: doorbells naming a queue beyond the tables (dropped)",
@@ -351,6 +351,31 @@ pub mod eng {
         (
             "drop_addr",
             "responder: requests whose destination IPv4 or MAC is not the QP's local address (dropped)",
+        ),
+        (
+            "retx_psn",
+            "TX requester: PSNs rewound by go-back-N restarts (packets to send again)",
+        ),
+        (
+            "restarts",
+            "TX requester: go-back-N restarts applied (timeout, sequence NAK, RNR timer)",
+        ),
+        (
+            "timeouts",
+            "ACK processor: local ACK timeouts with packets outstanding",
+        ),
+        ("rnr_rx", "ACK processor: RNR NAKs received"),
+        (
+            "nak_seq_rx",
+            "ACK processor: PSN sequence error NAKs received (go-back-N from the NAK PSN)",
+        ),
+        (
+            "rx_cnp",
+            "responder: RoCE v2 congestion notification packets received (counted)",
+        ),
+        (
+            "retry_exc",
+            "ACK processor: QPs ended by RETRY_EXC_ERR or RNR_RETRY_EXC_ERR",
         ),
     ];
 }
@@ -779,10 +804,10 @@ pub const BLOCKS: &[Block] = &[
         next: 0,
         doc: "Data-path event counters (32-bit, wrapping), one word each at CNT + 4*i in the order of `eng::COUNTERS`.",
         regs: &[Reg {
-            name: "CNT0..CNT26",
+            name: "CNT0..CNT33",
             offset: eng::CNT,
             access: Ro,
-            doc: "db_bad, tx_wqe, tx_wqe_err, tx_pkts, tx_acks, rx_req, rx_dup, nak_seq, nak_acc, nak_inv, nak_rnr, drop_qp, drop_opcode, drop_icrc, drop_parse, ack, nak, ack_ignored, cqe, cq_overflow, cq_invalid, dma_rd_bursts, dma_wr_bursts, dma_bus_err, drop_buf, drop_pkey, drop_addr.",
+            doc: "db_bad, tx_wqe, tx_wqe_err, tx_pkts, tx_acks, rx_req, rx_dup, nak_seq, nak_acc, nak_inv, nak_rnr, drop_qp, drop_opcode, drop_icrc, drop_parse, ack, nak, ack_ignored, cqe, cq_overflow, cq_invalid, dma_rd_bursts, dma_wr_bursts, dma_bus_err, drop_buf, drop_pkey, drop_addr, retx_psn, restarts, timeouts, rnr_rx, nak_seq_rx, rx_cnp, retry_exc.",
         }],
         windows: &[],
     },

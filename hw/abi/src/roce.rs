@@ -44,7 +44,36 @@ pub mod opcode {
     pub const ATOMIC_ACKNOWLEDGE: u8 = 0x12;
     pub const COMPARE_SWAP: u8 = 0x13;
     pub const FETCH_ADD: u8 = 0x14;
+    /// RoCE v2 congestion notification packet (Annex A17.9.3).
+    pub const CNP: u8 = 0x81;
 }
+
+/// IBTA RNR NAK timer field (9.7.5.2.8, table 45): code -> minimum wait in microseconds.
+pub const RNR_TIMER_US: [u32; 32] = [
+    655_360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1_280, 1_920, 2_560, 3_840,
+    5_120, 7_680, 10_240, 15_360, 20_480, 30_720, 40_960, 61_440, 81_920, 122_880, 163_840,
+    245_760, 327_680, 491_520,
+];
+
+/// Unit of the local ACK timeout (IBTA 9.7.6.1.3): 4.096 us * 2^timeout; 0 = infinite.
+pub const ACK_TIMEOUT_UNIT_NS: u64 = 4096;
+
+/// Local ACK timeout in core cycles for a timeout exponent at `clock_khz` (None: infinite).
+pub const fn ack_timeout_cycles(timeout: u8, clock_khz: u32) -> Option<u64> {
+    if timeout == 0 {
+        return None;
+    }
+    let t = if timeout > 31 { 31 } else { timeout };
+    Some((ACK_TIMEOUT_UNIT_NS * clock_khz as u64 / 1_000_000) << t)
+}
+
+/// RNR wait in core cycles for an RNR timer code at `clock_khz`.
+pub const fn rnr_wait_cycles(code: u8, clock_khz: u32) -> u64 {
+    RNR_TIMER_US[(code & 31) as usize] as u64 * clock_khz as u64 / 1000
+}
+
+/// ECN codepoint ECT(0) in the IPv4 TOS byte's low two bits.
+pub const ECN_ECT0: u8 = 0b10;
 
 /// Path MTU enumeration as in IBTA (1 = 256 .. 5 = 4096).
 pub const fn mtu_enum_to_bytes(e: u8) -> Option<u32> {

@@ -217,6 +217,14 @@ impl Logic for RnicTop {
         self.engs.cnt[24].next = self.rxr.cnt_drop_buf.val();
         self.engs.cnt[25].next = self.rxr.cnt_drop_pkey.val();
         self.engs.cnt[26].next = self.rxr.cnt_drop_addr.val();
+        // retransmission (txreq, ackproc) and CNP (responder) counters: wired by their blocks
+        self.engs.cnt[27].next = 0.into();
+        self.engs.cnt[28].next = 0.into();
+        self.engs.cnt[29].next = 0.into();
+        self.engs.cnt[30].next = 0.into();
+        self.engs.cnt[31].next = 0.into();
+        self.engs.cnt[32].next = 0.into();
+        self.engs.cnt[33].next = 0.into();
         self.engs.cnt[15].next = self.ackp.cnt_ack.val();
         self.engs.cnt[16].next = self.ackp.cnt_nak.val();
         self.engs.cnt[17].next = self.ackp.cnt_ack_ignored.val();
