@@ -480,3 +480,67 @@ pub struct RxCheckS {
     pub qpn: Signal<In, Bits<24>>,
     pub psn: Signal<In, Bits<24>>,
 }
+
+/// Set a QP's transport timer (txreq, ackproc -> acktimer), source side, valid/ready.
+/// `rnr` = 0: local ACK timeout, `code` = the QP's `timeout` exponent (0 disarms);
+/// `rnr` = 1: RNR wait, `code` = the RNR NAK's timer field.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "TimerSetS"]
+pub struct TimerSetM {
+    pub valid: Signal<Out, Bit>,
+    pub ready: Signal<In, Bit>,
+    pub qpn: Signal<Out, Bits<24>>,
+    pub rnr: Signal<Out, Bit>,
+    pub code: Signal<Out, Bits<5>>,
+}
+
+/// Set a QP's transport timer, timer side.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "TimerSetM"]
+pub struct TimerSetS {
+    pub valid: Signal<In, Bit>,
+    pub ready: Signal<Out, Bit>,
+    pub qpn: Signal<In, Bits<24>>,
+    pub rnr: Signal<In, Bit>,
+    pub code: Signal<In, Bits<5>>,
+}
+
+/// A QP's transport timer expired (acktimer -> ackproc), source side, valid/ready.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "TimerExpS"]
+pub struct TimerExpM {
+    pub valid: Signal<Out, Bit>,
+    pub ready: Signal<In, Bit>,
+    pub qpn: Signal<Out, Bits<24>>,
+}
+
+/// A QP's transport timer expired, ACK-processor side.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "TimerExpM"]
+pub struct TimerExpS {
+    pub valid: Signal<In, Bit>,
+    pub ready: Signal<Out, Bit>,
+    pub qpn: Signal<In, Bits<24>>,
+}
+
+/// Go-back-N restart (ackproc -> txreq), source side, valid/ready: send QP `qpn` again from
+/// PSN `psn` (the requester clamps it to `una_psn` and ignores it when nothing was sent from
+/// there).
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "RestartS"]
+pub struct RestartM {
+    pub valid: Signal<Out, Bit>,
+    pub ready: Signal<In, Bit>,
+    pub qpn: Signal<Out, Bits<24>>,
+    pub psn: Signal<Out, Bits<24>>,
+}
+
+/// Go-back-N restart, requester side.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "RestartM"]
+pub struct RestartS {
+    pub valid: Signal<In, Bit>,
+    pub ready: Signal<Out, Bit>,
+    pub qpn: Signal<In, Bits<24>>,
+    pub psn: Signal<In, Bits<24>>,
+}

@@ -1,4 +1,5 @@
-//! TX: SQ scheduler + requester, frame builder + TX arbiter.
+//! TX: SQ scheduler + requester, transport timers, frame builder + TX arbiter.
 
+pub mod acktimer;
 pub mod txbuild;
 pub mod txreq;

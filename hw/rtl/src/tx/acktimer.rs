@@ -1,0 +1,321 @@
+//! Data-path block `acktimer`: one transport timer per QP, in RAM (docs/DATAPATH.md
+//! "acktimer").
+//!
+//! Each QP has one entry `{armed, deadline}` (a 48-bit cycle number) in a simple dual-port RAM
+//! of `num_qps` entries, so the block grows by RAM depth, not by registers, with the number of
+//! QPs. Two set ports write an entry: `b` (the ACK processor: re-arm on progress, RNR wait)
+//! has priority over `a` (the requester: arm when it sends the first outstanding WQE). A set
+//! computes the delay from its code: the local ACK timeout 4.096 us x 2^code (`code` 0 = no
+//! timer: the entry is disarmed), or for `rnr` the IBTA RNR timer table
+//! (`rnic_abi::roce::RNR_TIMER_US`); both in cycles at the build's clock.
+//!
+//! A scanner reads one entry a cycle, round robin over all QPs (a full round takes `num_qps`
+//! cycles: the timer's resolution), and when an armed entry's deadline has passed it disarms it
+//! and reports the QP on `exp` (valid/ready; the ACK processor decides what the expiry means:
+//! retransmit, end the RNR wait, or nothing when no packet is outstanding). The scanner stays
+//! on an expired entry it cannot report yet (sink busy, the write port taken by a set, or read
+//! data a same-cycle set may have made stale) and reads it again; a set of a QP whose expiry
+//! is still waiting for the sink supersedes that expiry.
+//! After reset the scanner first clears every entry (`num_qps` cycles; set ports not ready).
+
+use crate::common::bus::{TimerExpM, TimerSetS};
+use rnic_abi::params::{self, BuildParams};
+use rnic_abi::roce::{ack_timeout_cycles, rnr_wait_cycles};
+use rust_hdl::prelude::*;
+
+/// QPs of the default build (entries of the timer RAM).
+pub const NQ: usize = params::DEFAULT.num_qps as usize;
+/// Bits of a QP index.
+pub const QB: usize = NQ.trailing_zeros() as usize;
+
+/// The block: see the module documentation.
+#[derive(LogicBlock)]
+pub struct AckTimer {
+    pub clock: Signal<In, Clock>,
+    pub rst: Signal<In, Bit>,
+    /// Set port of the requester (arm on the first outstanding WQE).
+    pub a: TimerSetS,
+    /// Set port of the ACK processor (priority).
+    pub b: TimerSetS,
+    /// Expired timers.
+    pub exp: TimerExpM,
+    ram: RAM<Bits<49>, QB>,
+    now: DFF<Bits<48>>,
+    scan: DFF<Bits<QB>>,
+    s_idx: DFF<Bits<QB>>,
+    s_ok: DFF<Bit>,
+    clr: DFF<Bit>,
+    lw_v: DFF<Bit>,
+    lw_q: DFF<Bits<QB>>,
+    e_v: DFF<Bit>,
+    e_q: DFF<Bits<QB>>,
+    unit: Constant<Bits<48>>,
+    rnr_tab: [Constant<Bits<48>>; 32],
+    cidx: [Constant<Bits<5>>; 32],
+    c_nq: Constant<Bits<24>>,
+    ev_v: Signal<Local, Bit>,
+    ev_q: Signal<Local, Bits<24>>,
+    ev_rnr: Signal<Local, Bit>,
+    ev_code: Signal<Local, Bits<5>>,
+    ev_wr: Signal<Local, Bit>,
+    dly: Signal<Local, Bits<48>>,
+    dl: Signal<Local, Bits<48>>,
+    diff: Signal<Local, Bits<48>>,
+    expired: Signal<Local, Bit>,
+    fire: Signal<Local, Bit>,
+    hold: Signal<Local, Bit>,
+}
+
+impl AckTimer {
+    pub fn new(p: &BuildParams) -> Self {
+        let unit = ack_timeout_cycles(1, p.clock_khz).expect("timeout 1 is finite") / 2;
+        AckTimer {
+            clock: Default::default(),
+            rst: Default::default(),
+            a: Default::default(),
+            b: Default::default(),
+            exp: Default::default(),
+            ram: Default::default(),
+            now: Default::default(),
+            scan: Default::default(),
+            s_idx: Default::default(),
+            s_ok: Default::default(),
+            clr: Default::default(),
+            lw_v: Default::default(),
+            lw_q: Default::default(),
+            e_v: Default::default(),
+            e_q: Default::default(),
+            unit: Constant::new(unit.into()),
+            rnr_tab: std::array::from_fn(|i| {
+                Constant::new(rnr_wait_cycles(i as u8, p.clock_khz).into())
+            }),
+            cidx: std::array::from_fn(|i| Constant::new((i as u64).into())),
+            c_nq: Constant::new((p.num_qps as u64).into()),
+            ev_v: Default::default(),
+            ev_q: Default::default(),
+            ev_rnr: Default::default(),
+            ev_code: Default::default(),
+            ev_wr: Default::default(),
+            dly: Default::default(),
+            dl: Default::default(),
+            diff: Default::default(),
+            expired: Default::default(),
+            fire: Default::default(),
+            hold: Default::default(),
+        }
+    }
+}
+
+impl Default for AckTimer {
+    fn default() -> Self {
+        AckTimer::new(&params::DEFAULT)
+    }
+}
+
+impl Logic for AckTimer {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, now, scan, s_idx, s_ok, clr, lw_v, lw_q, e_v, e_q
+        );
+        self.ram.read_clock.next = self.clock.val();
+        self.ram.write_clock.next = self.clock.val();
+        self.now.d.next = self.now.q.val() + 1;
+
+        // ---------------- set ports: b has priority; none while the RAM is being cleared
+        self.b.ready.next = !self.clr.q.val();
+        self.a.ready.next = !self.clr.q.val() && !self.b.valid.val();
+        self.ev_v.next = !self.clr.q.val() && (self.a.valid.val() || self.b.valid.val());
+        self.ev_q.next = self.a.qpn.val();
+        self.ev_rnr.next = self.a.rnr.val();
+        self.ev_code.next = self.a.code.val();
+        if self.b.valid.val() {
+            self.ev_q.next = self.b.qpn.val();
+            self.ev_rnr.next = self.b.rnr.val();
+            self.ev_code.next = self.b.code.val();
+        }
+        self.ev_wr.next = self.ev_v.val() && (self.ev_q.val() < self.c_nq.val());
+        self.dly.next = self.unit.val() << self.ev_code.val();
+        if self.ev_rnr.val() {
+            for i in 0..32 {
+                if self.ev_code.val() == self.cidx[i].val() {
+                    self.dly.next = self.rnr_tab[i].val();
+                }
+            }
+        } else if self.ev_code.val() == 0 {
+            self.dly.next = 0.into();
+        }
+
+        // ---------------- scanner: read entry `scan`, decide on it a cycle later
+        self.dl.next = self.ram.read_data.val().get_bits::<48>(0);
+        self.diff.next = self.now.q.val() - self.dl.val();
+        self.expired.next = self.ram.read_data.val().get_bit(48) && !self.diff.val().get_bit(47);
+        self.fire.next = self.s_ok.q.val()
+            && !self.clr.q.val()
+            && self.expired.val()
+            && !(self.lw_v.q.val() && (self.lw_q.q.val() == self.s_idx.q.val()))
+            && !self.ev_wr.val()
+            && (!self.e_v.q.val() || self.exp.ready.val());
+        // an expired entry that cannot be reported this cycle (sink busy, write port taken,
+        // or read data possibly stale) is read again rather than left for the next round
+        self.hold.next = self.s_ok.q.val() && self.expired.val() && !self.fire.val();
+        self.scan.d.next = self.scan.q.val() + 1;
+        self.ram.read_address.next = self.scan.q.val();
+        self.s_idx.d.next = self.scan.q.val();
+        if self.hold.val() {
+            self.scan.d.next = self.scan.q.val();
+            self.ram.read_address.next = self.s_idx.q.val();
+            self.s_idx.d.next = self.s_idx.q.val();
+        }
+        self.s_ok.d.next = !self.clr.q.val();
+
+        // ---------------- the RAM's write port: clear sweep > set ports > scanner disarm
+        self.ram.write_enable.next = false;
+        self.ram.write_address.next = self.s_idx.q.val();
+        self.ram.write_data.next = 0.into();
+        if self.clr.q.val() {
+            self.ram.write_enable.next = true;
+            self.ram.write_address.next = self.scan.q.val();
+            if self.scan.q.val().all() {
+                self.clr.d.next = false;
+            }
+        } else if self.ev_wr.val() {
+            self.ram.write_enable.next = true;
+            self.ram.write_address.next = self.ev_q.val().get_bits::<QB>(0);
+            self.ram.write_data.next = bit_cast::<49, 48>(self.now.q.val() + self.dly.val());
+            if self.dly.val().any() {
+                self.ram.write_data.next = bit_cast::<49, 48>(self.now.q.val() + self.dly.val())
+                    | (bit_cast::<49, 1>(1.into()) << 48);
+            }
+        } else if self.fire.val() {
+            self.ram.write_enable.next = true;
+        }
+        self.lw_v.d.next = self.ev_wr.val();
+        self.lw_q.d.next = self.ev_q.val().get_bits::<QB>(0);
+
+        // ---------------- expiry output
+        self.exp.valid.next = self.e_v.q.val();
+        self.exp.qpn.next = bit_cast::<24, QB>(self.e_q.q.val());
+        if self.exp.ready.val() {
+            self.e_v.d.next = false;
+        }
+        // a set of the QP whose expiry is still waiting for the sink supersedes it
+        if self.ev_wr.val() && (self.ev_q.val().get_bits::<QB>(0) == self.e_q.q.val()) {
+            self.e_v.d.next = false;
+        }
+        if self.fire.val() {
+            self.e_v.d.next = true;
+            self.e_q.d.next = self.s_idx.q.val();
+        }
+        if self.rst.val() {
+            self.clr.d.next = true;
+            self.scan.d.next = 0.into();
+            self.e_v.d.next = false;
+            self.lw_v.d.next = false;
+            self.s_ok.d.next = false;
+            self.now.d.next = 0.into();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::common::testutil::*;
+    use rand::Rng;
+
+    const P: BuildParams = params::DEFAULT;
+
+    /// Random arms/re-arms/disarms on both ports with random idle and backpressure; every
+    /// expiry must come no earlier than the entry's deadline and at most one scan round
+    /// (+ the sink's backpressure) after it, for the latest set of that QP, exactly once.
+    #[test]
+    fn timers_expire_on_time() {
+        let mut m = model(AckTimer::default(), "acktimer");
+        let mut r = rng(7);
+        reset(&mut m);
+        // clearing sweep (set ports not ready meanwhile)
+        let mut now: u64 = 0;
+        let mut cleared = false;
+        for _ in 0..NQ + 4 {
+            m.tick();
+            now += 1;
+            cleared |= m.get("b_ready") == 1;
+        }
+        assert!(cleared, "the clear sweep did not end");
+        // model: per QP, Some(deadline) while armed
+        let mut want: Vec<Option<u64>> = vec![None; NQ];
+        let mut fired = 0u64;
+        let mut late_max = 0u64;
+        let unit = ack_timeout_cycles(1, P.clock_khz).unwrap() / 2;
+        for cyc in 0..200_000u64 {
+            let mut drive_set = |m: &mut crate::common::vlt::DynModel, port: &str| {
+                if cyc >= 150_000 || !chance(&mut r, 0.02) {
+                    m.set(&format!("{port}_valid"), 0);
+                    return None;
+                }
+                let q = r.random_range(0..NQ as u64 + 2); // a few out of range
+                let rnr = r.random_bool(0.3);
+                let code = if rnr {
+                    r.random_range(1..4u64)
+                } else {
+                    r.random_range(0..4u64)
+                };
+                m.set(&format!("{port}_qpn"), q);
+                m.set(&format!("{port}_rnr"), rnr as u64);
+                m.set(&format!("{port}_code"), code);
+                m.set(&format!("{port}_valid"), 1);
+                Some((q, rnr, code))
+            };
+            let sa = drive_set(&mut m, "a");
+            let sb = drive_set(&mut m, "b");
+            let exp_ready = !chance(&mut r, 0.3);
+            m.set("exp_ready", exp_ready as u64);
+            m.tick();
+            // the outputs of the cycle that just ended (what the edge sampled)
+            let a_ok = sa.is_some() && m.get("a_ready") == 1;
+            let b_ok = sb.is_some() && m.get("b_ready") == 1;
+            assert!(sb.is_none() || b_ok, "b not ready after the sweep");
+            let ev = if b_ok {
+                sb
+            } else if a_ok {
+                sa
+            } else {
+                None
+            };
+            if exp_ready && m.get("exp_valid") == 1 {
+                let q = m.get("exp_qpn") as usize;
+                let d = want[q]
+                    .take()
+                    .unwrap_or_else(|| panic!("cycle {cyc}: QP {q} expired unarmed"));
+                assert!(now >= d, "QP {q} expired at {now}, deadline {d}");
+                late_max = late_max.max(now - d);
+                fired += 1;
+            }
+            if let Some((q, rnr, code)) = ev
+                && (q as usize) < NQ
+            {
+                let dly = if rnr {
+                    rnr_wait_cycles(code as u8, P.clock_khz)
+                } else if code == 0 {
+                    0
+                } else {
+                    unit << code
+                };
+                want[q as usize] = (dly != 0).then_some(now + dly);
+            }
+            now += 1;
+        }
+        assert!(
+            want.iter().all(|w| w.is_none()),
+            "timers left armed: {:?}",
+            want.iter().enumerate().filter(|(_, w)| w.is_some()).count()
+        );
+        assert!(fired > 1000, "only {fired} expiries");
+        // one scan round plus a little for the pipeline and the sink's random backpressure
+        assert!(
+            late_max <= NQ as u64 + 40,
+            "an expiry came {late_max} cycles late"
+        );
+    }
+}
