@@ -21,11 +21,15 @@
 //! Timing: about 12 cycles of context/ring/MR reads per WQE before its first descriptor (more
 //! with grant stalls) plus the write-back, then one descriptor per cycle.
 
-use crate::common::bus::{CTX_ADDR_BITS, CplM, CtxPortM, RING_SLOT_BITS, RingPortM};
+use crate::common::bus::{
+    CTX_ADDR_BITS, CplM, CtxPortM, RING_SLOT_BITS, RestartS, RingPortM, TimerSetM,
+};
 pub use crate::common::fifo::Fifo as SyncFifo;
 use crate::net::mac::MacOrder;
 use rnic_abi::params;
-use rnic_abi::queue::{MrEntry, QpContext, Wqe, qp_state, wc_op, wc_status, wqe_flag, wqe_op};
+use rnic_abi::queue::{
+    MrEntry, QpContext, Wqe, qp_state, req_flag, wc_op, wc_status, wqe_flag, wqe_op,
+};
 use rnic_abi::roce::opcode;
 use rust_hdl::prelude::*;
 
@@ -145,6 +149,11 @@ pub enum TxState {
     Requeue,
     Cpl,
     ErrWb,
+    Arm,
+    RsCtxRd,
+    RsCtxWait,
+    RsCheck,
+    RsWb,
 }
 
 /// The block: see the module documentation.
@@ -158,8 +167,14 @@ pub struct TxReq {
     pub ring: RingPortM,
     pub pkt: TxDescM,
     pub cpl: CplM,
+    /// Go-back-N restarts from the ACK processor.
+    pub rs: RestartS,
+    /// Arms the QP's ACK timer when the first outstanding WQE goes out.
+    pub arm: TimerSetM,
     pub cnt_wqe: Signal<Out, Bits<32>>,
     pub cnt_wqe_err: Signal<Out, Bits<32>>,
+    pub cnt_retx: Signal<Out, Bits<32>>,
+    pub cnt_restart: Signal<Out, Bits<32>>,
     qfifo: SyncFifo<QB, QB>,
     // registers
     st: DFF<TxState>,
@@ -172,7 +187,16 @@ pub struct TxReq {
     status: DFF<Bits<8>>,
     n_wqe: DFF<Bits<32>>,
     n_err: DFF<Bits<32>>,
+    n_retx: DFF<Bits<32>>,
+    n_rst: DFF<Bits<32>>,
+    psn0: DFF<Bits<24>>,
+    rst_psn: DFF<Bits<24>>,
     // ABI offsets (bits) and constants
+    o_una: Constant<Bits<10>>,
+    o_ackci: Constant<Bits<10>>,
+    o_rflags: Constant<Bits<10>>,
+    o_tmo: Constant<Bits<10>>,
+    c_rnr_wait: Constant<Bits<8>>,
     o_state: Constant<Bits<10>>,
     o_mtu: Constant<Bits<10>>,
     o_rqpn: Constant<Bits<10>>,
@@ -238,6 +262,21 @@ pub struct TxReq {
     ones128: Constant<Bits<128>>,
     zero2: Constant<Bits<2>>,
     // combinational
+    q_una: Signal<Local, Bits<24>>,
+    q_ackci: Signal<Local, Bits<16>>,
+    q_rflags: Signal<Local, Bits<8>>,
+    q_tmo: Signal<Local, Bits<8>>,
+    ci_lag: Signal<Local, Bits<16>>,
+    psn_lag: Signal<Local, Bits<24>>,
+    e_ci: Signal<Local, Bits<16>>,
+    e_psn: Signal<Local, Bits<24>>,
+    first_out: Signal<Local, Bit>,
+    skip: Signal<Local, Bits<24>>,
+    sh: Signal<Local, Bits<5>>,
+    skip_off: Signal<Local, Bits<32>>,
+    rst_new: Signal<Local, Bits<24>>,
+    rst_adv: Signal<Local, Bits<24>>,
+    rst_lag: Signal<Local, Bits<24>>,
     kq: Signal<Local, Bits<QB>>,
     kick_ok: Signal<Local, Bit>,
     pop: Signal<Local, Bit>,
@@ -311,8 +350,12 @@ impl Default for TxReq {
             ring: Default::default(),
             pkt: Default::default(),
             cpl: Default::default(),
+            rs: Default::default(),
+            arm: Default::default(),
             cnt_wqe: Default::default(),
             cnt_wqe_err: Default::default(),
+            cnt_retx: Default::default(),
+            cnt_restart: Default::default(),
             qfifo: Default::default(),
             st: Default::default(),
             queued: Default::default(),
@@ -324,6 +367,15 @@ impl Default for TxReq {
             status: Default::default(),
             n_wqe: Default::default(),
             n_err: Default::default(),
+            n_retx: Default::default(),
+            n_rst: Default::default(),
+            psn0: Default::default(),
+            rst_psn: Default::default(),
+            o_una: bit_off(q, "una_psn"),
+            o_ackci: bit_off(q, "sq_ack_ci"),
+            o_rflags: bit_off(q, "req_flags"),
+            o_tmo: bit_off(q, "timeout"),
+            c_rnr_wait: k(req_flag::RNR_WAIT as u64),
             o_state: bit_off(q, "state"),
             o_mtu: bit_off(q, "path_mtu"),
             o_rqpn: bit_off(q, "remote_qpn"),
@@ -388,6 +440,21 @@ impl Default for TxReq {
             b_write_only_imm: k(opcode::WRITE_ONLY_IMM as u64),
             ones128: Constant::new(Bits::<128>::mask()),
             zero2: k(0),
+            q_una: Default::default(),
+            q_ackci: Default::default(),
+            q_rflags: Default::default(),
+            q_tmo: Default::default(),
+            ci_lag: Default::default(),
+            psn_lag: Default::default(),
+            e_ci: Default::default(),
+            e_psn: Default::default(),
+            first_out: Default::default(),
+            skip: Default::default(),
+            sh: Default::default(),
+            skip_off: Default::default(),
+            rst_new: Default::default(),
+            rst_adv: Default::default(),
+            rst_lag: Default::default(),
             kq: Default::default(),
             kick_ok: Default::default(),
             pop: Default::default(),
@@ -452,12 +519,15 @@ impl Logic for TxReq {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, st, queued, qpn, qpc, wqe, off, psn, status, n_wqe, n_err
+            self, clock, st, queued, qpn, qpc, wqe, off, psn, status, n_wqe, n_err, n_retx, n_rst,
+            psn0, rst_psn
         );
         self.qfifo.clock.next = self.clock.val();
         self.qfifo.rst.next = self.rst.val();
         self.cnt_wqe.next = self.n_wqe.q.val();
         self.cnt_wqe_err.next = self.n_err.q.val();
+        self.cnt_retx.next = self.n_retx.q.val();
+        self.cnt_restart.next = self.n_rst.q.val();
 
         // ---------------- QP context fields (latched record)
         self.q_state.next = self.qpc.q.val().get_bits::<8>(self.o_state.val().index());
@@ -473,7 +543,43 @@ impl Logic for TxReq {
         self.q_cqn.next = self.qpc.q.val().get_bits::<16>(self.o_cqn.val().index());
         self.q_pi.next = self.qpc.q.val().get_bits::<16>(self.o_pi.val().index());
         self.q_ci.next = self.qpc.q.val().get_bits::<16>(self.o_ci.val().index());
-        self.q_ci1.next = self.q_ci.val() + 1;
+        self.q_una.next = self.qpc.q.val().get_bits::<24>(self.o_una.val().index());
+        self.q_ackci.next = self.qpc.q.val().get_bits::<16>(self.o_ackci.val().index());
+        self.q_rflags.next = self.qpc.q.val().get_bits::<8>(self.o_rflags.val().index());
+        self.q_tmo.next = self.qpc.q.val().get_bits::<8>(self.o_tmo.val().index());
+        // effective send position: a restart may have set sq_ci back to a sq_ack_ci that the
+        // ACK processor has since moved on (an ACK that crossed the restart): then resume at
+        // sq_ack_ci / una_psn. The ACK processor's walk stops at sq_ci either way.
+        self.ci_lag.next = self.q_ackci.val() - self.q_ci.val();
+        self.psn_lag.next = self.q_psn.val() - self.q_una.val();
+        self.e_ci.next = self.q_ci.val();
+        self.e_psn.next = self.q_psn.val();
+        if self.ci_lag.val().any() && !self.ci_lag.val().get_bit(15) {
+            self.e_ci.next = self.q_ackci.val();
+            self.e_psn.next = self.q_una.val();
+        } else if self.ci_lag.val() == 0 && self.psn_lag.val().get_bit(23) {
+            self.e_psn.next = self.q_una.val();
+        }
+        self.q_ci1.next = self.e_ci.val() + 1;
+        // the WQE is the oldest unacknowledged one: it arms the ACK timer, and a send position
+        // past una_psn is a go-back-N restart in the middle of it
+        self.first_out.next = self.e_ci.val() == self.q_ackci.val();
+        self.skip.next = self.e_psn.val() - self.q_una.val();
+        self.sh.next = 12.into();
+        if self.q_mtu.val() < 5 {
+            self.sh.next = bit_cast::<5, 8>(self.q_mtu.val()) + 7;
+        }
+        if self.q_mtu.val() == 0 {
+            self.sh.next = 8.into();
+        }
+        self.skip_off.next = bit_cast::<32, 24>(self.skip.val()) << self.sh.val();
+        // restart request: from rst_psn, but never before una_psn
+        self.rst_new.next = self.rst_psn.q.val();
+        self.rst_lag.next = self.rst_psn.q.val() - self.q_una.val();
+        if self.rst_lag.val().get_bit(23) {
+            self.rst_new.next = self.q_una.val();
+        }
+        self.rst_adv.next = self.e_psn.val() - self.rst_new.val();
         // ---------------- WQE fields (latched slot)
         self.w_op.next = self.wqe.q.val().get_bits::<8>(self.w_op_o.val().index());
         self.w_flags.next = self.wqe.q.val().get_bits::<8>(self.w_flags_o.val().index());
@@ -566,7 +672,7 @@ impl Logic for TxReq {
         if self.w_len.val() == 0 {
             self.npk.next = 1.into();
         }
-        self.psn_end.next = self.psn.q.val() + self.npk.val().get_bits::<24>(0);
+        self.psn_end.next = self.psn0.q.val() + self.npk.val().get_bits::<24>(0);
         self.first.next = self.off.q.val() == 0;
         self.plen.next = self.mtu.val().get_bits::<13>(0);
         if self.last.val() {
@@ -651,7 +757,7 @@ impl Logic for TxReq {
         }
         self.cpl.status.next = self.status.q.val();
         self.cpl.flags.next = 0.into();
-        self.cpl.wqe_idx.next = self.q_ci.val();
+        self.cpl.wqe_idx.next = self.e_ci.val();
 
         // ---------------- context / ring ports
         self.ctx.req.next = false;
@@ -660,6 +766,10 @@ impl Logic for TxReq {
         self.ctx.wdata.next = (bit_cast::<512, 24>(self.psn_end.val()) << self.o_psn.val())
             | (bit_cast::<512, 16>(self.q_ci1.val()) << self.o_ci.val());
         self.ctx.wbe.next = self.be_ok.val();
+        if self.st.q.val() == TxState::RsWb {
+            self.ctx.wdata.next = (bit_cast::<512, 24>(self.rst_new.val()) << self.o_psn.val())
+                | (bit_cast::<512, 16>(self.q_ackci.val()) << self.o_ci.val());
+        }
         if self.st.q.val() == TxState::ErrWb {
             self.ctx.wdata.next = (bit_cast::<512, 8>(self.c_err_state.val())
                 << self.o_state.val())
@@ -673,14 +783,21 @@ impl Logic for TxReq {
         self.ring.req.next = self.st.q.val() == TxState::WqeRd;
         self.ring.slot.next = (bit_cast::<RING_SLOT_BITS, QB>(self.qpn.q.val())
             << self.c_sq_log2.val())
-            | bit_cast::<RING_SLOT_BITS, 16>(self.q_ci.val() & self.c_sq_mask.val());
+            | bit_cast::<RING_SLOT_BITS, 16>(self.e_ci.val() & self.c_sq_mask.val());
+        // ---------------- ACK timer arm and restart intake
+        self.arm.valid.next = self.st.q.val() == TxState::Arm;
+        self.arm.qpn.next = bit_cast::<24, QB>(self.qpn.q.val());
+        self.arm.rnr.next = false;
+        self.arm.code.next = self.q_tmo.val().get_bits::<5>(0);
+        self.rs.ready.next = self.st.q.val() == TxState::Idle;
 
         // ---------------- scheduler FIFO and queued bits
         self.kq.next = self.kick_qpn.val().get_bits::<QB>(0);
         self.kick_ok.next = self.kick_valid.val()
             && (self.kick_qpn.val() < self.c_nq.val())
             && !self.queued.q.val().get_bit(self.kq.val().index());
-        self.pop.next = (self.st.q.val() == TxState::Idle) && !self.qfifo.empty.val();
+        self.pop.next =
+            (self.st.q.val() == TxState::Idle) && !self.qfifo.empty.val() && !self.rs.valid.val();
         self.rq_push.next = (self.st.q.val() == TxState::Requeue)
             && !self.kick_valid.val()
             && !self.queued.q.val().get_bit(self.qpn.q.val().index());
@@ -711,7 +828,13 @@ impl Logic for TxReq {
         // ---------------- FSM
         match self.st.q.val() {
             TxState::Idle => {
-                if self.pop.val() {
+                if self.rs.valid.val() {
+                    self.qpn.d.next = self.rs.qpn.val().get_bits::<QB>(0);
+                    self.rst_psn.d.next = self.rs.psn.val();
+                    if self.rs.qpn.val() < bit_cast::<24, 16>(self.c_nq.val()) {
+                        self.st.d.next = TxState::RsCtxRd;
+                    }
+                } else if self.pop.val() {
                     self.qpn.d.next = self.qfifo.dout.val();
                     self.st.d.next = TxState::CtxRd;
                 }
@@ -729,7 +852,9 @@ impl Logic for TxReq {
                 }
             }
             TxState::QpCheck => {
-                if (self.q_state.val() != self.c_rts.val()) || (self.q_ci.val() == self.q_pi.val())
+                if (self.q_state.val() != self.c_rts.val())
+                    || (self.e_ci.val() == self.q_pi.val())
+                    || (self.q_rflags.val() & self.c_rnr_wait.val()).any()
                 {
                     self.st.d.next = TxState::Idle;
                 } else {
@@ -749,7 +874,18 @@ impl Logic for TxReq {
             }
             TxState::Check => {
                 self.off.d.next = 0.into();
-                self.psn.d.next = self.q_psn.val();
+                self.psn.d.next = self.e_psn.val();
+                self.psn0.d.next = self.e_psn.val();
+                if self.first_out.val() && self.skip.val().any() {
+                    // go-back-N into the middle of the oldest WQE: its packets keep their
+                    // PSNs (una_psn + i), offsets and opcodes (MIDDLE/LAST, no RETH)
+                    self.psn0.d.next = self.q_una.val();
+                    if bit_cast::<32, 24>(self.skip.val()) < self.npk.val() {
+                        self.off.d.next = self.skip_off.val();
+                    } else {
+                        self.psn.d.next = self.q_una.val();
+                    }
+                }
                 if self.w_op.val() > self.c_op_write_imm.val() {
                     self.status.d.next = self.c_st_op.val();
                     self.st.d.next = TxState::Cpl;
@@ -807,7 +943,49 @@ impl Logic for TxReq {
                 self.ctx.we.next = true;
                 if self.ctx.gnt.val() {
                     self.n_wqe.d.next = self.n_wqe.q.val() + 1;
+                    if self.first_out.val() {
+                        self.st.d.next = TxState::Arm;
+                    } else {
+                        self.st.d.next = TxState::Send;
+                    }
+                }
+            }
+            TxState::Arm => {
+                if self.arm.ready.val() {
                     self.st.d.next = TxState::Send;
+                }
+            }
+            TxState::RsCtxRd => {
+                self.ctx.req.next = true;
+                if self.ctx.gnt.val() {
+                    self.st.d.next = TxState::RsCtxWait;
+                }
+            }
+            TxState::RsCtxWait => {
+                if self.ctx.rvalid.val() {
+                    self.qpc.d.next = self.ctx.rdata.val();
+                    self.st.d.next = TxState::RsCheck;
+                }
+            }
+            TxState::RsCheck => {
+                // nothing sent from there (or the QP stopped): nothing to do
+                if (self.q_state.val() != self.c_rts.val())
+                    || !self.rst_adv.val().any()
+                    || self.rst_adv.val().get_bit(23)
+                {
+                    self.st.d.next = TxState::Idle;
+                } else {
+                    self.st.d.next = TxState::RsWb;
+                }
+            }
+            TxState::RsWb => {
+                self.ctx.req.next = true;
+                self.ctx.we.next = true;
+                if self.ctx.gnt.val() {
+                    self.n_rst.d.next = self.n_rst.q.val() + 1;
+                    self.n_retx.d.next =
+                        self.n_retx.q.val() + bit_cast::<32, 24>(self.rst_adv.val());
+                    self.st.d.next = TxState::Requeue;
                 }
             }
             TxState::Requeue => {
@@ -839,6 +1017,8 @@ impl Logic for TxReq {
             self.queued.d.next = 0.into();
             self.n_wqe.d.next = 0.into();
             self.n_err.d.next = 0.into();
+            self.n_retx.d.next = 0.into();
+            self.n_rst.d.next = 0.into();
         }
     }
 }
@@ -1284,6 +1464,7 @@ pub(crate) mod tests {
         let total: usize = e.pkts.values().map(|v| v.len()).sum();
         reset(&mut m);
         let mut got = vec![];
+        let mut arms = vec![];
         let mut pending: Vec<(u64, u32, u16)> = kicks.to_vec();
         let mut kick_next: Option<u32> = None;
         let mut quiet = 0;
@@ -1311,6 +1492,8 @@ pub(crate) mod tests {
             cpl.drive(&mut m, &mut r);
             let ready = !chance(&mut r, stall);
             m.set("pkt_ready", ready as u64);
+            let arm_ready = !chance(&mut r, stall);
+            m.set("arm_ready", arm_ready as u64);
             m.tick();
             ctx.observe(&mut m);
             ring.observe(&mut m);
@@ -1318,6 +1501,10 @@ pub(crate) mod tests {
             if ready && m.bit("pkt_valid") {
                 got.push(desc(&m, &s.mem));
                 quiet = 0;
+            }
+            if arm_ready && m.bit("arm_valid") {
+                assert_eq!(m.get("arm_rnr"), 0);
+                arms.push(m.get("arm_qpn") as u32);
             }
             quiet += 1;
             if pending.is_empty()
@@ -1331,6 +1518,17 @@ pub(crate) mod tests {
             assert!(now < 400_000, "timeout: {} of {total} packets", got.len());
         }
         check_end(s, &e, &ctx, &cpl, (m.get("cnt_wqe"), m.get("cnt_wqe_err")));
+        // the ACK timer is armed once per QP, by its first (oldest unacknowledged) WQE: no
+        // ACK processor runs here, so sq_ack_ci stays where it started
+        arms.sort();
+        let mut want: Vec<u32> = s
+            .qps
+            .iter()
+            .filter(|(q, _)| !e.pkts[q].is_empty())
+            .map(|(q, _)| *q)
+            .collect();
+        want.sort();
+        assert_eq!(arms, want, "ACK timer arms");
         (got, e)
     }
 
@@ -1349,6 +1547,162 @@ pub(crate) mod tests {
             }
         }
         assert!(by.is_empty(), "packets for unknown QPs");
+    }
+
+    /// txreq with its models, stepped by hand: for the go-back-N test.
+    struct Rig {
+        m: DynModel,
+        r: ChaCha8Rng,
+        ctx: CtxModel,
+        ring: RingModel,
+        cpl: CplSink,
+        got: Vec<Pkt>,
+        arms: Vec<u32>,
+        stall: f64,
+    }
+
+    impl Rig {
+        fn new(s: &Setup, seed: u64, stall: f64) -> Rig {
+            let mut m = model(TxReq::default(), "txreq");
+            let mut ctx = CtxModel::new("ctx", stall);
+            let mut ring = RingModel::new("ring", stall);
+            load(s, &mut ctx, &mut ring);
+            reset(&mut m);
+            Rig {
+                m,
+                r: rng(seed),
+                ctx,
+                ring,
+                cpl: CplSink::new("cpl", stall),
+                got: vec![],
+                arms: vec![],
+                stall,
+            }
+        }
+        /// Run `n` cycles; `kick` and `rs` (qpn, psn) are offered on the first cycle (the
+        /// restart until taken).
+        fn run(&mut self, s: &Setup, n: u64, kick: Option<u32>, mut rs: Option<(u32, u32)>) {
+            for i in 0..n {
+                let m = &mut self.m;
+                m.set("kick_valid", (i == 0 && kick.is_some()) as u64);
+                m.set("kick_qpn", kick.unwrap_or(0) as u64);
+                m.set("rs_valid", rs.is_some() as u64);
+                if let Some((q, p)) = rs {
+                    m.set("rs_qpn", q as u64);
+                    m.set("rs_psn", p as u64);
+                }
+                self.ctx.drive(m, &mut self.r);
+                self.ring.drive(m, &mut self.r);
+                self.cpl.drive(m, &mut self.r);
+                let ready = !chance(&mut self.r, self.stall);
+                m.set("pkt_ready", ready as u64);
+                let arm_ready = !chance(&mut self.r, self.stall);
+                m.set("arm_ready", arm_ready as u64);
+                m.tick();
+                self.ctx.observe(m);
+                self.ring.observe(m);
+                self.cpl.observe(m);
+                if ready && m.bit("pkt_valid") {
+                    self.got.push(desc(m, &s.mem));
+                }
+                if arm_ready && m.bit("arm_valid") {
+                    self.arms.push(m.get("arm_qpn") as u32);
+                }
+                if rs.is_some() && m.bit("rs_ready") {
+                    rs = None;
+                }
+            }
+            assert!(rs.is_none(), "restart never taken");
+        }
+        fn set_ctx(&mut self, qpn: u32, f: impl FnOnce(&mut QpContext)) {
+            let mut c = QpContext::decode(&self.ctx.get(qpn));
+            f(&mut c);
+            self.ctx.rec.insert(qpn, c.encode());
+        }
+    }
+
+    /// Go-back-N: a restart from the ACK processor re-sends from the given PSN, in the middle
+    /// of a message too, with the original PSNs, opcodes, offsets and RETH/ImmDt placement
+    /// (the re-sent packets equal the first transmission's from that PSN on); a PSN before
+    /// una_psn is clamped to it; one at or after sq_psn changes nothing; a send position
+    /// behind sq_ack_ci resumes at sq_ack_ci; the RNR wait flag holds the QP.
+    #[test]
+    fn txreq_go_back_n_restarts() {
+        for (seed, stall) in [(11u64, 0.0), (12, 0.3)] {
+            let mut r = rng(seed);
+            let mut s = new_setup(&mut r);
+            let (qpn, psn0, ci0) = (42u32, 0xFF_FFFDu32, 0xFFFEu16);
+            add_qp(&mut s, &mut r, qpn, 1, psn0, ci0);
+            s.qps[0].1.timeout = 9;
+            // WRITE 1000 B (4 packets at MTU 256), SEND 700 (3), WRITE_IMM 300 (2), SEND 0 (1)
+            for (op, len) in [
+                (wqe_op::RDMA_WRITE, 1000),
+                (wqe_op::SEND, 700),
+                (wqe_op::RDMA_WRITE_IMM, 300),
+                (wqe_op::SEND, 0),
+            ] {
+                let w = gen_wqe(&s, &mut r, Some(op), len, false, None);
+                s.wqes.get_mut(&qpn).unwrap().push(w);
+            }
+            let e = expect_all(&s);
+            let orig = e.pkts[&qpn].clone();
+            assert_eq!(orig.len(), 10);
+            let at = |k: u32| psn0.wrapping_add(k) & 0xFF_FFFF;
+            let mut g = Rig::new(&s, seed, stall);
+            post(&mut g.ctx, qpn, 4);
+            g.run(&s, 600, Some(qpn), None);
+            assert_eq!(g.got, orig, "first transmission");
+            assert_eq!(g.arms, vec![qpn], "armed once, by the first WQE");
+            // the first WQE is acknowledged; NAK sequence error at PSN 5 (SEND's second packet)
+            g.set_ctx(qpn, |c| {
+                c.una_psn = at(4);
+                c.sq_ack_ci = ci0.wrapping_add(1);
+            });
+            g.got.clear();
+            g.run(&s, 600, None, Some((qpn, at(5))));
+            assert_eq!(
+                g.got,
+                orig[5..].to_vec(),
+                "restart in the middle of the SEND"
+            );
+            assert_eq!(g.arms.len(), 2, "the restarted oldest WQE arms the timer");
+            let c = QpContext::decode(&g.ctx.get(qpn));
+            assert_eq!((c.sq_psn, c.sq_ci), (at(10), ci0.wrapping_add(4)));
+            // a restart before una_psn (a stale, duplicated NAK) goes back to una_psn
+            g.got.clear();
+            g.run(&s, 600, None, Some((qpn, at(1))));
+            assert_eq!(g.got, orig[4..].to_vec(), "clamped to una_psn");
+            // at or after sq_psn: nothing was sent from there
+            g.got.clear();
+            g.run(&s, 300, None, Some((qpn, at(10))));
+            g.run(&s, 300, None, Some((qpn, at(12))));
+            assert!(g.got.is_empty(), "restart past sq_psn sent {:?}", g.got);
+            assert_eq!(g.m.get("cnt_restart"), 2);
+            assert_eq!(g.m.get("cnt_retx"), 5 + 6);
+            // an ACK that crossed a restart: sq_ci behind sq_ack_ci resumes at sq_ack_ci
+            g.set_ctx(qpn, |c| {
+                c.sq_ci = ci0.wrapping_add(1);
+                c.sq_psn = at(4);
+                c.sq_ack_ci = ci0.wrapping_add(3);
+                c.una_psn = at(9);
+            });
+            g.got.clear();
+            g.run(&s, 600, Some(qpn), None);
+            assert_eq!(g.got, orig[9..].to_vec(), "resume at sq_ack_ci");
+            // RNR wait: the scheduler skips the QP until the flag is cleared
+            g.set_ctx(qpn, |c| {
+                c.sq_ci = ci0.wrapping_add(3);
+                c.sq_psn = at(9);
+                c.req_flags = req_flag::RNR_WAIT;
+            });
+            g.got.clear();
+            g.run(&s, 300, Some(qpn), None);
+            assert!(g.got.is_empty(), "sent during the RNR wait");
+            g.set_ctx(qpn, |c| c.req_flags = 0);
+            g.run(&s, 300, Some(qpn), None);
+            assert_eq!(g.got, orig[9..].to_vec(), "after the RNR wait");
+            assert!(g.cpl.got.is_empty());
+        }
     }
 
     #[test]
