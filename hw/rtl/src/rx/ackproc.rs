@@ -24,10 +24,11 @@
 //! completion sink takes one completion per cycle.
 
 use crate::common::bus::{
-    AckEvS, CTX_ADDR_BITS, CplM, CtxPortM, RING_SLOT_BITS, RingPortM, field_bit, field_bytes,
+    AckEvS, CTX_ADDR_BITS, CplM, CtxPortM, RING_SLOT_BITS, RestartM, RingPortM, TimerExpS,
+    TimerSetM, field_bit, field_bytes,
 };
 use rnic_abi::params::{self, BuildParams};
-use rnic_abi::queue::{QpContext, Wqe, qp_state, wc_op, wc_status, wqe_op};
+use rnic_abi::queue::{QpContext, Wqe, qp_state, req_flag, wc_op, wc_status, wqe_op};
 use rust_hdl::prelude::*;
 
 /// FIFO depth = outstanding + buffered WQE reads of the walk.
@@ -39,7 +40,10 @@ pub enum AckSt {
     CtxRd,
     CtxWait,
     Walk,
+    Post,
     WriteBack,
+    Restart,
+    TimerSet,
 }
 
 fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
@@ -57,6 +61,16 @@ pub struct AckProc {
     pub cnt_ack: Signal<Out, Bits<32>>,
     pub cnt_nak: Signal<Out, Bits<32>>,
     pub cnt_ack_ignored: Signal<Out, Bits<32>>,
+    /// Expired transport timers (acktimer).
+    pub tmo: TimerExpS,
+    /// Go-back-N restarts to the requester (txreq).
+    pub rs: RestartM,
+    /// Timer re-arm on progress and RNR waits (acktimer's priority port).
+    pub tset: TimerSetM,
+    pub cnt_timeout: Signal<Out, Bits<32>>,
+    pub cnt_rnr: Signal<Out, Bits<32>>,
+    pub cnt_nak_seq: Signal<Out, Bits<32>>,
+    pub cnt_retry_exc: Signal<Out, Bits<32>>,
     // ---- constants (ABI offsets in bits, build parameters, codes)
     o_state: Constant<Bits<10>>,
     o_mtu: Constant<Bits<10>>,
@@ -69,6 +83,13 @@ pub struct AckProc {
     o_wflags: Constant<Bits<10>>,
     o_wlen: Constant<Bits<10>>,
     o_wrid: Constant<Bits<10>>,
+    o_rcnt: Constant<Bits<10>>,
+    o_ncnt: Constant<Bits<10>>,
+    o_tmo: Constant<Bits<10>>,
+    o_rleft: Constant<Bits<10>>,
+    o_nleft: Constant<Bits<10>>,
+    o_rflags: Constant<Bits<10>>,
+    f_wait: Constant<Bits<8>>,
     be_walk: Constant<Bits<64>>,
     be_state: Constant<Bits<64>>,
     num_qps: Constant<Bits<24>>,
@@ -108,6 +129,29 @@ pub struct AckProc {
     stop: DFF<Bit>,
     dirty: DFF<Bit>,
     set_err: DFF<Bit>,
+    // ---- retransmission control
+    is_tmo: DFF<Bit>,
+    k_r: DFF<Bits<3>>,
+    fatal: DFF<Bit>,
+    r_cnt: DFF<Bits<8>>,
+    n_cnt: DFF<Bits<8>>,
+    tcode: DFF<Bits<8>>,
+    r_left: DFF<Bits<8>>,
+    n_left: DFF<Bits<8>>,
+    rflags: DFF<Bits<8>>,
+    dec_r: DFF<Bit>,
+    dec_n: DFF<Bit>,
+    set_wait: DFF<Bit>,
+    clr_wait: DFF<Bit>,
+    need_rs: DFF<Bit>,
+    gbn_psn: DFF<Bits<24>>,
+    need_ts: DFF<Bit>,
+    t_rnr: DFF<Bit>,
+    t_code: DFF<Bits<5>>,
+    n_tmo: DFF<Bits<32>>,
+    n_rnr: DFF<Bits<32>>,
+    n_seq: DFF<Bits<32>>,
+    n_exc: DFF<Bits<32>>,
     // ---- WQE read window
     hold: DFF<Bit>,
     infl: DFF<Bits<3>>,
@@ -161,13 +205,36 @@ pub struct AckProc {
     qslot: Signal<Local, Bits<RING_SLOT_BITS>>,
     islot: Signal<Local, Bits<RING_SLOT_BITS>>,
     wb_data: Signal<Local, Bits<512>>,
+    rd_sqci: Signal<Local, Bits<16>>,
+    rd_ackci: Signal<Local, Bits<16>>,
+    rd_rleft: Signal<Local, Bits<8>>,
+    rd_nleft: Signal<Local, Bits<8>>,
+    rd_ncnt: Signal<Local, Bits<8>>,
+    rd_flags: Signal<Local, Bits<8>>,
+    rd_wait: Signal<Local, Bit>,
+    o_gap: Signal<Local, Bits<16>>,
+    i_gap: Signal<Local, Bits<16>>,
+    d_gap: Signal<Local, Bits<16>>,
+    i_more: Signal<Local, Bit>,
+    d_more: Signal<Local, Bit>,
+    r_base: Signal<Local, Bits<8>>,
+    n_base: Signal<Local, Bits<8>>,
 }
 
 impl AckProc {
     pub fn new(p: &BuildParams) -> Self {
         let q = |n: &str| field_bit(QpContext::FIELDS, n);
         let w = |n: &str| field_bit(Wqe::FIELDS, n);
-        let be_walk = field_bytes(QpContext::FIELDS, &["una_psn", "sq_ack_ci"]);
+        let be_walk = field_bytes(
+            QpContext::FIELDS,
+            &[
+                "una_psn",
+                "sq_ack_ci",
+                "retry_left",
+                "rnr_left",
+                "req_flags",
+            ],
+        );
         AckProc {
             clock: Default::default(),
             rst: Default::default(),
@@ -178,6 +245,20 @@ impl AckProc {
             cnt_ack: Default::default(),
             cnt_nak: Default::default(),
             cnt_ack_ignored: Default::default(),
+            tmo: Default::default(),
+            rs: Default::default(),
+            tset: Default::default(),
+            cnt_timeout: Default::default(),
+            cnt_rnr: Default::default(),
+            cnt_nak_seq: Default::default(),
+            cnt_retry_exc: Default::default(),
+            o_rcnt: q("retry_cnt"),
+            o_ncnt: q("rnr_retry"),
+            o_tmo: q("timeout"),
+            o_rleft: q("retry_left"),
+            o_nleft: q("rnr_left"),
+            o_rflags: q("req_flags"),
+            f_wait: k(req_flag::RNR_WAIT as u64),
             o_state: q("state"),
             o_mtu: q("path_mtu"),
             o_rqpn: q("remote_qpn"),
@@ -227,6 +308,28 @@ impl AckProc {
             stop: Default::default(),
             dirty: Default::default(),
             set_err: Default::default(),
+            is_tmo: Default::default(),
+            k_r: Default::default(),
+            fatal: Default::default(),
+            r_cnt: Default::default(),
+            n_cnt: Default::default(),
+            tcode: Default::default(),
+            r_left: Default::default(),
+            n_left: Default::default(),
+            rflags: Default::default(),
+            dec_r: Default::default(),
+            dec_n: Default::default(),
+            set_wait: Default::default(),
+            clr_wait: Default::default(),
+            need_rs: Default::default(),
+            gbn_psn: Default::default(),
+            need_ts: Default::default(),
+            t_rnr: Default::default(),
+            t_code: Default::default(),
+            n_tmo: Default::default(),
+            n_rnr: Default::default(),
+            n_seq: Default::default(),
+            n_exc: Default::default(),
             hold: Default::default(),
             infl: Default::default(),
             fcnt: Default::default(),
@@ -276,6 +379,20 @@ impl AckProc {
             qslot: Default::default(),
             islot: Default::default(),
             wb_data: Default::default(),
+            rd_sqci: Default::default(),
+            rd_ackci: Default::default(),
+            rd_rleft: Default::default(),
+            rd_nleft: Default::default(),
+            rd_ncnt: Default::default(),
+            rd_flags: Default::default(),
+            rd_wait: Default::default(),
+            o_gap: Default::default(),
+            i_gap: Default::default(),
+            d_gap: Default::default(),
+            i_more: Default::default(),
+            d_more: Default::default(),
+            r_base: Default::default(),
+            n_base: Default::default(),
         }
     }
 }
@@ -298,6 +415,11 @@ impl Logic for AckProc {
             self, clock, c_v, c_wrid, c_len, c_qpn, c_src, c_cqn, c_wr, c_status, c_idx, n_ack,
             n_nak, n_ign
         );
+        dff_setup!(
+            self, clock, is_tmo, k_r, fatal, r_cnt, n_cnt, tcode, r_left, n_left, rflags, dec_r,
+            dec_n, set_wait, clr_wait, need_rs, gbn_psn, need_ts, t_rnr, t_code, n_tmo, n_rnr,
+            n_seq, n_exc
+        );
         for i in 0..WIN {
             self.f_wrid[i].clock.next = self.clock.val();
             self.f_wrid[i].d.next = self.f_wrid[i].q.val();
@@ -314,6 +436,18 @@ impl Logic for AckProc {
         self.cnt_ack.next = self.n_ack.q.val();
         self.cnt_nak.next = self.n_nak.q.val();
         self.cnt_ack_ignored.next = self.n_ign.q.val();
+        self.cnt_timeout.next = self.n_tmo.q.val();
+        self.cnt_rnr.next = self.n_rnr.q.val();
+        self.cnt_nak_seq.next = self.n_seq.q.val();
+        self.cnt_retry_exc.next = self.n_exc.q.val();
+        self.rs.valid.next = self.st.q.val() == AckSt::Restart;
+        self.rs.qpn.next = self.qpn_r.q.val();
+        self.rs.psn.next = self.gbn_psn.q.val();
+        self.tset.valid.next = self.st.q.val() == AckSt::TimerSet;
+        self.tset.qpn.next = self.qpn_r.q.val();
+        self.tset.rnr.next = self.t_rnr.q.val();
+        self.tset.code.next = self.t_code.q.val();
+        self.tmo.ready.next = false;
         self.cpl.valid.next = self.c_v.q.val();
         self.cpl.cqn.next = self.c_cqn.q.val();
         self.cpl.wr_id.next = self.c_wrid.q.val();
@@ -343,7 +477,10 @@ impl Logic for AckProc {
         self.ctx.addr.next = self.qpn_r.q.val().get_bits::<CTX_ADDR_BITS>(0) + self.qp_base.val();
         self.wb_data.next = (bit_cast::<512, 24>(self.una.q.val()) << self.o_una.val())
             | (bit_cast::<512, 16>(self.di.q.val()) << self.o_ackci.val())
-            | (bit_cast::<512, 8>(self.st_err.val()) << self.o_state.val());
+            | (bit_cast::<512, 8>(self.st_err.val()) << self.o_state.val())
+            | (bit_cast::<512, 8>(self.r_left.q.val()) << self.o_rleft.val())
+            | (bit_cast::<512, 8>(self.n_left.q.val()) << self.o_nleft.val())
+            | (bit_cast::<512, 8>(self.rflags.q.val()) << self.o_rflags.val());
         self.ctx.wdata.next = self.wb_data.val();
         if self.set_err.q.val() {
             self.ctx.wbe.next = self.be_walk.val() | self.be_state.val();
@@ -366,6 +503,44 @@ impl Logic for AckProc {
             self.rd_sh.next = bit_cast::<5, 8>(self.rd_mtu.val()) + 7;
         }
         self.dup.next = self.psn_r.q.val() - self.rd_una.val();
+        self.rd_sqci.next = self
+            .ctx
+            .rdata
+            .val()
+            .get_bits::<16>(self.o_sqci.val().index());
+        self.rd_ackci.next = self
+            .ctx
+            .rdata
+            .val()
+            .get_bits::<16>(self.o_ackci.val().index());
+        self.rd_rleft.next = self
+            .ctx
+            .rdata
+            .val()
+            .get_bits::<8>(self.o_rleft.val().index());
+        self.rd_nleft.next = self
+            .ctx
+            .rdata
+            .val()
+            .get_bits::<8>(self.o_nleft.val().index());
+        self.rd_ncnt.next = self
+            .ctx
+            .rdata
+            .val()
+            .get_bits::<8>(self.o_ncnt.val().index());
+        self.rd_flags.next = self
+            .ctx
+            .rdata
+            .val()
+            .get_bits::<8>(self.o_rflags.val().index());
+        self.rd_wait.next = (self.rd_flags.val() & self.f_wait.val()).any();
+        // WQEs sent and not yet completed: sq_ci after sq_ack_ci (a restart may leave sq_ci
+        // behind sq_ack_ci for a moment: then there are none)
+        self.o_gap.next = self.rd_sqci.val() - self.rd_ackci.val();
+        self.i_gap.next = self.sq_ci.q.val() - self.ii.q.val();
+        self.i_more.next = self.i_gap.val().any() && !self.i_gap.val().get_bit(15);
+        self.d_gap.next = self.sq_ci.q.val() - self.di.q.val();
+        self.d_more.next = self.d_gap.val().any() && !self.d_gap.val().get_bit(15);
         // ---------------- WQE reads (issued ahead, up to WIN in flight or buffered)
         self.qslot.next = bit_cast::<RING_SLOT_BITS, 24>(self.qpn_r.q.val()) << self.sq_log2.val();
         self.islot.next = bit_cast::<RING_SLOT_BITS, 16>(self.ii.q.val() & self.sq_mask.val());
@@ -373,7 +548,7 @@ impl Logic for AckProc {
         self.ring.req.next = self.hold.q.val()
             || ((self.st.q.val() == AckSt::Walk)
                 && !self.stop.q.val()
-                && (self.ii.q.val() != self.sq_ci.q.val())
+                && self.i_more.val()
                 && ((self.fcnt.q.val() + self.infl.q.val()) < 4));
         self.issue.next = self.ring.req.val() && self.ring.gnt.val();
         self.hold.d.next = self.ring.req.val() && !self.ring.gnt.val();
@@ -437,6 +612,14 @@ impl Logic for AckProc {
         }
         // ---------------- per-WQE decision on the FIFO head
         self.left.next = self.rem.q.val() - self.h_n.val();
+        self.r_base.next = self.r_left.q.val();
+        if self.dirty.q.val() {
+            self.r_base.next = self.r_cnt.q.val();
+        }
+        self.n_base.next = self.n_left.q.val();
+        if self.dirty.q.val() {
+            self.n_base.next = self.n_cnt.q.val();
+        }
         self.pop.next = false;
         self.load.next = false;
         self.l_status.next = self.s_ok.val();
@@ -448,8 +631,9 @@ impl Logic for AckProc {
                     self.load.next = self.h_sig.val();
                     self.rem.d.next = self.left.val();
                 }
-            } else if self.is_nak.q.val() {
-                // the WQE holds the NAK PSN: error completion, QP to ERR
+            } else if self.fatal.q.val() {
+                // the WQE holds the NAK PSN (or timed out for the last time): error
+                // completion, QP to ERR
                 if self.cfree.val() {
                     self.pop.next = true;
                     self.load.next = true;
@@ -487,9 +671,23 @@ impl Logic for AckProc {
         match self.st.q.val() {
             AckSt::Idle => {
                 self.ev.ready.next = true;
+                self.tmo.ready.next = !self.ev.valid.val();
+                self.is_tmo.d.next = false;
+                self.t_code.d.next = self.code.val();
+                if !self.ev.valid.val() && self.tmo.valid.val() {
+                    // an expired timer: the QP's context decides what it means
+                    self.qpn_r.d.next = self.tmo.qpn.val();
+                    self.is_tmo.d.next = true;
+                    self.is_nak.d.next = true;
+                    self.err_st.d.next = self.s_retry.val();
+                    if self.tmo.qpn.val() < self.num_qps.val() {
+                        self.st.d.next = AckSt::CtxRd;
+                    }
+                }
                 if self.ev.valid.val() {
                     self.qpn_r.d.next = self.ev.qpn.val();
                     self.psn_r.d.next = self.ev.psn.val();
+                    self.k_r.d.next = self.kind.val();
                     self.is_nak.d.next = self.kind.val() != 0;
                     if self.kind.val() == 1 {
                         self.err_st.d.next = self.s_rnr.val();
@@ -558,10 +756,61 @@ impl Logic for AckProc {
                     self.stop.d.next = false;
                     self.dirty.d.next = false;
                     self.set_err.d.next = false;
+                    self.r_cnt.d.next = self
+                        .ctx
+                        .rdata
+                        .val()
+                        .get_bits::<8>(self.o_rcnt.val().index());
+                    self.n_cnt.d.next = self.rd_ncnt.val();
+                    self.tcode.d.next =
+                        self.ctx.rdata.val().get_bits::<8>(self.o_tmo.val().index());
+                    self.r_left.d.next = self.rd_rleft.val();
+                    self.n_left.d.next = self.rd_nleft.val();
+                    self.rflags.d.next = self.rd_flags.val();
+                    self.fatal.d.next = false;
+                    self.dec_r.d.next = false;
+                    self.dec_n.d.next = false;
+                    self.set_wait.d.next = false;
+                    self.clr_wait.d.next = false;
+                    self.need_rs.d.next = false;
+                    self.need_ts.d.next = false;
+                    self.t_rnr.d.next = false;
+                    self.gbn_psn.d.next = self.psn_r.q.val();
+                    self.st.d.next = AckSt::Walk;
                     if !((self.rd_state.val() == self.st_rts.val())
                         || (self.rd_state.val() == self.st_sqd.val()))
-                        || self.dup.val().get_bit(23)
                     {
+                        if !self.is_tmo.q.val() {
+                            self.n_ign.d.next = self.n_ign.q.val() + 1;
+                        }
+                        self.st.d.next = AckSt::Idle;
+                    } else if self.is_tmo.q.val() {
+                        self.rem.d.next = 0.into();
+                        self.gbn_psn.d.next = self.rd_una.val();
+                        if self.rd_wait.val() {
+                            // the RNR wait is over: send again from una_psn
+                            self.clr_wait.d.next = true;
+                            self.need_rs.d.next = true;
+                            self.stop.d.next = true;
+                        } else if !self.o_gap.val().any() || self.o_gap.val().get_bit(15) {
+                            // nothing outstanding: a timer left running by the last ACK
+                            self.st.d.next = AckSt::Idle;
+                        } else {
+                            self.n_tmo.d.next = self.n_tmo.q.val() + 1;
+                            if self.rd_rleft.val().any() {
+                                self.dec_r.d.next = true;
+                                self.need_rs.d.next = true;
+                                self.stop.d.next = true;
+                            } else {
+                                // retries used up: the oldest WQE fails (rem 0: it holds
+                                // una_psn)
+                                self.fatal.d.next = true;
+                            }
+                        }
+                    } else if self.dup.val().get_bit(23)
+                        || ((self.k_r.q.val() != 0) && self.rd_wait.val())
+                    {
+                        // stale (before una_psn), or a NAK while waiting out an RNR NAK
                         self.n_ign.d.next = self.n_ign.q.val() + 1;
                         self.st.d.next = AckSt::Idle;
                     } else {
@@ -570,31 +819,114 @@ impl Logic for AckProc {
                         } else {
                             self.n_ack.d.next = self.n_ack.q.val() + 1;
                         }
-                        self.st.d.next = AckSt::Walk;
+                        if self.k_r.q.val() == 1 {
+                            // RNR NAK: wait the time it carries, then resend from its PSN
+                            self.n_rnr.d.next = self.n_rnr.q.val() + 1;
+                            if !self.rd_nleft.val().any() && (self.rd_ncnt.val() != 7) {
+                                self.fatal.d.next = true;
+                            } else {
+                                self.dec_n.d.next = self.rd_ncnt.val() != 7;
+                                self.set_wait.d.next = true;
+                                self.need_ts.d.next = true;
+                                self.t_rnr.d.next = true;
+                            }
+                        } else if (self.k_r.q.val() == 3) && (self.t_code.q.val() == 0) {
+                            // PSN sequence error: go back to the NAK PSN
+                            self.n_seq.d.next = self.n_seq.q.val() + 1;
+                            if self.rd_rleft.val().any() {
+                                self.dec_r.d.next = true;
+                                self.need_rs.d.next = true;
+                            } else {
+                                self.fatal.d.next = true;
+                            }
+                        } else if self.k_r.q.val() == 3 {
+                            self.fatal.d.next = true;
+                        }
                     }
                 }
             }
             AckSt::Walk => {
                 // done when stopped or every transmitted WQE was decided, and the read
                 // window is empty (reads issued past the stop are dropped)
-                if (self.stop.q.val() || (self.di.q.val() == self.sq_ci.q.val()))
+                if (self.stop.q.val() || !self.d_more.val())
                     && (self.infl.q.val() == 0)
                     && !self.hold.q.val()
                 {
                     self.fcnt.d.next = 0.into();
                     self.wp.d.next = 0.into();
                     self.rp.d.next = 0.into();
-                    if self.dirty.q.val() {
-                        self.st.d.next = AckSt::WriteBack;
-                    } else {
-                        self.st.d.next = AckSt::Idle;
+                    self.st.d.next = AckSt::Post;
+                }
+            }
+            AckSt::Post => {
+                // retry bookkeeping: progress refills both counts and re-arms the ACK timer
+                // (not while an RNR wait runs); a retry takes one from the count
+                if self.dirty.q.val() {
+                    self.r_left.d.next = self.r_cnt.q.val();
+                    self.n_left.d.next = self.n_cnt.q.val();
+                    if !self.set_err.q.val()
+                        && !self.set_wait.q.val()
+                        && !(self.rflags.q.val() & self.f_wait.val()).any()
+                    {
+                        self.need_ts.d.next = true;
+                        self.t_rnr.d.next = false;
+                        self.t_code.d.next = self.tcode.q.val().get_bits::<5>(0);
                     }
+                }
+                if self.dec_r.q.val() {
+                    self.r_left.d.next = self.r_base.val() - 1;
+                }
+                if self.dec_n.q.val() {
+                    self.n_left.d.next = self.n_base.val() - 1;
+                }
+                if self.set_wait.q.val() {
+                    self.rflags.d.next = self.rflags.q.val() | self.f_wait.val();
+                }
+                if self.clr_wait.q.val() {
+                    self.rflags.d.next = self.rflags.q.val() & !self.f_wait.val();
+                }
+                if self.set_err.q.val()
+                    && ((self.err_st.q.val() == self.s_retry.val())
+                        || (self.err_st.q.val() == self.s_rnr.val()))
+                {
+                    self.n_exc.d.next = self.n_exc.q.val() + 1;
+                }
+                if self.dirty.q.val()
+                    || self.set_err.q.val()
+                    || self.dec_r.q.val()
+                    || self.dec_n.q.val()
+                    || self.set_wait.q.val()
+                    || self.clr_wait.q.val()
+                {
+                    self.st.d.next = AckSt::WriteBack;
+                } else {
+                    self.st.d.next = AckSt::Idle;
                 }
             }
             AckSt::WriteBack => {
                 self.ctx.req.next = true;
                 self.ctx.we.next = true;
                 if self.ctx.gnt.val() {
+                    if self.need_rs.q.val() && !self.set_err.q.val() {
+                        self.st.d.next = AckSt::Restart;
+                    } else if self.need_ts.q.val() && !self.set_err.q.val() {
+                        self.st.d.next = AckSt::TimerSet;
+                    } else {
+                        self.st.d.next = AckSt::Idle;
+                    }
+                }
+            }
+            AckSt::Restart => {
+                if self.rs.ready.val() {
+                    if self.need_ts.q.val() {
+                        self.st.d.next = AckSt::TimerSet;
+                    } else {
+                        self.st.d.next = AckSt::Idle;
+                    }
+                }
+            }
+            AckSt::TimerSet => {
+                if self.tset.ready.val() {
                     self.st.d.next = AckSt::Idle;
                 }
             }
@@ -614,6 +946,10 @@ impl Logic for AckProc {
             self.n_ack.d.next = 0.into();
             self.n_nak.d.next = 0.into();
             self.n_ign.d.next = 0.into();
+            self.n_tmo.d.next = 0.into();
+            self.n_rnr.d.next = 0.into();
+            self.n_seq.d.next = 0.into();
+            self.n_exc.d.next = 0.into();
         }
     }
 }
@@ -733,14 +1069,15 @@ mod tests {
                 sq_pi: ci,
                 sq_ci: ci,
                 sq_ack_ci: ci,
-                retry_cnt: r.random(),
-                rnr_retry: r.random(),
+                // no retries: every NAK ends the QP (retransmission has its own test)
+                retry_cnt: 0,
+                rnr_retry: 0,
                 timeout: r.random(),
                 max_rd_atomic: r.random(),
                 min_rnr_timer: r.random(),
                 traffic_class: r.random(),
-                retry_left: r.random(),
-                rnr_left: r.random(),
+                retry_left: 0,
+                rnr_left: 0,
                 req_flags: 0,
                 max_dest_rd_atomic: r.random(),
                 src_mac: r.random(),
@@ -905,10 +1242,13 @@ mod tests {
                 self.m.set("ev_syndrome", syn as u64);
                 self.m.set("ev_msn", r.random::<u32>() as u64 & M24 as u64);
             }
+            self.m.set("tset_ready", !chance(r, self.ev_idle) as u64);
+            self.m.set("rs_ready", !chance(r, self.ev_idle) as u64);
             self.m.tick();
             self.ctx.observe(&mut self.m);
             self.ring.observe(&mut self.m);
             self.cpl.observe(&mut self.m);
+            assert!(!self.m.bit("rs_valid"), "a restart without retries");
             if self.ev_on && self.m.bit("ev_ready") {
                 self.evq.pop_front();
                 self.ev_on = false;
@@ -930,7 +1270,16 @@ mod tests {
                     break;
                 }
             }
-            assert_eq!(idle, 8, "block did not settle");
+            assert_eq!(
+                idle,
+                8,
+                "block did not settle: evq {} ev_on {} ev_ready {} cpl {} want {:?}",
+                self.evq.len(),
+                self.ev_on,
+                self.m.bit("ev_ready"),
+                self.cpl.got.len(),
+                self.want.get(self.cpl.got.len())
+            );
             let new = self.cpl.got[self.checked..].to_vec();
             for (i, (g, w)) in self.cpl.got.iter().zip(&self.want).enumerate() {
                 assert_eq!(g, w, "completion {i}");
@@ -945,7 +1294,11 @@ mod tests {
                     "context of QP {qpn} (una/ack_ci/state or an untouched field)"
                 );
             }
-            let walk = field_mask("una_psn") | field_mask("sq_ack_ci");
+            let walk = field_mask("una_psn")
+                | field_mask("sq_ack_ci")
+                | field_mask("retry_left")
+                | field_mask("rnr_left")
+                | field_mask("req_flags");
             let mut errs = 0;
             for &(idx, be) in &self.ctx.writes {
                 assert!(idx < P.num_qps, "write to record {idx}");
@@ -978,6 +1331,174 @@ mod tests {
 
     /// Directed: one ACK per WQE, a mid-WQE ACK, a coalesced ACK, unsignaled WQEs, a
     /// duplicate, PSN wrap (2^24) and SQ index wrap (2^16), an ACK past `sq_ci`.
+    /// Drive the block by hand for the retransmission test: run until idle, with an optional
+    /// ACK event or timer expiry offered first; returns the restarts (qpn, psn) and timer sets
+    /// (qpn, rnr, code) seen.
+    #[allow(clippy::type_complexity)]
+    fn step_events(
+        t: &mut Tb,
+        ev: Option<(u32, u32, u8)>,
+        tmo: Option<u32>,
+    ) -> (Vec<(u32, u32)>, Vec<(u32, bool, u8)>) {
+        let (mut rs, mut ts) = (vec![], vec![]);
+        let (mut ev, mut tmo) = (ev, tmo);
+        let mut idle = 0;
+        for _ in 0..5000 {
+            let r = &mut t.r;
+            t.ctx.drive(&mut t.m, r);
+            t.ring.drive(&mut t.m, r);
+            t.cpl.drive(&mut t.m, r);
+            t.m.set("ev_valid", ev.is_some() as u64);
+            if let Some((q, p, syn)) = ev {
+                t.m.set("ev_qpn", q as u64);
+                t.m.set("ev_psn", p as u64);
+                t.m.set("ev_syndrome", syn as u64);
+            }
+            t.m.set("tmo_valid", tmo.is_some() as u64);
+            t.m.set("tmo_qpn", tmo.unwrap_or(0) as u64);
+            let (rr, tr) = (!chance(r, 0.3), !chance(r, 0.3));
+            t.m.set("rs_ready", rr as u64);
+            t.m.set("tset_ready", tr as u64);
+            t.m.tick();
+            t.ctx.observe(&mut t.m);
+            t.ring.observe(&mut t.m);
+            t.cpl.observe(&mut t.m);
+            if ev.is_some() && t.m.bit("ev_ready") {
+                ev = None;
+            } else if tmo.is_some() && t.m.bit("tmo_ready") {
+                tmo = None;
+            }
+            if rr && t.m.bit("rs_valid") {
+                rs.push((t.m.get("rs_qpn") as u32, t.m.get("rs_psn") as u32));
+            }
+            if tr && t.m.bit("tset_valid") {
+                ts.push((
+                    t.m.get("tset_qpn") as u32,
+                    t.m.bit("tset_rnr"),
+                    t.m.get("tset_code") as u8,
+                ));
+            }
+            let quiet = ev.is_none() && tmo.is_none() && t.m.bit("ev_ready");
+            idle = if quiet { idle + 1 } else { 0 };
+            if idle == 8 {
+                return (rs, ts);
+            }
+        }
+        panic!("ackproc did not settle");
+    }
+
+    /// Retransmission decisions: a PSN sequence NAK completes what it acknowledges and asks
+    /// txreq to go back to its PSN, taking one retry; a timeout with packets outstanding goes
+    /// back to una_psn; progress refills the counts and re-arms the timer; the last retry ends
+    /// in RETRY_EXC_ERR. An RNR NAK sets the RNR wait and arms the RNR timer with its code;
+    /// NAKs during the wait are ignored; the expiry ends the wait and restarts; rnr_retry 7
+    /// never runs out, a finite one ends in RNR_RETRY_EXC_ERR. A timer with nothing
+    /// outstanding does nothing.
+    #[test]
+    fn retransmission_decisions() {
+        let mut t = Tb::new(21, 0.2);
+        let ctx = |t: &Tb, q: u32| QpContext::decode(&t.ctx.get(P.ctx_base(0) + q));
+        let setq = |t: &mut Tb, q: u32, rc: u8, nc: u8| {
+            let c = &mut t.qps.get_mut(&q).unwrap().ctx;
+            (
+                c.retry_cnt,
+                c.retry_left,
+                c.rnr_retry,
+                c.rnr_left,
+                c.timeout,
+            ) = (rc, rc, nc, nc, 9);
+            t.store(q);
+        };
+        // QP 5: MTU 256, three WQEs of 3 packets each, PSNs 100..108
+        t.qp(5, 1, 100, 0, qp_state::RTS);
+        setq(&mut t, 5, 2, 0);
+        for _ in 0..3 {
+            t.post(5, 700, true, true);
+        }
+        // NAK seq at 104 (second WQE's second packet): WQE 0 completes, restart at 104
+        let (rs, ts) = step_events(&mut t, Some((5, 104, aeth::NAK_PSN_SEQ_ERR)), None);
+        assert_eq!(rs, vec![(5, 104)]);
+        assert_eq!(ts, vec![(5, false, 9)], "progress re-arms the ACK timer");
+        let c = ctx(&t, 5);
+        assert_eq!(
+            (c.una_psn, c.sq_ack_ci, c.retry_left, c.state),
+            (103, 1, 1, qp_state::RTS)
+        );
+        assert_eq!(t.cpl.got.len(), 1);
+        assert_eq!(t.cpl.got[0].1.status, wc_status::SUCCESS);
+        // a timeout: back to una_psn, one more retry taken
+        let (rs, ts) = step_events(&mut t, None, Some(5));
+        assert_eq!((rs, ts.len()), (vec![(5, 103)], 0));
+        assert_eq!(ctx(&t, 5).retry_left, 0);
+        // the last timeout: RETRY_EXC_ERR on the oldest WQE, QP to ERR
+        let (rs, ts) = step_events(&mut t, None, Some(5));
+        assert!(rs.is_empty() && ts.is_empty());
+        let c = ctx(&t, 5);
+        assert_eq!((c.state, c.sq_ack_ci), (qp_state::ERR, 2));
+        assert_eq!(t.cpl.got.len(), 2);
+        assert_eq!(t.cpl.got[1].1.status, wc_status::RETRY_EXC_ERR);
+        assert_eq!(t.cpl.got[1].1.sq_index, 1);
+        assert_eq!(t.m.get("cnt_timeout"), 2);
+        assert_eq!(t.m.get("cnt_nak_seq"), 1);
+        assert_eq!(t.m.get("cnt_retry_exc"), 1);
+        // a timer on a QP in ERR: nothing
+        let (rs, ts) = step_events(&mut t, None, Some(5));
+        assert!(rs.is_empty() && ts.is_empty() && t.cpl.got.len() == 2);
+
+        // QP 6: RNR with rnr_retry 1
+        t.qp(6, 3, 0xFF_FFFE, 10, qp_state::RTS);
+        setq(&mut t, 6, 3, 1);
+        t.post(6, 100, true, true); // PSN 0xFFFFFE
+        t.post(6, 100, true, true); // PSN 0xFFFFFF
+        let (rs, ts) = step_events(&mut t, Some((6, 0xFF_FFFF, 0x20 | 5)), None);
+        assert!(rs.is_empty());
+        assert_eq!(ts, vec![(6, true, 5)], "RNR timer with the NAK's code");
+        let c = ctx(&t, 6);
+        assert_eq!(
+            (c.una_psn, c.rnr_left, c.req_flags),
+            (0xFF_FFFF, 0, req_flag::RNR_WAIT)
+        );
+        // NAKs while waiting are ignored
+        let ign = t.m.get("cnt_ack_ignored");
+        let (rs, ts) = step_events(&mut t, Some((6, 0xFF_FFFF, aeth::NAK_PSN_SEQ_ERR)), None);
+        assert!(rs.is_empty() && ts.is_empty());
+        assert_eq!(t.m.get("cnt_ack_ignored"), ign + 1);
+        // the RNR timer expires: wait over, restart at una_psn
+        let (rs, _) = step_events(&mut t, None, Some(6));
+        assert_eq!(rs, vec![(6, 0xFF_FFFF)]);
+        assert_eq!(ctx(&t, 6).req_flags, 0);
+        // another RNR NAK: no RNR retries left
+        let (rs, ts) = step_events(&mut t, Some((6, 0xFF_FFFF, 0x20 | 5)), None);
+        assert!(rs.is_empty() && ts.is_empty());
+        let c = ctx(&t, 6);
+        assert_eq!(c.state, qp_state::ERR);
+        let last = t.cpl.got.last().unwrap().1;
+        assert_eq!(
+            (last.status, last.sq_index),
+            (wc_status::RNR_RETRY_EXC_ERR, 11)
+        );
+        assert_eq!(t.m.get("cnt_rnr"), 2);
+
+        // QP 7: rnr_retry 7 retries forever; an ACK ends it all; a late timer does nothing
+        t.qp(7, 5, 500, 0, qp_state::RTS);
+        setq(&mut t, 7, 3, 7);
+        t.post(7, 10, true, true);
+        for _ in 0..10 {
+            let (_, ts) = step_events(&mut t, Some((7, 500, 0x20 | 1)), None);
+            assert_eq!(ts, vec![(7, true, 1)]);
+            let (rs, _) = step_events(&mut t, None, Some(7));
+            assert_eq!(rs, vec![(7, 500)]);
+        }
+        assert_eq!(ctx(&t, 7).state, qp_state::RTS);
+        let (rs, ts) = step_events(&mut t, Some((7, 500, aeth::ACK)), None);
+        assert!(rs.is_empty());
+        assert_eq!(ts, vec![(7, false, 9)]);
+        let n = t.cpl.got.len();
+        let (rs, ts) = step_events(&mut t, None, Some(7));
+        assert!(rs.is_empty() && ts.is_empty() && t.cpl.got.len() == n);
+        assert_eq!(t.cpl.got[n - 1].1.status, wc_status::SUCCESS);
+    }
+
     #[test]
     fn acks_directed() {
         let mut t = Tb::new(1, 0.3);
