@@ -841,7 +841,10 @@ fn send_without_receive_is_rnr_error() {
     let a = Side::new(&ca, 16 * 1024, 16);
     let b = Side::new(&cb, 16 * 1024, 16);
     let (qa, qb) = (a.qp(caps()), b.qp(caps()));
-    connect_qps(&qa, &qb, &attr(Mtu::Mtu1024)).expect("connect");
+    // no RNR retries: the first RNR NAK ends the WQE (tests/tests/reliable.rs waits them out)
+    let mut at = attr(Mtu::Mtu1024);
+    at.rts.rnr_retry = 0;
+    connect_qps(&qa, &qb, &at).expect("connect");
     let m0 = marks(&w);
     qa.post_send(&[SendWr::new(3, SendOp::Send).sge(a.src.sge(0, 64).unwrap())])
         .unwrap();

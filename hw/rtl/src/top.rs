@@ -3,8 +3,8 @@
 //! Ethernet frames, `irq_req`), all synchronous to `clk`, `rst` synchronous active high.
 
 use crate::common::bus::{
-    AckEvM, AckReqM, AxilS, CplM, CtxPortM, DmaRdM, DmaWrM, HostAxiM, RingPortM, RxCheckM, StreamM,
-    StreamS, WqeAxiS,
+    AckEvM, AckReqM, AxilS, CplM, CtxPortM, DmaRdM, DmaWrM, HostAxiM, RestartM, RingPortM,
+    RxCheckM, StreamM, StreamS, TimerExpM, TimerSetM, WqeAxiS,
 };
 use crate::cq::cqwriter::CqWriter;
 use crate::ctx::ctxstore::CtxStore;
@@ -20,6 +20,7 @@ use crate::hostif::devregs::DevRegs;
 use crate::hostif::ringmem::RingMem;
 use crate::rx::ackproc::AckProc;
 use crate::rx::rxresp::RxResp;
+use crate::tx::acktimer::AckTimer;
 use crate::tx::txbuild::TxBuild;
 use crate::tx::txreq::{TxDescM, TxReq};
 use rnic_abi::params::BuildParams;
@@ -51,6 +52,7 @@ pub struct RnicTop {
     txb: TxBuild,
     rxr: RxResp,
     ackp: AckProc,
+    tmr: AckTimer,
 }
 
 impl RnicTop {
@@ -80,6 +82,7 @@ impl RnicTop {
             txb: Default::default(),
             rxr: Default::default(),
             ackp: Default::default(),
+            tmr: Default::default(),
         }
     }
 }
@@ -147,6 +150,7 @@ impl Logic for RnicTop {
         self.txb.clock.next = self.clk.val();
         self.rxr.clock.next = self.clk.val();
         self.ackp.clock.next = self.clk.val();
+        self.tmr.clock.next = self.clk.val();
         self.mux.rst.next = self.rst.val();
         self.dmae.rst.next = self.rst.val();
         self.cqw.rst.next = self.rst.val();
@@ -154,6 +158,7 @@ impl Logic for RnicTop {
         self.txb.rst.next = self.rst.val();
         self.rxr.rst.next = self.rst.val();
         self.ackp.rst.next = self.rst.val();
+        self.tmr.rst.next = self.rst.val();
         CtxPortM::join(&mut self.txq.ctx, &mut self.ctxs.p1);
         CtxPortM::join(&mut self.rxr.ctx, &mut self.ctxs.p2);
         CtxPortM::join(&mut self.ackp.ctx, &mut self.ctxs.p3);
@@ -172,6 +177,12 @@ impl Logic for RnicTop {
         CplM::join(&mut self.ackp.cpl, &mut self.cqw.ack);
         AckReqM::join(&mut self.rxr.ack, &mut self.txb.ack);
         AckEvM::join(&mut self.rxr.ackev, &mut self.ackp.ev);
+        // retransmission: txreq arms the QP timers, ackproc re-arms them and takes their
+        // expiries, and hands go-back-N restarts to txreq
+        TimerSetM::join(&mut self.txq.arm, &mut self.tmr.a);
+        TimerSetM::join(&mut self.ackp.tset, &mut self.tmr.b);
+        TimerExpM::join(&mut self.tmr.exp, &mut self.ackp.tmo);
+        RestartM::join(&mut self.ackp.rs, &mut self.txq.rs);
         // host memory: the DMA engine and the DMA self-test share m_axi
         HostAxiM::join(&mut self.dmae.m, &mut self.mux.s0);
         HostAxiM::join(&mut self.dmat.m, &mut self.mux.s1);
@@ -217,14 +228,14 @@ impl Logic for RnicTop {
         self.engs.cnt[24].next = self.rxr.cnt_drop_buf.val();
         self.engs.cnt[25].next = self.rxr.cnt_drop_pkey.val();
         self.engs.cnt[26].next = self.rxr.cnt_drop_addr.val();
-        // retransmission (txreq, ackproc) and CNP (responder) counters: wired by their blocks
-        self.engs.cnt[27].next = 0.into();
-        self.engs.cnt[28].next = 0.into();
-        self.engs.cnt[29].next = 0.into();
-        self.engs.cnt[30].next = 0.into();
-        self.engs.cnt[31].next = 0.into();
+        // CNP counter (32): wired with the responder's CNP handling
+        self.engs.cnt[27].next = self.txq.cnt_retx.val();
+        self.engs.cnt[28].next = self.txq.cnt_restart.val();
+        self.engs.cnt[29].next = self.ackp.cnt_timeout.val();
+        self.engs.cnt[30].next = self.ackp.cnt_rnr.val();
+        self.engs.cnt[31].next = self.ackp.cnt_nak_seq.val();
         self.engs.cnt[32].next = 0.into();
-        self.engs.cnt[33].next = 0.into();
+        self.engs.cnt[33].next = self.ackp.cnt_retry_exc.val();
         self.engs.cnt[15].next = self.ackp.cnt_ack.val();
         self.engs.cnt[16].next = self.ackp.cnt_nak.val();
         self.engs.cnt[17].next = self.ackp.cnt_ack_ignored.val();
