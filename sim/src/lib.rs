@@ -15,6 +15,7 @@ pub mod eth;
 pub mod extport;
 pub mod frame;
 pub mod hostmem;
+pub mod lossy;
 pub mod mmio;
 pub mod model;
 pub mod pcap;

@@ -32,6 +32,7 @@ const QPC_RTS_START: u64 = QPC_RTS_ATTRS
         "retry_left",
         "rnr_left",
         "req_flags",
+        "ack_psn_lo",
     ]);
 const RQS_RTR: u64 = RqState::byte_mask(&["rq_psn", "rq_pi"]);
 
@@ -280,6 +281,7 @@ impl<'r, D: Device> QueuePair<'r, D> {
             qc.sq_ack_ci = sq_pi;
             qc.retry_left = attr.retry_cnt;
             qc.rnr_left = attr.rnr_retry;
+            qc.ack_psn_lo = (psn.wrapping_sub(1) & 0xFFFF) as u16;
             QPC_RTS_START
         } else {
             QPC_RTS_ATTRS

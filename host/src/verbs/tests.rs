@@ -212,6 +212,7 @@ fn modify_writes_the_contexts() {
         rnr_left: 6,
         min_rnr_timer: 12,
         max_dest_rd_atomic: 1,
+        ack_psn_lo: 0xFFFD,
         src_mac: [2, 0, 0, 0, 0, 1],
         ..Default::default()
     };

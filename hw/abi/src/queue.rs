@@ -151,7 +151,7 @@ layout! {
         req_flags: u8 = 54, "req_flag bits (ACK processor).";
         max_dest_rd_atomic: u8 = 55, "Outstanding RDMA READ/atomic as responder (stored).";
         src_mac: [u8; 6] = 56, "Source MAC address.";
-        reserved2: u16 = 62, "Zero.";
+        ack_psn_lo: u16 = 62, "Low 16 bits of the last PSN acknowledged (an ACK's PSN, a NAK's PSN - 1); retries refill when it advances (ACK processor).";
     }
 }
 

@@ -89,6 +89,7 @@ pub struct AckProc {
     o_rleft: Constant<Bits<10>>,
     o_nleft: Constant<Bits<10>>,
     o_rflags: Constant<Bits<10>>,
+    o_ackp: Constant<Bits<10>>,
     f_wait: Constant<Bits<8>>,
     be_walk: Constant<Bits<64>>,
     be_state: Constant<Bits<64>>,
@@ -131,6 +132,8 @@ pub struct AckProc {
     set_err: DFF<Bit>,
     // ---- retransmission control
     is_tmo: DFF<Bit>,
+    prog: DFF<Bit>,
+    ackp: DFF<Bits<16>>,
     k_r: DFF<Bits<3>>,
     fatal: DFF<Bit>,
     r_cnt: DFF<Bits<8>>,
@@ -218,6 +221,11 @@ pub struct AckProc {
     i_more: Signal<Local, Bit>,
     d_more: Signal<Local, Bit>,
     r_base: Signal<Local, Bits<8>>,
+    acked: Signal<Local, Bits<24>>,
+    pr_now: Signal<Local, Bit>,
+    rb_now: Signal<Local, Bits<8>>,
+    nb_now: Signal<Local, Bits<8>>,
+    ack_adv: Signal<Local, Bits<16>>,
     n_base: Signal<Local, Bits<8>>,
 }
 
@@ -233,6 +241,7 @@ impl AckProc {
                 "retry_left",
                 "rnr_left",
                 "req_flags",
+                "ack_psn_lo",
             ],
         );
         AckProc {
@@ -258,6 +267,7 @@ impl AckProc {
             o_rleft: q("retry_left"),
             o_nleft: q("rnr_left"),
             o_rflags: q("req_flags"),
+            o_ackp: q("ack_psn_lo"),
             f_wait: k(req_flag::RNR_WAIT as u64),
             o_state: q("state"),
             o_mtu: q("path_mtu"),
@@ -309,6 +319,8 @@ impl AckProc {
             dirty: Default::default(),
             set_err: Default::default(),
             is_tmo: Default::default(),
+            prog: Default::default(),
+            ackp: Default::default(),
             k_r: Default::default(),
             fatal: Default::default(),
             r_cnt: Default::default(),
@@ -392,6 +404,11 @@ impl AckProc {
             i_more: Default::default(),
             d_more: Default::default(),
             r_base: Default::default(),
+            acked: Default::default(),
+            pr_now: Default::default(),
+            rb_now: Default::default(),
+            nb_now: Default::default(),
+            ack_adv: Default::default(),
             n_base: Default::default(),
         }
     }
@@ -416,9 +433,9 @@ impl Logic for AckProc {
             n_nak, n_ign
         );
         dff_setup!(
-            self, clock, is_tmo, k_r, fatal, r_cnt, n_cnt, tcode, r_left, n_left, rflags, dec_r,
-            dec_n, set_wait, clr_wait, need_rs, gbn_psn, need_ts, t_rnr, t_code, n_tmo, n_rnr,
-            n_seq, n_exc
+            self, clock, is_tmo, prog, ackp, k_r, fatal, r_cnt, n_cnt, tcode, r_left, n_left,
+            rflags, dec_r, dec_n, set_wait, clr_wait, need_rs, gbn_psn, need_ts, t_rnr, t_code,
+            n_tmo, n_rnr, n_seq, n_exc
         );
         for i in 0..WIN {
             self.f_wrid[i].clock.next = self.clock.val();
@@ -480,7 +497,8 @@ impl Logic for AckProc {
             | (bit_cast::<512, 8>(self.st_err.val()) << self.o_state.val())
             | (bit_cast::<512, 8>(self.r_left.q.val()) << self.o_rleft.val())
             | (bit_cast::<512, 8>(self.n_left.q.val()) << self.o_nleft.val())
-            | (bit_cast::<512, 8>(self.rflags.q.val()) << self.o_rflags.val());
+            | (bit_cast::<512, 8>(self.rflags.q.val()) << self.o_rflags.val())
+            | (bit_cast::<512, 16>(self.ackp.q.val()) << self.o_ackp.val());
         self.ctx.wdata.next = self.wb_data.val();
         if self.set_err.q.val() {
             self.ctx.wbe.next = self.be_walk.val() | self.be_state.val();
@@ -534,6 +552,31 @@ impl Logic for AckProc {
             .val()
             .get_bits::<8>(self.o_rflags.val().index());
         self.rd_wait.next = (self.rd_flags.val() & self.f_wait.val()).any();
+        // PSN-level progress: the PSN this event acknowledges (an ACK's own, the one before a
+        // NAK's) is after the last one acknowledged (low 16 bits kept in the context)
+        self.acked.next = self.psn_r.q.val();
+        if self.is_nak.q.val() {
+            self.acked.next = self.psn_r.q.val() - 1;
+        }
+        self.ack_adv.next = self.acked.val().get_bits::<16>(0)
+            - self
+                .ctx
+                .rdata
+                .val()
+                .get_bits::<16>(self.o_ackp.val().index());
+        self.pr_now.next =
+            !self.is_tmo.q.val() && self.ack_adv.val().any() && !self.ack_adv.val().get_bit(15);
+        // retries this event may use: the full counts after progress, else what is left
+        self.rb_now.next = self.rd_rleft.val();
+        self.nb_now.next = self.rd_nleft.val();
+        if self.pr_now.val() {
+            self.rb_now.next = self
+                .ctx
+                .rdata
+                .val()
+                .get_bits::<8>(self.o_rcnt.val().index());
+            self.nb_now.next = self.rd_ncnt.val();
+        }
         // WQEs sent and not yet completed: sq_ci after sq_ack_ci (a restart may leave sq_ci
         // behind sq_ack_ci for a moment: then there are none)
         self.o_gap.next = self.rd_sqci.val() - self.rd_ackci.val();
@@ -613,11 +656,11 @@ impl Logic for AckProc {
         // ---------------- per-WQE decision on the FIFO head
         self.left.next = self.rem.q.val() - self.h_n.val();
         self.r_base.next = self.r_left.q.val();
-        if self.dirty.q.val() {
+        if self.dirty.q.val() || self.prog.q.val() {
             self.r_base.next = self.r_cnt.q.val();
         }
         self.n_base.next = self.n_left.q.val();
-        if self.dirty.q.val() {
+        if self.dirty.q.val() || self.prog.q.val() {
             self.n_base.next = self.n_cnt.q.val();
         }
         self.pop.next = false;
@@ -768,6 +811,15 @@ impl Logic for AckProc {
                     self.n_left.d.next = self.rd_nleft.val();
                     self.rflags.d.next = self.rd_flags.val();
                     self.fatal.d.next = false;
+                    self.prog.d.next = self.pr_now.val();
+                    self.ackp.d.next = self
+                        .ctx
+                        .rdata
+                        .val()
+                        .get_bits::<16>(self.o_ackp.val().index());
+                    if self.pr_now.val() {
+                        self.ackp.d.next = self.acked.val().get_bits::<16>(0);
+                    }
                     self.dec_r.d.next = false;
                     self.dec_n.d.next = false;
                     self.set_wait.d.next = false;
@@ -822,7 +874,7 @@ impl Logic for AckProc {
                         if self.k_r.q.val() == 1 {
                             // RNR NAK: wait the time it carries, then resend from its PSN
                             self.n_rnr.d.next = self.n_rnr.q.val() + 1;
-                            if !self.rd_nleft.val().any() && (self.rd_ncnt.val() != 7) {
+                            if !self.nb_now.val().any() && (self.rd_ncnt.val() != 7) {
                                 self.fatal.d.next = true;
                             } else {
                                 self.dec_n.d.next = self.rd_ncnt.val() != 7;
@@ -833,7 +885,7 @@ impl Logic for AckProc {
                         } else if (self.k_r.q.val() == 3) && (self.t_code.q.val() == 0) {
                             // PSN sequence error: go back to the NAK PSN
                             self.n_seq.d.next = self.n_seq.q.val() + 1;
-                            if self.rd_rleft.val().any() {
+                            if self.rb_now.val().any() {
                                 self.dec_r.d.next = true;
                                 self.need_rs.d.next = true;
                             } else {
@@ -861,7 +913,7 @@ impl Logic for AckProc {
             AckSt::Post => {
                 // retry bookkeeping: progress refills both counts and re-arms the ACK timer
                 // (not while an RNR wait runs); a retry takes one from the count
-                if self.dirty.q.val() {
+                if self.dirty.q.val() || self.prog.q.val() {
                     self.r_left.d.next = self.r_cnt.q.val();
                     self.n_left.d.next = self.n_cnt.q.val();
                     if !self.set_err.q.val()
@@ -892,6 +944,7 @@ impl Logic for AckProc {
                     self.n_exc.d.next = self.n_exc.q.val() + 1;
                 }
                 if self.dirty.q.val()
+                    || self.prog.q.val()
                     || self.set_err.q.val()
                     || self.dec_r.q.val()
                     || self.dec_n.q.val()
@@ -1081,7 +1134,7 @@ mod tests {
                 req_flags: 0,
                 max_dest_rd_atomic: r.random(),
                 src_mac: r.random(),
-                reserved2: r.random(),
+                ack_psn_lo: (psn.wrapping_sub(1) & 0xFFFF) as u16,
             };
             self.qps.insert(
                 qpn,
@@ -1171,6 +1224,12 @@ mod tests {
             }
             let nak = kind != aeth::KIND_ACK;
             self.cnt[nak as usize] += 1;
+            // PSN-level progress record (low 16 bits of the last PSN acknowledged)
+            let acked = if nak { psn.wrapping_sub(1) & M24 } else { psn };
+            let adv = (acked as u16).wrapping_sub(q.ctx.ack_psn_lo);
+            if adv != 0 && adv < 0x8000 {
+                q.ctx.ack_psn_lo = acked as u16;
+            }
             let err = if kind == aeth::KIND_RNR {
                 wc_status::RNR_RETRY_EXC_ERR
             } else {
@@ -1295,6 +1354,7 @@ mod tests {
                 );
             }
             let walk = field_mask("una_psn")
+                | field_mask("ack_psn_lo")
                 | field_mask("sq_ack_ci")
                 | field_mask("retry_left")
                 | field_mask("rnr_left")
@@ -1497,6 +1557,26 @@ mod tests {
         let (rs, ts) = step_events(&mut t, None, Some(7));
         assert!(rs.is_empty() && ts.is_empty() && t.cpl.got.len() == n);
         assert_eq!(t.cpl.got[n - 1].1.status, wc_status::SUCCESS);
+
+        // QP 8, retry_cnt 1: sequence NAKs that each acknowledge more packets of one long
+        // WQE are progress (PSN level, not WQE level) and never run out; the same NAK PSN
+        // twice is not, and ends the QP
+        t.qp(8, 1, 1000, 0, qp_state::RTS);
+        setq(&mut t, 8, 1, 0);
+        t.post(8, 256 * 12, true, true); // PSNs 1000..1011
+        for k in 1..10u32 {
+            let (rs, _) = step_events(&mut t, Some((8, 1000 + k, aeth::NAK_PSN_SEQ_ERR)), None);
+            assert_eq!(rs, vec![(8, 1000 + k)], "NAK {k}");
+            let c = ctx(&t, 8);
+            assert_eq!(
+                (c.state, c.retry_left, c.ack_psn_lo),
+                (qp_state::RTS, 0, 999 + k as u16)
+            );
+        }
+        let (rs, _) = step_events(&mut t, Some((8, 1009, aeth::NAK_PSN_SEQ_ERR)), None);
+        assert!(rs.is_empty());
+        assert_eq!(ctx(&t, 8).state, qp_state::ERR);
+        assert_eq!(t.cpl.got.last().unwrap().1.status, wc_status::RETRY_EXC_ERR);
     }
 
     #[test]

@@ -1,0 +1,382 @@
+//! Mixed RC traffic over a faulty fabric, checked message by message: the workload behind the
+//! loss tests (`tests/tests/reliable.rs`) and the loss rows of `make bench`.
+//!
+//! Two NICs, `qps` QP pairs (even pairs send A -> B, odd pairs B -> A, so both directions run at
+//! once), path MTUs 1024/256/4096/512 by pair, RDMA WRITE, WRITE with immediate, SEND and SEND
+//! with immediate of 0 B to 16 KiB, at most [`DEPTH`] messages in flight per pair (one
+//! destination slot each). Every completion is checked (status, opcode, length, immediate,
+//! exactly one requester and one responder completion per message), every destination slot
+//! must hold the message's bytes, the host-memory audit must be clean and no completion may
+//! come late. Any violation is an [`Error::Check`].
+
+use crate::error::{Error, ensure};
+use crate::world::CLOCK_HZ;
+use crate::{SharedWorld, SimNic, WorldConfig};
+use rnic::verbs::{
+    AccessFlags, CompletionQueue, ConnectAttr, Context, Endpoint, MemoryRegion, Mtu, PortAddr,
+    ProtectionDomain, QpCaps, QueuePair, RecvWr, RtsAttr, SendOp, SendWr, WcOpcode, WcStatus,
+    WorkCompletion,
+};
+use std::collections::HashMap;
+
+type Ctx = Context<SimNic>;
+
+/// Bytes of one destination (and source) slot.
+pub const SLOT: usize = 16 * 1024;
+/// Messages in flight per QP pair (= its slots).
+pub const DEPTH: usize = 16;
+/// Message lengths, picked per message from its seed.
+pub const LENS: [usize; 14] = [
+    0, 1, 63, 64, 65, 255, 256, 257, 1000, 4095, 4096, 4097, 9000, 16384,
+];
+
+struct Side<'c> {
+    ctx: &'c Ctx,
+    pd: ProtectionDomain<'c, SimNic>,
+    cq: CompletionQueue<'c, SimNic>,
+    src: MemoryRegion<'c, SimNic>,
+    dst: MemoryRegion<'c, SimNic>,
+}
+
+impl<'c> Side<'c> {
+    fn new(ctx: &'c Ctx, qps: usize) -> Result<Side<'c>, Error> {
+        let pd = ctx.alloc_pd()?;
+        let cq = ctx.create_cq(4096)?;
+        let bytes = qps * DEPTH * SLOT;
+        let sbuf = ctx.alloc_buf(bytes)?;
+        let dbuf = ctx.alloc_buf(bytes)?;
+        let src = pd.reg_mr(&sbuf, AccessFlags::empty())?;
+        let dst = pd.reg_mr(&dbuf, AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE)?;
+        Ok(Side {
+            ctx,
+            pd,
+            cq,
+            src,
+            dst,
+        })
+    }
+    fn qp(&self) -> Result<QueuePair<'_, SimNic>, Error> {
+        let caps = QpCaps {
+            max_send_wr: 64,
+            max_recv_wr: 64,
+            ..QpCaps::default()
+        };
+        Ok(self.pd.create_qp(&self.cq, &self.cq, caps)?)
+    }
+    fn allowed(&self) -> Vec<(u64, usize)> {
+        let r = self.cq.ring();
+        vec![(self.dst.iova(), self.dst.len()), (r.iova(), r.len())]
+    }
+}
+
+/// Connection attributes: local ACK timeout exponent, retry counts; RNR timer code 1 (10 us).
+pub fn attr(mtu: Mtu, timeout: u8, retry_cnt: u8, rnr_retry: u8) -> ConnectAttr {
+    ConnectAttr {
+        access: AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
+        path_mtu: mtu,
+        rts: RtsAttr {
+            timeout,
+            retry_cnt,
+            rnr_retry,
+            max_rd_atomic: 16,
+        },
+        min_rnr_timer: 1,
+        ..ConnectAttr::default()
+    }
+}
+
+fn counters(ctx: &Ctx) -> Result<HashMap<&'static str, u32>, Error> {
+    Ok(ctx.engine_counters()?.into_iter().collect())
+}
+
+/// One message in flight.
+struct Msg {
+    pair: usize,
+    slot: usize,
+    /// 0 WRITE, 1 WRITE_IMM, 2 SEND, 3 SEND_IMM
+    kind: u8,
+    data: Vec<u8>,
+    wr_id: u64,
+    req_done: bool,
+    recv_done: bool,
+}
+
+impl Msg {
+    fn consumes_recv(&self) -> bool {
+        self.kind != 0
+    }
+    fn imm(&self) -> Option<u32> {
+        [1, 3]
+            .contains(&self.kind)
+            .then_some(self.wr_id as u32 ^ 0x5A5A_0000)
+    }
+}
+
+/// What a run measured.
+pub struct Outcome {
+    /// Simulated cycles from the first post to the last completion.
+    pub cycles: u64,
+    /// Message bytes delivered.
+    pub bytes: u64,
+    /// Messages completed.
+    pub messages: usize,
+    /// Engine counters of NIC A and NIC B at the end.
+    pub a: HashMap<&'static str, u32>,
+    pub b: HashMap<&'static str, u32>,
+    /// Link statistics, A -> B and B -> A.
+    pub links: Vec<crate::eth::LinkStats>,
+}
+
+impl Outcome {
+    /// Goodput in Gb/s at the nominal clock.
+    pub fn gbps(&self) -> f64 {
+        self.bytes as f64 * 8.0 / (self.cycles as f64 / CLOCK_HZ) / 1e9
+    }
+    /// A counter summed over both NICs.
+    pub fn sum(&self, k: &str) -> u64 {
+        self.a.get(k).copied().unwrap_or(0) as u64 + self.b.get(k).copied().unwrap_or(0) as u64
+    }
+}
+
+/// A world whose links lose `loss` of the frames and duplicate, reorder and flip a bit in
+/// half as many, in both directions.
+pub fn faulty(seed: u64, loss: f64) -> WorldConfig {
+    let mut cfg = WorldConfig {
+        seed,
+        ..WorldConfig::default()
+    };
+    cfg.link.loss = loss;
+    cfg.link.duplicate = loss / 2.0;
+    cfg.link.reorder = loss / 2.0;
+    cfg.link.bit_flip = loss / 2.0;
+    cfg
+}
+
+/// Run `n` messages over `qps` QP pairs (see the module documentation); `timeout` is the
+/// local ACK timeout exponent of every QP; `progress` is called with the messages done.
+pub fn run(
+    cfg: WorldConfig,
+    qps: usize,
+    n: usize,
+    seed: u64,
+    timeout: u8,
+    mut progress: impl FnMut(usize),
+) -> Result<Outcome, Error> {
+    let w: SharedWorld = crate::world(cfg);
+    let ca = Context::new(rnic::Rnic::open(SimNic::new(&w, 0)?)?, PortAddr::sim(1)?)?;
+    let cb = Context::new(rnic::Rnic::open(SimNic::new(&w, 1)?)?, PortAddr::sim(2)?)?;
+    let a = Side::new(&ca, qps)?;
+    let b = Side::new(&cb, qps)?;
+    let mut pairs = Vec::new();
+    for k in 0..qps {
+        let (qa, qb) = (a.qp()?, b.qp()?);
+        let mtu = [Mtu::Mtu1024, Mtu::Mtu256, Mtu::Mtu4096, Mtu::Mtu512][k % 4];
+        let at = attr(mtu, timeout, 7, 7);
+        let ea = Endpoint::from_bytes(&qa.endpoint()?.to_bytes())?;
+        let eb = Endpoint::from_bytes(&qb.endpoint()?.to_bytes())?;
+        qa.connect(&eb, &at)?;
+        qb.connect(&ea, &at)?;
+        pairs.push((qa, qb));
+    }
+    let marks = {
+        let wb = w.borrow();
+        (wb.nics[0].mem.audit.len(), wb.nics[1].mem.audit.len())
+    };
+    let t0 = w.borrow().cycle;
+    let mut next = vec![0usize; qps];
+    let mut inflight: HashMap<u64, Msg> = HashMap::new();
+    let mut per_pair = vec![0usize; qps];
+    let per = n.div_ceil(qps);
+    let (mut done, mut bytes) = (0usize, 0u64);
+    let mut wc = vec![WorkCompletion::default(); 256];
+    let mut last_progress = ca.now_ns()?;
+    while done < n {
+        for k in 0..qps {
+            while per_pair[k] < DEPTH && next[k] < per && done + inflight.len() < n {
+                let i = next[k];
+                next[k] += 1;
+                let (s, d, qs, qd) = if k % 2 == 0 {
+                    (&a, &b, &pairs[k].0, &pairs[k].1)
+                } else {
+                    (&b, &a, &pairs[k].1, &pairs[k].0)
+                };
+                let slot = k * DEPTH + i % DEPTH;
+                let h = seed ^ ((k as u64) << 32) ^ i as u64;
+                let len = LENS[(h.wrapping_mul(0x9E37_79B9) >> 7) as usize % LENS.len()];
+                let kind = ((h >> 3) % 4) as u8;
+                let m = Msg {
+                    pair: k,
+                    slot,
+                    kind,
+                    data: crate::demo::pattern(h, len),
+                    wr_id: ((k as u64) << 40) | i as u64,
+                    req_done: false,
+                    recv_done: kind == 0,
+                };
+                s.src.write(slot * SLOT, &m.data)?;
+                let addr = d.dst.remote_addr(slot * SLOT)?;
+                if m.consumes_recv() {
+                    let sge = if kind != 1 {
+                        Some(d.dst.sge(slot * SLOT, len)?)
+                    } else {
+                        None
+                    };
+                    qd.post_recv(&[RecvWr {
+                        wr_id: m.wr_id,
+                        sge,
+                    }])?;
+                }
+                let rkey = d.dst.rkey();
+                let op = match kind {
+                    0 => SendOp::RdmaWrite {
+                        remote_addr: addr,
+                        rkey,
+                    },
+                    1 => SendOp::RdmaWriteWithImm {
+                        remote_addr: addr,
+                        rkey,
+                        imm: m.imm().unwrap_or(0),
+                    },
+                    2 => SendOp::Send,
+                    _ => SendOp::SendWithImm(m.imm().unwrap_or(0)),
+                };
+                let mut wr = SendWr::new(m.wr_id, op);
+                if len > 0 {
+                    wr = wr.sge(s.src.sge(slot * SLOT, len)?);
+                }
+                qs.post_send(&[wr])?;
+                per_pair[k] += 1;
+                inflight.insert(m.wr_id, m);
+            }
+        }
+        let mut got = 0;
+        for (side, cq) in [(0usize, &a.cq), (1, &b.cq)] {
+            let k = cq.poll(&mut wc)?;
+            got += k;
+            for c in &wc[..k] {
+                let Some(m) = inflight.get_mut(&c.wr_id) else {
+                    return Err(Error::Check(format!(
+                        "completion for an unknown or finished WR: {c:?}"
+                    )));
+                };
+                ensure!(c.status == WcStatus::Success, "{c:?}");
+                let sender = m.pair % 2;
+                if c.opcode.is_recv() {
+                    ensure!(side != sender, "receive completion on the sender: {c:?}");
+                    ensure!(!m.recv_done, "second receive completion: {c:?}");
+                    ensure!(c.byte_len as usize == m.data.len(), "length: {c:?}");
+                    ensure!(c.imm_data == m.imm(), "immediate: {c:?}");
+                    let want = if m.kind == 1 {
+                        WcOpcode::RecvRdmaWithImm
+                    } else {
+                        WcOpcode::Recv
+                    };
+                    ensure!(c.opcode == want, "opcode: {c:?}");
+                    m.recv_done = true;
+                } else {
+                    ensure!(side == sender, "send completion on the receiver: {c:?}");
+                    ensure!(!m.req_done, "second send completion: {c:?}");
+                    m.req_done = true;
+                }
+                if m.req_done && m.recv_done {
+                    let Some(m) = inflight.remove(&c.wr_id) else {
+                        continue;
+                    };
+                    // the destination holds the message exactly (WRITE data may land a
+                    // little after the ACK that completed the requester)
+                    let d = if m.pair % 2 == 0 { &b } else { &a };
+                    let mut buf = vec![0u8; m.data.len()];
+                    let t = d.ctx.now_ns()?;
+                    loop {
+                        d.dst.read(m.slot * SLOT, &mut buf)?;
+                        if buf == m.data {
+                            break;
+                        }
+                        ensure!(
+                            d.ctx.now_ns()? - t < 1_000_000,
+                            "pair {} WR {:#x}: destination differs from the model",
+                            m.pair,
+                            m.wr_id
+                        );
+                        d.ctx.relax()?;
+                    }
+                    per_pair[m.pair] -= 1;
+                    done += 1;
+                    bytes += m.data.len() as u64;
+                    if done.is_multiple_of(1000) {
+                        progress(done);
+                    }
+                }
+            }
+        }
+        let now = ca.now_ns()?;
+        if got > 0 {
+            last_progress = now;
+        } else {
+            ensure!(
+                now - last_progress < 20_000_000,
+                "no completion for 20 ms of device time: {done} of {n} done, {} in flight; \
+                 A {:?} B {:?}",
+                inflight.len(),
+                counters(&ca)?,
+                counters(&cb)?
+            );
+            ca.relax()?;
+        }
+        // the wire record grows with every frame: keep memory flat on long runs
+        w.borrow_mut().wire.clear();
+    }
+    let cycles = w.borrow().cycle - t0;
+    for (i, s) in [&a, &b].iter().enumerate() {
+        let m = if i == 0 { marks.0 } else { marks.1 };
+        w.borrow()
+            .audit_dma_writes(i, m, &s.allowed())
+            .map_err(|e| Error::Check(format!("NIC {i}: {e}")))?;
+    }
+    // nothing completes afterwards (no late duplicate completions)
+    for _ in 0..20_000 {
+        ca.relax()?;
+    }
+    ensure!(a.cq.poll(&mut wc)? == 0, "late completion on A");
+    ensure!(b.cq.poll(&mut wc)? == 0, "late completion on B");
+    let links = w.borrow().links.iter().map(|l| l.stats).collect();
+    Ok(Outcome {
+        cycles,
+        bytes,
+        messages: done,
+        a: counters(&ca)?,
+        b: counters(&cb)?,
+        links,
+    })
+}
+
+/// One line per NIC with the retransmission counters.
+pub fn report(name: &str, o: &Outcome) -> String {
+    let keys = [
+        "retx_psn",
+        "restarts",
+        "timeouts",
+        "nak_seq_rx",
+        "rnr_rx",
+        "nak_seq",
+        "rx_dup",
+        "drop_icrc",
+        "retry_exc",
+    ];
+    let f = |c: &HashMap<&str, u32>| {
+        keys.iter()
+            .map(|k| format!("{k}={}", c.get(k).copied().unwrap_or(0)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    format!(
+        "{name}: {} messages, {} cycles, {} bytes ({:.2} Gb/s at {} MHz)\n  A: {}\n  B: {}",
+        o.messages,
+        o.cycles,
+        o.bytes,
+        o.gbps(),
+        CLOCK_HZ / 1e6,
+        f(&o.a),
+        f(&o.b)
+    )
+}
