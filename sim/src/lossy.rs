@@ -152,16 +152,48 @@ pub fn faulty(seed: u64, loss: f64) -> WorldConfig {
     cfg
 }
 
-/// Run `n` messages over `qps` QP pairs (see the module documentation); `timeout` is the
-/// local ACK timeout exponent of every QP; `progress` is called with the messages done.
+/// The traffic of a run.
+#[derive(Debug, Clone, Copy)]
+pub struct Workload {
+    /// QP pairs (even ones send A -> B, odd ones B -> A).
+    pub qps: usize,
+    /// Messages in all.
+    pub messages: usize,
+    /// Seed of the message kinds, lengths and bytes.
+    pub seed: u64,
+    /// Local ACK timeout exponent of every QP (4.096 us x 2^timeout).
+    pub timeout: u8,
+    /// Only RDMA WRITEs of `write_len` bytes (else the mixed kinds and [`LENS`]).
+    pub write_only: Option<usize>,
+}
+
+impl Workload {
+    /// The mixed workload: `messages` over `qps` pairs, timeout 4 (65 us).
+    pub fn mixed(qps: usize, messages: usize, seed: u64) -> Workload {
+        Workload {
+            qps,
+            messages,
+            seed,
+            timeout: 4,
+            write_only: None,
+        }
+    }
+}
+
+/// Run a workload (see the module documentation); `progress` is called every 1000 messages
+/// with the number done.
 pub fn run(
     cfg: WorldConfig,
-    qps: usize,
-    n: usize,
-    seed: u64,
-    timeout: u8,
+    wl: Workload,
     mut progress: impl FnMut(usize),
 ) -> Result<Outcome, Error> {
+    let Workload {
+        qps,
+        messages: n,
+        seed,
+        timeout,
+        write_only,
+    } = wl;
     let w: SharedWorld = crate::world(cfg);
     let ca = Context::new(rnic::Rnic::open(SimNic::new(&w, 0)?)?, PortAddr::sim(1)?)?;
     let cb = Context::new(rnic::Rnic::open(SimNic::new(&w, 1)?)?, PortAddr::sim(2)?)?;
@@ -202,8 +234,11 @@ pub fn run(
                 };
                 let slot = k * DEPTH + i % DEPTH;
                 let h = seed ^ ((k as u64) << 32) ^ i as u64;
-                let len = LENS[(h.wrapping_mul(0x9E37_79B9) >> 7) as usize % LENS.len()];
-                let kind = ((h >> 3) % 4) as u8;
+                let mut len = LENS[(h.wrapping_mul(0x9E37_79B9) >> 7) as usize % LENS.len()];
+                let mut kind = ((h >> 3) % 4) as u8;
+                if let Some(l) = write_only {
+                    (kind, len) = (0, l.min(SLOT));
+                }
                 let m = Msg {
                     pair: k,
                     slot,

@@ -57,8 +57,12 @@ fn counters(ctx: &Ctx) -> HashMap<&'static str, u32> {
 /// once, every destination byte equals the model, the DMA audit is clean (`rnic_sim::lossy`).
 #[test]
 fn lossy_fabric_mixed_traffic_completes_exactly_once() {
-    let o = lossy::run(lossy::faulty(11, 0.01), 16, 10_000, 7, 4, |_| {})
-        .unwrap_or_else(|e| panic!("{e}"));
+    let o = lossy::run(
+        lossy::faulty(11, 0.01),
+        lossy::Workload::mixed(16, 10_000, 7),
+        |_| {},
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     println!("{}", lossy::report("1% loss", &o));
     assert_eq!(o.messages, 10_000);
     assert!(o.sum("restarts") > 0, "the faults caused no retransmission");
