@@ -223,7 +223,7 @@ impl Logic for RnicTop {
         self.engs.cnt[29].next = 0.into();
         self.engs.cnt[30].next = 0.into();
         self.engs.cnt[31].next = 0.into();
-        self.engs.cnt[32].next = 0.into();
+        self.engs.cnt[32].next = self.rxr.cnt_rx_cnp.val();
         self.engs.cnt[33].next = 0.into();
         self.engs.cnt[15].next = self.ackp.cnt_ack.val();
         self.engs.cnt[16].next = self.ackp.cnt_nak.val();
