@@ -22,6 +22,10 @@ const IP_A: u32 = 0x0A00_0001;
 const IP_B: u32 = 0x0A00_0002;
 const PD: u32 = 1;
 const PEER_QPN: u32 = 0x11;
+/// Traffic class of B's QPs: the IPv4 TOS of B's frames is its DSCP with ECN ECT(0).
+const TCLASS: u8 = 0x69;
+/// IBTA RNR timer code of B's QPs.
+const RNR_CODE: u8 = 0x12;
 
 struct Setup {
     wbuf: DmaRegion,
@@ -47,6 +51,8 @@ fn qp(b: &mut Rnic<SimNic>, qpn: u32, rq_psn: u32) {
         send_cqn: 0,
         recv_cqn: 0,
         src_mac: MAC_B,
+        min_rnr_timer: RNR_CODE,
+        traffic_class: TCLASS,
         ..Default::default()
     };
     b.write_context(ctx::TABLE_QP, qpn, &q.encode()).unwrap();
@@ -171,6 +177,22 @@ fn wait_frames(b: &mut Rnic<SimNic>, from: usize, n: usize) -> Vec<Vec<u8>> {
 
 fn settle(b: &mut Rnic<SimNic>) {
     b.device().world().borrow_mut().run(3000);
+}
+
+fn qp_state_of(b: &mut Rnic<SimNic>, qpn: u32) -> u8 {
+    QpContext::decode(&b.read_context(ctx::TABLE_QP, qpn).unwrap()).state
+}
+
+/// Put QP `qpn` back to RTS by a byte-masked write of `state` (what a test may do to keep
+/// using a QP the responder moved to ERR; the other fields stay as they are).
+fn revive(b: &mut Rnic<SimNic>, qpn: u32) {
+    let q = QpContext {
+        state: qp_state::RTS,
+        ..Default::default()
+    };
+    let f = QpContext::field("state").unwrap();
+    b.write_context_masked(ctx::TABLE_QP, qpn, &q.encode(), 1 << f.offset)
+        .unwrap();
 }
 
 fn mem(b: &mut Rnic<SimNic>, buf: &DmaRegion) -> Vec<u8> {
@@ -336,8 +358,9 @@ fn scapy_frames_land_ack_nak_and_drop_as_specified() {
 /// The 0-byte WRITE ONLY with PadCnt 3 and a RETH DMA length near 64 KiB that used to hang the
 /// NIC is dropped by the parser and the next WRITE lands where it says; a WRITE ONLY shorter
 /// than its DMA length is NAKed (invalid request); a zero-length WRITE with rkey 0 is ACKed;
-/// a foreign P_Key, destination IPv4 or MAC and a UDP length past the IPv4 payload are dropped
-/// silently and counted; memory holds exactly the two good WRITEs.
+/// a foreign P_Key, destination IPv4 or MAC and a UDP length past (or short of) the IPv4
+/// payload are dropped silently and counted; memory holds exactly the two good WRITEs. (The
+/// invalid request moves the QP to ERR, class C: the test revives it.)
 #[test]
 fn scapy_hostile_frames_dropped_or_naked() {
     let (_w, mut a, mut b) = pair(WorldConfig::default());
@@ -397,17 +420,31 @@ fn scapy_hostile_frames_dropped_or_naked() {
                 64,
                 r#","udp_len_delta":4"#
             ),
-            // 8: a valid WRITE, ACK 502 MSN 3
+            // 8: a UDP length shorter than the IPv4 payload: dropped
+            w(
+                502,
+                big.iova + 0x800,
+                bkey,
+                &p2,
+                64,
+                r#","udp_len_delta":-4"#
+            ),
+            // 9: a valid WRITE, ACK 502 MSN 3
             w(502, big.iova + 0x1000, bkey, &p2, 64, ""),
         ]
         .join(",")
     ));
-    assert_eq!(frames.len(), 9);
+    assert_eq!(frames.len(), 10);
     let mut got = vec![];
-    for f in &frames {
+    for (i, f) in frames.iter().enumerate() {
         a.mac_send(f).unwrap();
         settle(&mut b);
         got.push(sent_by_b(&mut b, 0).len());
+        if i == 2 {
+            // the invalid request (class C) moved QP 3 to ERR; revive it for the rest
+            assert_eq!(qp_state_of(&mut b, 3), qp_state::ERR);
+            revive(&mut b, 3);
+        }
     }
     let answers: Vec<(u8, u32, u8, u32)> =
         sent_by_b(&mut b, 0).iter().map(|f| ack_fields(f)).collect();
@@ -426,7 +463,7 @@ fn scapy_hostile_frames_dropped_or_naked() {
     want[0x1000..0x1040].copy_from_slice(&p2);
     assert_eq!(mem(&mut b, &big), want, "exactly the two good WRITEs");
     assert_eq!(cnt(&mut b, "rx_req"), 3);
-    assert_eq!(cnt(&mut b, "drop_parse"), 2);
+    assert_eq!(cnt(&mut b, "drop_parse"), 3);
     assert_eq!(cnt(&mut b, "nak_inv"), 1);
     assert_eq!(cnt(&mut b, "drop_pkey"), 1);
     assert_eq!(cnt(&mut b, "drop_addr"), 2);
@@ -436,4 +473,184 @@ fn scapy_hostile_frames_dropped_or_naked() {
     if let Err(e) = w.audit_dma_writes(1, 0, &ok_ranges) {
         panic!("DMA writes outside the expected ranges: {e}");
     }
+}
+
+/// Duplicate requests a requester retransmits without AckReq (as rxe does on the middle
+/// packets of a SEND): ACKed with PSN = rq_psn - 1 and the current MSN; memory, completions
+/// and the responder state unchanged. B's ACK frames carry TOS = DSCP of the QP's traffic
+/// class with ECN ECT(0).
+#[test]
+fn scapy_duplicates_acked_without_ackreq() {
+    let (_w, mut a, mut b) = pair(WorldConfig::default());
+    let s = setup(&mut b);
+    let base = b.engine_counters().unwrap();
+    let cnt = |b: &mut Rnic<SimNic>, n: &str| {
+        b.engine_counter(n).unwrap() - base.iter().find(|x| x.0 == n).unwrap().1
+    };
+    let p1: Vec<u8> = (0..40u8).map(|i| i ^ 0xA5).collect();
+    let p2: Vec<u8> = (0..24u8).collect();
+    let junk = [0xEEu8; 40];
+    let wr = |psn, pay: &[u8], extra: &str| {
+        spec(
+            2,
+            psn,
+            opcode::WRITE_ONLY,
+            pay,
+            &(reth(s.wbuf.iova + 8, s.wkey, pay.len()) + extra),
+        )
+    };
+    let no_ack = r#","ackreq":false"#;
+    let frames = oracle::craft(&format!(
+        "[{}]",
+        [
+            wr(100, &p1, ""),
+            spec(2, 101, opcode::SEND_ONLY, &p2, ""),
+            // duplicates, no AckReq: other data, same PSNs
+            wr(100, &junk, no_ack),
+            spec(2, 101, opcode::SEND_ONLY, &junk[..24], no_ack),
+            // and a duplicate with AckReq
+            wr(100, &junk, ""),
+        ]
+        .join(",")
+    ));
+    for f in &frames[..2] {
+        a.mac_send(f).unwrap();
+    }
+    let got = wait_frames(&mut b, 0, 2);
+    settle(&mut b);
+    let (w0, r0, c0) = (
+        mem(&mut b, &s.wbuf),
+        mem(&mut b, &s.rbuf),
+        mem(&mut b, &s.cq),
+    );
+    let rqs0 = b.read_context(ctx::TABLE_RQS, 2).unwrap();
+    assert_eq!(&w0[8..48], &p1[..]);
+    assert_eq!(&r0[..24], &p2[..]);
+    for f in &frames[2..] {
+        a.mac_send(f).unwrap();
+    }
+    let got2 = wait_frames(&mut b, 2, 3);
+    settle(&mut b);
+    let answers: Vec<_> = got.iter().chain(&got2[..]).map(|f| ack_fields(f)).collect();
+    assert_eq!(
+        answers,
+        [
+            (opcode::ACKNOWLEDGE, 100, aeth::ACK, 1),
+            (opcode::ACKNOWLEDGE, 101, aeth::ACK, 2),
+            (opcode::ACKNOWLEDGE, 101, aeth::ACK, 2),
+            (opcode::ACKNOWLEDGE, 101, aeth::ACK, 2),
+            (opcode::ACKNOWLEDGE, 101, aeth::ACK, 2),
+        ]
+    );
+    assert_eq!(sent_by_b(&mut b, 0).len(), 5, "one answer per frame");
+    for f in got.iter().chain(&got2[..]) {
+        assert_eq!(f[15], (TCLASS & 0xFC) | rnic_abi::roce::ECN_ECT0, "TOS");
+    }
+    assert_eq!(mem(&mut b, &s.wbuf), w0, "duplicates wrote nothing");
+    assert_eq!(mem(&mut b, &s.rbuf), r0, "duplicates wrote nothing");
+    assert_eq!(mem(&mut b, &s.cq), c0, "no completion for a duplicate");
+    assert_eq!(b.read_context(ctx::TABLE_RQS, 2).unwrap(), rqs0);
+    assert_eq!(cnt(&mut b, "rx_dup"), 3);
+    assert_eq!(cnt(&mut b, "rx_req"), 2);
+    assert_eq!(cnt(&mut b, "cqe"), 1);
+}
+
+/// A class C error (a WRITE ONLY with a payload shorter than its RETH DMA length): NAK
+/// invalid request, the QP ends in ERR, and a later valid request for it is dropped (no
+/// answer, nothing written, drop_qp). A CNP for a valid QP is counted (rx_cnp) and dropped.
+#[test]
+fn scapy_class_c_error_moves_qp_to_err() {
+    let (_w, mut a, mut b) = pair(WorldConfig::default());
+    let s = setup(&mut b);
+    let base = b.engine_counters().unwrap();
+    let cnt = |b: &mut Rnic<SimNic>, n: &str| {
+        b.engine_counter(n).unwrap() - base.iter().find(|x| x.0 == n).unwrap().1
+    };
+    let p: Vec<u8> = (0..64u8).collect();
+    let frames = oracle::craft(&format!(
+        "[{}]",
+        [
+            spec(2, 0, opcode::CNP, &[0; 16], r#","ackreq":false"#),
+            spec(
+                3,
+                500,
+                opcode::WRITE_ONLY,
+                &p[..40],
+                &reth(s.wbuf.iova, s.wkey, 64)
+            ),
+            spec(
+                3,
+                500,
+                opcode::WRITE_ONLY,
+                &p,
+                &reth(s.wbuf.iova, s.wkey, 64)
+            ),
+        ]
+        .join(",")
+    ));
+    a.mac_send(&frames[0]).unwrap();
+    settle(&mut b);
+    assert_eq!(sent_by_b(&mut b, 0).len(), 0, "a CNP is not answered");
+    assert_eq!(cnt(&mut b, "rx_cnp"), 1);
+    assert_eq!(qp_state_of(&mut b, 2), qp_state::RTS);
+    a.mac_send(&frames[1]).unwrap();
+    let naks = wait_frames(&mut b, 0, 1);
+    assert_eq!(
+        ack_fields(&naks[0]),
+        (opcode::ACKNOWLEDGE, 500, aeth::NAK_INV_REQ, 0)
+    );
+    settle(&mut b);
+    assert_eq!(qp_state_of(&mut b, 3), qp_state::ERR, "QP in ERR");
+    a.mac_send(&frames[2]).unwrap();
+    settle(&mut b);
+    assert_eq!(sent_by_b(&mut b, 0).len(), 1, "no answer once in ERR");
+    assert!(
+        mem(&mut b, &s.wbuf).iter().all(|&x| x == 0),
+        "nothing written"
+    );
+    assert_eq!(cnt(&mut b, "nak_inv"), 1);
+    assert_eq!(cnt(&mut b, "drop_qp"), 1);
+    assert_eq!(cnt(&mut b, "rx_req"), 0);
+    let w = b.device().world().clone();
+    let w = w.borrow();
+    if let Err(e) = w.audit_dma_writes(1, 0, &[]) {
+        panic!("DMA writes: {e}");
+    }
+}
+
+/// RNR NAK: a SEND to a QP without a posted receive WQE is answered with AETH syndrome
+/// 0x20 | min_rnr_timer (the QP's IBTA RNR timer code); the QP stays in RTS and the SEND is
+/// accepted once a WQE is posted.
+#[test]
+fn scapy_rnr_nak_carries_timer_code() {
+    let (_w, mut a, mut b) = pair(WorldConfig::default());
+    let s = setup(&mut b);
+    let p: Vec<u8> = (0..12u8).collect();
+    let f = oracle::craft(&format!("[{}]", spec(3, 500, opcode::SEND_ONLY, &p, "")));
+    a.mac_send(&f[0]).unwrap();
+    let naks = wait_frames(&mut b, 0, 1);
+    assert_eq!(
+        ack_fields(&naks[0]),
+        (opcode::ACKNOWLEDGE, 500, 0x20 | RNR_CODE, 0)
+    );
+    settle(&mut b);
+    assert_eq!(qp_state_of(&mut b, 3), qp_state::RTS);
+    let recv = Wqe {
+        opcode: wqe_op::RECV,
+        length: 64,
+        wr_id: 0xDEF,
+        local_addr: s.rbuf.iova + 0x100,
+        lkey: make_key(2, 0x33),
+        ..Default::default()
+    };
+    b.push_rq_wqe(3, 0, &recv).unwrap();
+    b.doorbell(db::RQ, 3, 1).unwrap();
+    a.mac_send(&f[0]).unwrap();
+    let acks = wait_frames(&mut b, 1, 1);
+    assert_eq!(
+        ack_fields(&acks[0]),
+        (opcode::ACKNOWLEDGE, 500, aeth::ACK, 1)
+    );
+    settle(&mut b);
+    assert_eq!(&mem(&mut b, &s.rbuf)[0x100..0x10C], &p[..]);
 }

@@ -121,3 +121,83 @@ fn tshark_oracle_flags_a_truncated_frame() {
     assert_eq!(bad, vec![cut + 1]);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Our own frames with a non-zero traffic class (requests from NIC A: a SEND and an RDMA
+/// WRITE spanning several packets; ACKs from NIC B) pass both oracles (the IPv4 header
+/// checksum and the ICRC, which masks the TOS byte, stay right), and tshark reads the DSCP
+/// of the traffic class with ECN ECT(0) in every RoCE frame either NIC sent.
+#[test]
+fn our_frames_with_a_traffic_class_pass_the_oracles_and_carry_dscp_ecn() {
+    use rnic::verbs::{AccessFlags, ConnectAttr, Mtu, QpCaps, RecvWr, SendOp, SendWr, WcStatus};
+    use rnic_sim::WorldConfig;
+    // DSCP 46 (EF) with a stray low bit set, which must not reach the ECN field
+    const TC: u8 = (46 << 2) | 1;
+    let (w, ca, cb) = rnic_tests::verbs_pair(WorldConfig::default());
+    let (pa, pb) = (ca.alloc_pd().unwrap(), cb.alloc_pd().unwrap());
+    let (cqa, cqb) = (ca.create_cq(16).unwrap(), cb.create_cq(16).unwrap());
+    let sbuf = ca.alloc_buf(8192).unwrap();
+    let dbuf = cb.alloc_buf(8192).unwrap();
+    let src = pa.reg_mr(&sbuf, AccessFlags::empty()).unwrap();
+    let dst = pb
+        .reg_mr(&dbuf, AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE)
+        .unwrap();
+    let qa = pa.create_qp(&cqa, &cqa, QpCaps::default()).unwrap();
+    let qb = pb.create_qp(&cqb, &cqb, QpCaps::default()).unwrap();
+    let attr = ConnectAttr {
+        path_mtu: Mtu::Mtu1024,
+        traffic_class: TC,
+        ..ConnectAttr::default()
+    };
+    rnic_tests::connect_qps(&qa, &qb, &attr).unwrap();
+    src.write(0, &rnic_tests::pattern(5, 8192)).unwrap();
+    qb.post_recv(&[RecvWr::new(1, dst.sge(0, 2000).unwrap())])
+        .unwrap();
+    qa.post_send(&[
+        SendWr::new(2, SendOp::Send).sge(src.sge(0, 1500).unwrap()),
+        SendWr::new(
+            3,
+            SendOp::RdmaWrite {
+                remote_addr: dst.remote_addr(4096).unwrap(),
+                rkey: dst.rkey(),
+            },
+        )
+        .sge(src.sge(100, 3000).unwrap()),
+    ])
+    .unwrap();
+    let wa = cqa.wait(2, 4_000_000).unwrap();
+    assert!(
+        wa.len() == 2 && wa.iter().all(|c| c.status == WcStatus::Success),
+        "{wa:?}"
+    );
+    assert_eq!(cqb.wait(1, 4_000_000).unwrap()[0].status, WcStatus::Success);
+    let pcap = {
+        let w = w.borrow();
+        rnic_sim::pcap::to_pcap(w.wire.iter().map(|(_, f)| f)).unwrap()
+    };
+    let roce = rnic_tests::oracle::check_capture("tclass", &pcap);
+    assert!(roce >= 7, "RoCE frames: {roce}");
+    // tshark's reading of the DS field of every IPv4 frame
+    let dir = std::env::temp_dir().join(format!("rnic-tclass-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("tclass.pcap");
+    std::fs::write(&path, &pcap).unwrap();
+    let o = std::process::Command::new("tshark")
+        .args(["-r", path.to_str().unwrap(), "-Y", "udp.dstport == 4791"])
+        .args(["-T", "fields", "-E", "separator=/t"])
+        .args(["-e", "ip.dsfield.dscp", "-e", "ip.dsfield.ecn"])
+        .args(["-e", "infiniband.bth.opcode"])
+        .output()
+        .expect("tshark");
+    assert!(o.status.success(), "{}", show(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split('\t').collect()).collect();
+    assert_eq!(rows.len(), roce, "{text}");
+    assert!(
+        rows.iter().any(|r| r[2] == "17"),
+        "ACKs in the capture: {text}"
+    );
+    for r in &rows {
+        assert_eq!(&r[..2], ["46", "2"], "DSCP 46, ECN ECT(0): {text}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -121,7 +121,8 @@ layout! {
     /// QP context, requester half and addressing: one 64-byte record per QP in the context
     /// store (table 0). Written whole by the driver (modify_qp); afterwards the engine writes
     /// only its own fields with byte enables: the doorbell unit `sq_pi`, the TX requester
-    /// `sq_psn`/`sq_ci`, the ACK processor `una_psn`/`sq_ack_ci`/`state` (to ERR).
+    /// `sq_psn`/`sq_ci`, the ACK processor `una_psn`/`sq_ack_ci`/`state` (to ERR), the RX
+    /// responder `state` (to ERR, after a class A/C error it NAKed).
     pub struct QpContext [64] {
         state: u8 = 0, "qp_state.";
         qp_type: u8 = 1, "2 = RC.";

@@ -350,7 +350,7 @@ pub mod eng {
         ),
         (
             "drop_addr",
-            "responder: requests whose destination IPv4 or MAC is not the QP's local address (dropped)",
+            "responder: requests, ACKs and CNPs whose destination IPv4 or MAC is not the QP's local address (dropped)",
         ),
         (
             "retx_psn",

@@ -228,13 +228,12 @@ impl Logic for RnicTop {
         self.engs.cnt[24].next = self.rxr.cnt_drop_buf.val();
         self.engs.cnt[25].next = self.rxr.cnt_drop_pkey.val();
         self.engs.cnt[26].next = self.rxr.cnt_drop_addr.val();
-        // CNP counter (32): wired with the responder's CNP handling
         self.engs.cnt[27].next = self.txq.cnt_retx.val();
         self.engs.cnt[28].next = self.txq.cnt_restart.val();
         self.engs.cnt[29].next = self.ackp.cnt_timeout.val();
         self.engs.cnt[30].next = self.ackp.cnt_rnr.val();
         self.engs.cnt[31].next = self.ackp.cnt_nak_seq.val();
-        self.engs.cnt[32].next = 0.into();
+        self.engs.cnt[32].next = self.rxr.cnt_rx_cnp.val();
         self.engs.cnt[33].next = self.ackp.cnt_retry_exc.val();
         self.engs.cnt[15].next = self.ackp.cnt_ack.val();
         self.engs.cnt[16].next = self.ackp.cnt_nak.val();

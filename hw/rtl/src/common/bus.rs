@@ -402,6 +402,8 @@ pub struct AckReqM {
     pub sip: Signal<Out, Bits<32>>,
     pub dip: Signal<Out, Bits<32>>,
     pub sport: Signal<Out, Bits<16>>,
+    /// The QP's `traffic_class` (IPv4 TOS = its DSCP bits with ECN ECT(0), as data packets).
+    pub tos: Signal<Out, Bits<8>>,
     pub dqpn: Signal<Out, Bits<24>>,
     pub psn: Signal<Out, Bits<24>>,
     pub syndrome: Signal<Out, Bits<8>>,
@@ -419,6 +421,7 @@ pub struct AckReqS {
     pub sip: Signal<In, Bits<32>>,
     pub dip: Signal<In, Bits<32>>,
     pub sport: Signal<In, Bits<16>>,
+    pub tos: Signal<In, Bits<8>>,
     pub dqpn: Signal<In, Bits<24>>,
     pub psn: Signal<In, Bits<24>>,
     pub syndrome: Signal<In, Bits<8>>,

@@ -54,7 +54,8 @@ pub enum Reason {
     /// IPv4 header checksum wrong (ones-complement sum of the 20 bytes != 0xFFFF).
     IpCsum = 4,
     /// IPv4 total length > frame length - 14; or (checked after the UDP port, before TVer)
-    /// UDP length > IPv4 total length - 20 (the UDP datagram runs past the IPv4 payload).
+    /// UDP length != IPv4 total length - 20 (the UDP datagram runs past the IPv4 payload, or
+    /// leaves part of it uncovered). Ethernet padding after the IPv4 datagram is allowed.
     IpLen = 5,
     /// MF set or fragment offset != 0.
     Frag = 6,
@@ -64,7 +65,7 @@ pub enum Reason {
     UdpPort = 8,
     /// BTH TVer != 0.
     Tver = 9,
-    /// Opcode not an RC opcode (> 0x14).
+    /// Opcode neither an RC opcode (<= 0x14) nor the RoCE v2 CNP (0x81).
     Opcode = 10,
     /// Payload length inconsistent with the opcode: IPv4 total length shorter than the
     /// headers + ICRC (negative payload), payload (with pad) not a multiple of 4, non-zero
@@ -89,7 +90,10 @@ pub const REASONS: [(Reason, &str); 11] = [
     (Reason::Payload, "cnt_payload"),
 ];
 
-/// What an RC opcode carries after the BTH.
+/// Reserved bytes after the BTH of a RoCE v2 CNP (Annex A17.9.3: BTH, 16 reserved bytes, ICRC).
+pub const CNP_RSVD_BYTES: usize = 16;
+
+/// What an RC opcode (or the CNP) carries after the BTH.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OpInfo {
     /// Bytes of extension headers after the BTH.
@@ -103,7 +107,8 @@ pub struct OpInfo {
     pub first_middle: bool,
 }
 
-/// The RC opcode table (IBTA Vol. 1 9.2, table 38). `None`: not an RC opcode.
+/// The RC opcode table (IBTA Vol. 1 9.2, table 38) plus the RoCE v2 CNP (A17.9.3: no payload,
+/// 16 reserved bytes after the BTH). `None`: neither.
 pub fn op_info(op: u8) -> Option<OpInfo> {
     use opcode::*;
     let i = |reth: bool, aeth: bool, immdt: bool, extra: usize| OpInfo {
@@ -141,6 +146,7 @@ pub fn op_info(op: u8) -> Option<OpInfo> {
         ACKNOWLEDGE => np(i(false, true, false, 0)),
         ATOMIC_ACKNOWLEDGE => np(i(false, true, false, roce::ATOMIC_ACK_ETH_BYTES)),
         COMPARE_SWAP | FETCH_ADD => np(i(false, false, false, roce::ATOMIC_ETH_BYTES)),
+        CNP => np(i(false, false, false, CNP_RSVD_BYTES)),
         _ => return None,
     })
 }
@@ -359,7 +365,7 @@ always @(*) begin
     else if (({frag} & 16'h3fff) != 16'd0) reason = 4'd{r_frag};
     else if ({proto} != 8'd{udp}) reason = 4'd{r_udp};
     else if ({dport} != 16'd{port}) reason = 4'd{r_port};
-    else if ({{1'b0, {ulen}}} + 17'd{iph} > {{1'b0, tot}}) reason = 4'd{r_iplen};
+    else if ({{1'b0, {ulen}}} + 17'd{iph} != {{1'b0, tot}}) reason = 4'd{r_iplen};
     else if ({tver} != 4'd{tver_ok}) reason = 4'd{r_tver};
     else if (!op_ok) reason = 4'd{r_op};
     else if (pay[16] || pay[1:0] != 2'd0 || (x_np && pay != 17'd0)
@@ -546,6 +552,7 @@ mod tests {
                 0x0D | 0x0F | 0x10 | 0x11 => (false, true, false, 0),
                 0x12 => (false, true, false, 8),
                 0x13 | 0x14 => (false, false, false, 28),
+                0x81 => (false, false, false, 16), // CNP (A17.9.3)
                 _ => return None,
             })
         };
@@ -585,7 +592,7 @@ mod tests {
         if f[36..38] != [0x12, 0xB7] {
             return drop(&mut o, Reason::UdpPort);
         }
-        if u16::from_be_bytes([f[38], f[39]]) as i64 > tot as i64 - 20 {
+        if u16::from_be_bytes([f[38], f[39]]) as i64 != tot as i64 - 20 {
             return drop(&mut o, Reason::IpLen);
         }
         let bth = &f[42..54];
@@ -617,7 +624,7 @@ mod tests {
         let ext = ext_len(bth[0]);
         o.pay_off = (54 + ext) as u16;
         let pay = tot as i64 - 20 - 8 - 12 - ext as i64 - 4;
-        let no_payload = matches!(bth[0], 0x0C | 0x11..=0x14);
+        let no_payload = matches!(bth[0], 0x0C | 0x11..=0x14 | 0x81);
         let first_middle = matches!(bth[0], 0x00 | 0x01 | 0x06 | 0x07 | 0x0D | 0x0E);
         let bad = pay < 0
             || pay % 4 != 0
@@ -870,6 +877,7 @@ mod tests {
                     g.splice(at..at, imm);
                     let tot = u16::from_be_bytes([g[16], g[17]]) + 4;
                     g[16..18].copy_from_slice(&tot.to_be_bytes());
+                    g[38..40].copy_from_slice(&(tot - 20).to_be_bytes());
                     fix_csum(&mut g);
                     let want = reference(&g);
                     assert_eq!(want.imm, Some(u32::from_be_bytes(imm)));
@@ -891,7 +899,29 @@ mod tests {
                 let ulen = u16::from_be_bytes([g[38], g[39]]) + 4;
                 g[38..40].copy_from_slice(&ulen.to_be_bytes());
                 push(g, Reason::IpLen as u8);
+                // shorter than the IPv4 payload: part of the datagram not covered by UDP
+                let mut g = f.clone();
+                let ulen = u16::from_be_bytes([g[38], g[39]]) - 4;
+                g[38..40].copy_from_slice(&ulen.to_be_bytes());
+                push(g, Reason::IpLen as u8);
                 n_udp += 1;
+                // a CNP (A17.9.3) built from this frame's headers: BTH opcode 0x81, 16
+                // reserved bytes, ICRC; accepted. With 4 payload bytes: Payload.
+                for (extra, want) in [(0usize, 0u8), (4, Reason::Payload as u8)] {
+                    let mut g = f[..54].to_vec();
+                    g[42] = opcode::CNP;
+                    g[43] &= 0x0F;
+                    g.extend(std::iter::repeat_n(0, CNP_RSVD_BYTES + extra + 4));
+                    let tot = (g.len() - 14) as u16;
+                    g[16..18].copy_from_slice(&tot.to_be_bytes());
+                    g[38..40].copy_from_slice(&(tot - 20).to_be_bytes());
+                    fix_csum(&mut g);
+                    if want == 0 {
+                        let o = reference(&g);
+                        assert_eq!((o.opcode, o.pay_off, o.pay_len), (opcode::CNP, 70, 0));
+                    }
+                    push(g, want);
+                }
             }
             // a pad count larger than the payload: an empty SEND ONLY / WRITE ONLY with
             // PadCnt 3 (payload minus pad would underflow; issue 10)
@@ -928,11 +958,16 @@ mod tests {
         assert_eq!(b.counters(), want);
     }
 
-    /// The opcode table in the block agrees with the reference's on all 256 opcodes.
+    /// The opcode table in the block agrees with the reference's on all 256 opcodes: the RC
+    /// opcodes and the CNP.
     #[test]
     fn opcode_table() {
         for op in 0..=255u8 {
-            assert_eq!(op_info(op).is_some(), op <= roce::RC_OPCODE_MAX, "{op:#x}");
+            assert_eq!(
+                op_info(op).is_some(),
+                op <= roce::RC_OPCODE_MAX || op == opcode::CNP,
+                "{op:#x}"
+            );
         }
     }
 }

@@ -94,6 +94,9 @@ tx_desc! {
     dip: Bits<32>,
     /// UDP source port.
     sport: Bits<16>,
+    /// The QP's `traffic_class`: the header generator sends IPv4 TOS = DSCP bits 7:2 of it
+    /// with the ECN field ECT(0) (`roce::ECN_ECT0`).
+    tos: Bits<8>,
     /// BTH opcode.
     opcode: Bits<8>,
     /// BTH solicited event.
@@ -205,6 +208,7 @@ pub struct TxReq {
     o_sport: Constant<Bits<10>>,
     o_dip: Constant<Bits<10>>,
     o_sip: Constant<Bits<10>>,
+    o_tc: Constant<Bits<10>>,
     o_pd: Constant<Bits<10>>,
     o_cqn: Constant<Bits<10>>,
     o_pi: Constant<Bits<10>>,
@@ -384,6 +388,7 @@ impl Default for TxReq {
             o_sport: bit_off(q, "udp_sport"),
             o_dip: bit_off(q, "dest_ip"),
             o_sip: bit_off(q, "src_ip"),
+            o_tc: bit_off(q, "traffic_class"),
             o_pd: bit_off(q, "pd"),
             o_cqn: bit_off(q, "send_cqn"),
             o_pi: bit_off(q, "sq_pi"),
@@ -688,6 +693,7 @@ impl Logic for TxReq {
         self.pkt.dmac.next = self.dmac_order.wire_order.val();
         self.pkt.smac.next = self.smac_order.wire_order.val();
         self.pkt.sip.next = self.q_sip.val();
+        self.pkt.tos.next = self.qpc.q.val().get_bits::<8>(self.o_tc.val().index());
         self.pkt.dip.next = self.q_dip.val();
         self.pkt.sport.next = self.q_sport.val();
         self.pkt.dqpn.next = self.q_rqpn.val();

@@ -45,32 +45,42 @@
 //!    n+1 while frame n streams.
 //!
 //! Responder semantics (decisions where DATAPATH.md leaves room):
-//! * duplicate PSN: no write, no state change; ACK (if AckReq) with PSN = rq_psn - 1 (the last
-//!   PSN accepted, as rxe does, C9-105) and the current MSN. Counted `cnt_rx_dup`.
+//! * duplicate PSN: no write, no completion, no state change; ACKed whether or not AckReq is
+//!   set, with PSN = rq_psn - 1 (the last PSN accepted, as rxe does, C9-105) and the current
+//!   MSN. Counted `cnt_rx_dup`.
 //! * future PSN: NAK PSN sequence error with PSN = rq_psn, once (NAK_SENT, cleared by the next
 //!   in-sequence packet); further future packets are dropped silently.
-//! * opcode sequence violation, WRITE MIDDLE/LAST beyond `wr_left`: NAK invalid request, no
-//!   state change (`cnt_nak_inv`).
+//! * class A/C errors (every NAK invalid request / remote access / remote operational error):
+//!   after the `RqState` write, `QpContext.state = ERR` (byte enable of `state` only), so the
+//!   QP's later packets are dropped (`cnt_drop_qp`), as rxe does. A receive WQE being filled
+//!   by a multi-packet SEND when an opcode-sequence or length error hits is completed with
+//!   REM_INV_REQ_ERR (rxe's status) and consumed.
+//! * opcode sequence violation, WRITE MIDDLE/LAST beyond `wr_left`: NAK invalid request, QP
+//!   to ERR (`cnt_nak_inv`).
 //! * WRITE FIRST/ONLY failing the access checks: NAK remote access error, nothing written,
-//!   rq_psn + 1; a FIRST sets IN_WRITE|WRITE_BAD so the rest of the message is consumed
-//!   (rq_psn + 1 each, nothing written, no ACK) (`cnt_nak_acc`).
-//! * SEND / WRITE_*_IMM without a posted receive WQE (`rq_ci == rq_pi`): RNR NAK, no state
-//!   change (`cnt_nak_rnr`).
+//!   rq_psn + 1, QP to ERR; a FIRST sets IN_WRITE|WRITE_BAD so that the rest of the message
+//!   would be consumed (rq_psn + 1 each, nothing written, no ACK) (`cnt_nak_acc`).
+//! * SEND / WRITE_*_IMM without a posted receive WQE (`rq_ci == rq_pi`): RNR NAK with AETH
+//!   syndrome `0x20 | (QpContext.min_rnr_timer & 0x1F)`, no state change (`cnt_nak_rnr`).
 //! * SEND whose receive buffer fails the MR check: NAK remote access error + completion
 //!   LOC_PROT_ERR; overflow of the receive WQE: NAK invalid request + completion LOC_LEN_ERR;
-//!   both consume the WQE (rq_ci + 1), clear IN_SEND, and do not advance rq_psn.
+//!   both consume the WQE (rq_ci + 1), clear IN_SEND, do not advance rq_psn, QP to ERR.
 //! * BTH P_Key not ours (low 15 bits != 0x7FFF), checked for every frame the parser passed:
 //!   dropped silently (`cnt_drop_pkey`). A request whose destination IPv4 / MAC differs from
 //!   the QP context's `src_ip` / `src_mac`: dropped silently after the QP-state check
 //!   (`cnt_drop_addr`).
 //! * packet lengths (FIRST/MIDDLE = path MTU, LAST/ONLY <= path MTU, WRITE ONLY = RETH DMA
 //!   length, WRITE FIRST/MIDDLE <= what is left, WRITE LAST = what is left): NAK invalid
-//!   request, no state change (`cnt_nak_inv`), checked after the access checks (so a FIRST
-//!   with a bad rkey still sets WRITE_BAD). The QP is not moved to ERR (rxe does).
+//!   request, QP to ERR (`cnt_nak_inv`), checked after the access checks (so a FIRST with a
+//!   bad rkey still sets WRITE_BAD).
 //! * WRITE with RETH DMA length 0: no MR (rkey/bounds) check, no DMA (C9-88).
 //! * `cnt_rx_req` counts request packets executed (in sequence, all checks passed).
 //! * completion `byte_len` = bytes of the whole message (SEND and WRITE_IMM alike).
-//! * ACKNOWLEDGE frames: only the QPN range is checked here (QP state: ackproc's business).
+//! * ACKNOWLEDGE frames: QPN range, P_Key and destination IPv4 / MAC (the QP context is read
+//!   for them) are checked here (QP state: ackproc's business).
+//! * CNP (BTH opcode 0x81) for a QP in RTR/RTS addressed to us: counted (`cnt_rx_cnp`),
+//!   dropped; otherwise dropped like a request.
+//! * every ACK/NAK request carries the QP's `traffic_class` (`ack.tos`: txbuild's TOS byte).
 
 pub mod ingress;
 pub mod mover;
@@ -235,6 +245,8 @@ pub struct RxResp {
     pub cnt_drop_pkey: Signal<Out, Bits<32>>,
     /// Requests whose destination IPv4 or MAC is not the QP's local address (dropped).
     pub cnt_drop_addr: Signal<Out, Bits<32>>,
+    /// RoCE v2 CNPs received for a valid QP (counted, dropped).
+    pub cnt_rx_cnp: Signal<Out, Bits<32>>,
     pub cnt_drop_icrc: Signal<Out, Bits<32>>,
     pub cnt_drop_parse: Signal<Out, Bits<32>>,
     /// Frames dropped whole at their first beat because the packet buffer or FIFO was full.
@@ -267,6 +279,7 @@ impl RxResp {
             cnt_drop_opcode: Default::default(),
             cnt_drop_pkey: Default::default(),
             cnt_drop_addr: Default::default(),
+            cnt_rx_cnp: Default::default(),
             cnt_drop_icrc: Default::default(),
             cnt_drop_parse: Default::default(),
             cnt_drop_buf: Default::default(),
@@ -325,6 +338,7 @@ impl Logic for RxResp {
         self.cnt_drop_opcode.next = self.resp.cnt_drop_opcode.val();
         self.cnt_drop_pkey.next = self.resp.cnt_drop_pkey.val();
         self.cnt_drop_addr.next = self.resp.cnt_drop_addr.val();
+        self.cnt_rx_cnp.next = self.resp.cnt_rx_cnp.val();
         self.cnt_drop_icrc.next = self.ingress.cnt_drop_icrc.val();
         self.cnt_drop_parse.next = self.ingress.cnt_drop_parse.val();
         self.cnt_drop_buf.next = self.ingress.cnt_drop_buf.val();

@@ -5,7 +5,7 @@
 
 use super::{BUF_BITS, MoveJobM, RxHdrS};
 use crate::common::bus::{
-    AckEvM, AckReqM, CTX_ADDR_BITS, CplM, CtxPortM, RING_SLOT_BITS, RingPortM,
+    AckEvM, AckReqM, CTX_ADDR_BITS, CplM, CtxPortM, RING_SLOT_BITS, RingPortM, field_be,
 };
 use crate::net::mac::MacOrder;
 use crate::rx::rxparse;
@@ -93,6 +93,8 @@ pub struct Responder {
     pub cnt_drop_opcode: Signal<Out, Bits<32>>,
     pub cnt_drop_pkey: Signal<Out, Bits<32>>,
     pub cnt_drop_addr: Signal<Out, Bits<32>>,
+    /// RoCE v2 CNPs received for a valid QP (counted and dropped).
+    pub cnt_rx_cnp: Signal<Out, Bits<32>>,
     // ---- constants
     k_pkey15: Constant<Bits<16>>,
     k_mtu_unit: Constant<Bits<32>>,
@@ -118,6 +120,11 @@ pub struct Responder {
     k_op_wo: Constant<Bits<8>>,
     k_op_woi: Constant<Bits<8>>,
     k_op_ack: Constant<Bits<8>>,
+    k_op_cnp: Constant<Bits<8>>,
+    k_err: Constant<Bits<8>>,
+    k_state_be: Constant<Bits<64>>,
+    k_rnr_mask: Constant<Bits<8>>,
+    k_ws_inv: Constant<Bits<8>>,
     k_rtr: Constant<Bits<8>>,
     k_rts: Constant<Bits<8>>,
     k_acc_rw: Constant<Bits<32>>,
@@ -149,6 +156,8 @@ pub struct Responder {
     o_q_pd: Constant<Bits<10>>,
     o_q_rcqn: Constant<Bits<10>>,
     o_q_smac: Constant<Bits<10>>,
+    o_q_rnrt: Constant<Bits<10>>,
+    o_q_tc: Constant<Bits<10>>,
     o_s_psn: Constant<Bits<10>>,
     o_s_msn: Constant<Bits<10>>,
     o_s_pi: Constant<Bits<10>>,
@@ -182,6 +191,9 @@ pub struct Responder {
     has_reth: Signal<Local, Bit>,
     need_wqe: Signal<Local, Bit>,
     qpn_ok: Signal<Local, Bit>,
+    is_ack: Signal<Local, Bit>,
+    is_cnp: Signal<Local, Bit>,
+    in_send: Signal<Local, Bit>,
     // ---- record fields
     q_state: Signal<Local, Bits<8>>,
     q_access: Signal<Local, Bits<8>>,
@@ -238,6 +250,11 @@ pub struct Responder {
     pend_wr: DFF<Bit>,
     pend_job: DFF<Bit>,
     pend_aev: DFF<Bit>,
+    /// Class A/C error: write `QpContext.state = ERR` after the `RqState` write.
+    pend_qerr: DFF<Bit>,
+    /// Opcode-sequence error in a multi-packet SEND: the receive WQE is read only to complete
+    /// it with an error (WqeWait goes straight to Emit).
+    wqe_flush: DFF<Bit>,
     resp_syn: DFF<Bits<8>>,
     resp_psn: DFF<Bits<24>>,
     cqe_status: DFF<Bits<8>>,
@@ -266,6 +283,7 @@ pub struct Responder {
     ct_drop_op: DFF<Bits<32>>,
     ct_drop_pkey: DFF<Bits<32>>,
     ct_drop_addr: DFF<Bits<32>>,
+    ct_rx_cnp: DFF<Bits<32>>,
 }
 
 impl Responder {
@@ -304,6 +322,7 @@ impl Responder {
             cnt_drop_opcode: Default::default(),
             cnt_drop_pkey: Default::default(),
             cnt_drop_addr: Default::default(),
+            cnt_rx_cnp: Default::default(),
             k_pkey15: k(0x7FFF),
             k_mtu_unit: k(128),
             k_nqp: k(p.num_qps as u64),
@@ -328,6 +347,11 @@ impl Responder {
             k_op_wo: k(opcode::WRITE_ONLY as u64),
             k_op_woi: k(opcode::WRITE_ONLY_IMM as u64),
             k_op_ack: k(opcode::ACKNOWLEDGE as u64),
+            k_op_cnp: k(opcode::CNP as u64),
+            k_err: k(qp_state::ERR as u64),
+            k_state_be: field_be(QpContext::FIELDS, &["state"]),
+            k_rnr_mask: k(0x1F),
+            k_ws_inv: k(wc_status::REM_INV_REQ_ERR as u64),
             k_rtr: k(qp_state::RTR as u64),
             k_rts: k(qp_state::RTS as u64),
             k_acc_rw: k(access::REMOTE_WRITE as u64),
@@ -337,7 +361,7 @@ impl Responder {
             k_f_nak: k(rqs_flag::NAK_SENT as u64),
             k_f_bad: k(rqs_flag::WRITE_BAD as u64),
             k_syn_ack: k(aeth::ACK as u64),
-            k_syn_rnr: k(aeth::RNR_NAK as u64),
+            k_syn_rnr: k((aeth::KIND_RNR as u64) << 5),
             k_syn_seq: k(aeth::NAK_PSN_SEQ_ERR as u64),
             k_syn_inv: k(aeth::NAK_INV_REQ as u64),
             k_syn_acc: k(aeth::NAK_REM_ACCESS as u64),
@@ -358,6 +382,8 @@ impl Responder {
             o_q_pd: qf("pd"),
             o_q_rcqn: qf("recv_cqn"),
             o_q_smac: qf("src_mac"),
+            o_q_rnrt: qf("min_rnr_timer"),
+            o_q_tc: qf("traffic_class"),
             o_s_psn: sf("rq_psn"),
             o_s_msn: sf("msn"),
             o_s_pi: sf("rq_pi"),
@@ -390,6 +416,9 @@ impl Responder {
             has_reth: Default::default(),
             need_wqe: Default::default(),
             qpn_ok: Default::default(),
+            is_ack: Default::default(),
+            is_cnp: Default::default(),
+            in_send: Default::default(),
             q_state: Default::default(),
             q_access: Default::default(),
             q_rqpn: Default::default(),
@@ -444,6 +473,8 @@ impl Responder {
             pend_wr: Default::default(),
             pend_job: Default::default(),
             pend_aev: Default::default(),
+            pend_qerr: Default::default(),
+            wqe_flush: Default::default(),
             resp_syn: Default::default(),
             resp_psn: Default::default(),
             cqe_status: Default::default(),
@@ -471,6 +502,7 @@ impl Responder {
             ct_drop_op: Default::default(),
             ct_drop_pkey: Default::default(),
             ct_drop_addr: Default::default(),
+            ct_rx_cnp: Default::default(),
         }
     }
 }
@@ -493,6 +525,8 @@ impl Logic for Responder {
             pend_wr,
             pend_job,
             pend_aev,
+            pend_qerr,
+            wqe_flush,
             resp_syn,
             resp_psn,
             cqe_status,
@@ -519,7 +553,8 @@ impl Logic for Responder {
             ct_drop_qp,
             ct_drop_op,
             ct_drop_pkey,
-            ct_drop_addr
+            ct_drop_addr,
+            ct_rx_cnp
         );
         // =========================================================== head fields
         self.pay.next = self.head.pay_len.val() - bit_cast::<16, 2>(self.head.pad.val());
@@ -546,6 +581,8 @@ impl Logic for Responder {
         self.has_reth.next = self.is_write.val() && (self.is_first.val() || self.is_only.val());
         self.need_wqe.next = self.is_send.val() || (self.is_write.val() && self.has_imm.val());
         self.qpn_ok.next = self.head.qpn.val() < self.k_nqp.val();
+        self.is_ack.next = self.head.opcode.val() == self.k_op_ack.val();
+        self.is_cnp.next = self.head.opcode.val() == self.k_op_cnp.val();
         // payload offset -> shift select; beats of payload
         self.pay_shift.next = 0.into();
         if self.head.pay_off.val() == self.k_po[1].val() {
@@ -596,6 +633,7 @@ impl Logic for Responder {
         self.w_len.next = self.wqe.q.val().get_bits::<32>(self.o_w_len.val().index());
         self.w_addr.next = self.wqe.q.val().get_bits::<64>(self.o_w_addr.val().index());
         self.w_lkey.next = self.wqe.q.val().get_bits::<32>(self.o_w_lkey.val().index());
+        self.in_send.next = (self.s_flags.val() & self.k_f_send.val()).any();
         // PSN position and opcode sequence
         self.psn_diff.next = self.head.psn.val() - self.s_psn.val();
         self.seq_ok.next = self.is_first.val() || self.is_only.val();
@@ -692,6 +730,7 @@ impl Logic for Responder {
         self.ack.sip.next = self.qp.q.val().get_bits::<32>(self.o_q_sip.val().index());
         self.ack.dip.next = self.qp.q.val().get_bits::<32>(self.o_q_dip.val().index());
         self.ack.sport.next = self.qp.q.val().get_bits::<16>(self.o_q_sport.val().index());
+        self.ack.tos.next = self.qp.q.val().get_bits::<8>(self.o_q_tc.val().index());
         self.ack.dqpn.next = self.q_rqpn.val();
         self.ack.psn.next = self.resp_psn.q.val();
         self.ack.syndrome.next = self.resp_syn.q.val();
@@ -720,6 +759,8 @@ impl Logic for Responder {
                 self.pend_ack.d.next = false;
                 self.pend_wr.d.next = false;
                 self.pend_aev.d.next = false;
+                self.pend_qerr.d.next = false;
+                self.wqe_flush.d.next = false;
                 self.pend_job.d.next = true;
                 if self.head.valid.val() {
                     self.st.d.next = St::Emit;
@@ -727,13 +768,11 @@ impl Logic for Responder {
                         // counted at the verdict
                     } else if !self.pkey_ok.val() {
                         self.ct_drop_pkey.d.next = self.ct_drop_pkey.q.val() + 1;
-                    } else if self.head.opcode.val() == self.k_op_ack.val() {
-                        if self.qpn_ok.val() {
-                            self.pend_aev.d.next = true;
-                        } else {
-                            self.ct_drop_qp.d.next = self.ct_drop_qp.q.val() + 1;
-                        }
-                    } else if !(self.is_send.val() || self.is_write.val()) {
+                    } else if !(self.is_send.val()
+                        || self.is_write.val()
+                        || self.is_ack.val()
+                        || self.is_cnp.val())
+                    {
                         self.ct_drop_op.d.next = self.ct_drop_op.q.val() + 1;
                     } else if !self.qpn_ok.val() {
                         self.ct_drop_qp.d.next = self.ct_drop_qp.q.val() + 1;
@@ -775,21 +814,31 @@ impl Logic for Responder {
                 self.next_left.d.next = self.s_left.val();
                 self.next_off.d.next = self.s_off.val();
                 self.resp_psn.d.next = self.head.psn.val();
-                if !(self.q_state.val() == self.k_rtr.val()
+                if self.is_ack.val() {
+                    // ACKNOWLEDGE: addressed to us (the QP state is ackproc's business)
+                    if self.addr_ok.val() {
+                        self.pend_aev.d.next = true;
+                    } else {
+                        self.ct_drop_addr.d.next = self.ct_drop_addr.q.val() + 1;
+                    }
+                } else if !(self.q_state.val() == self.k_rtr.val()
                     || self.q_state.val() == self.k_rts.val())
                 {
                     self.ct_drop_qp.d.next = self.ct_drop_qp.q.val() + 1;
                 } else if !self.addr_ok.val() {
                     // not addressed to us (IP or MAC): silently dropped
                     self.ct_drop_addr.d.next = self.ct_drop_addr.q.val() + 1;
+                } else if self.is_cnp.val() {
+                    // congestion notification: counted, dropped (no rate limiter yet)
+                    self.ct_rx_cnp.d.next = self.ct_rx_cnp.q.val() + 1;
                 } else if self.psn_diff.val().get_bit(23) {
-                    // duplicate
+                    // duplicate SEND/WRITE: ACKed again whether or not AckReq is set (C9-105;
+                    // a requester may retransmit a middle packet without AckReq), with the
+                    // last PSN accepted and the current MSN; nothing else
                     self.ct_rx_dup.d.next = self.ct_rx_dup.q.val() + 1;
-                    if self.head.ackreq.val() {
-                        self.pend_ack.d.next = true;
-                        self.resp_syn.d.next = self.k_syn_ack.val();
-                        self.resp_psn.d.next = self.s_psn.val() - 1;
-                    }
+                    self.pend_ack.d.next = true;
+                    self.resp_syn.d.next = self.k_syn_ack.val();
+                    self.resp_psn.d.next = self.s_psn.val() - 1;
                 } else if self.psn_diff.val().any() {
                     // future PSN: one NAK until the expected PSN arrives
                     if !(self.s_flags.val() & self.k_f_nak.val()).any() {
@@ -804,9 +853,25 @@ impl Logic for Responder {
                     self.pend_wr.d.next = true;
                     self.next_flags.d.next = self.s_flags.val() & !self.k_f_nak.val();
                     if !self.seq_ok.val() {
+                        // class C: NAK invalid request, QP to ERR; a receive WQE being filled
+                        // by a multi-packet SEND is completed with REM_INV_REQ_ERR (as rxe)
                         self.ct_nak_inv.d.next = self.ct_nak_inv.q.val() + 1;
                         self.pend_ack.d.next = true;
                         self.resp_syn.d.next = self.k_syn_inv.val();
+                        self.pend_qerr.d.next = true;
+                        if self.in_send.val() {
+                            self.wqe_flush.d.next = true;
+                            self.st.d.next = St::WqeRd;
+                            self.pend_cpl.d.next = true;
+                            self.cqe_status.d.next = self.k_ws_inv.val();
+                            self.cqe_op.d.next = self.k_wo_recv.val();
+                            self.cqe_flags.d.next = 0.into();
+                            self.cqe_len.d.next = self.s_off.val();
+                            self.next_ci.d.next = self.s_ci.val() + 1;
+                            self.next_off.d.next = 0.into();
+                            self.next_flags.d.next =
+                                self.s_flags.val() & !(self.k_f_nak.val() | self.k_f_send.val());
+                        }
                     } else if self.is_write.val() && (self.s_flags.val() & self.k_f_bad.val()).any()
                     {
                         // rest of a WRITE that failed its access check: consume
@@ -816,9 +881,12 @@ impl Logic for Responder {
                                 & !(self.k_f_nak.val() | self.k_f_write.val() | self.k_f_bad.val());
                         }
                     } else if self.need_wqe.val() && self.s_ci.val() == self.s_pi.val() {
+                        // RNR NAK (class B: no state change), timer code from the QP
                         self.ct_nak_rnr.d.next = self.ct_nak_rnr.q.val() + 1;
                         self.pend_ack.d.next = true;
-                        self.resp_syn.d.next = self.k_syn_rnr.val();
+                        self.resp_syn.d.next = self.k_syn_rnr.val()
+                            | (self.qp.q.val().get_bits::<8>(self.o_q_rnrt.val().index())
+                                & self.k_rnr_mask.val());
                     } else if self.need_wqe.val() {
                         self.st.d.next = St::WqeRd;
                     } else if self.has_reth.val() {
@@ -837,7 +905,9 @@ impl Logic for Responder {
             St::WqeWait => {
                 if self.ring.rvalid.val() {
                     self.wqe.d.next = self.ring.rdata.val();
-                    if self.has_reth.val() || (self.is_send.val() && self.pay.val().any()) {
+                    if self.wqe_flush.q.val() {
+                        self.st.d.next = St::Emit;
+                    } else if self.has_reth.val() || (self.is_send.val() && self.pay.val().any()) {
                         self.st.d.next = St::MrRd;
                     } else {
                         self.st.d.next = St::Check;
@@ -879,9 +949,10 @@ impl Logic for Responder {
                     .any()
                         && (self.zlen.val() || self.mr_ok.val()))
                 {
-                    // WRITE FIRST/ONLY failing its access checks
+                    // WRITE FIRST/ONLY failing its access checks (class C: QP to ERR)
                     self.ct_nak_acc.d.next = self.ct_nak_acc.q.val() + 1;
                     self.pend_ack.d.next = true;
+                    self.pend_qerr.d.next = true;
                     self.resp_syn.d.next = self.k_syn_acc.val();
                     self.next_psn.d.next = self.s_psn.val() + 1;
                     if self.is_first.val() {
@@ -890,14 +961,26 @@ impl Logic for Responder {
                     }
                 } else if self.len_bad.val() {
                     // packet length against the path MTU / the WRITE's DMA length: NAK
-                    // invalid request, no state change
+                    // invalid request (class C: QP to ERR); a receive WQE being filled by a
+                    // multi-packet SEND is completed with REM_INV_REQ_ERR (as rxe)
                     self.ct_nak_inv.d.next = self.ct_nak_inv.q.val() + 1;
                     self.pend_ack.d.next = true;
                     self.resp_syn.d.next = self.k_syn_inv.val();
+                    self.pend_qerr.d.next = true;
+                    if self.in_send.val() {
+                        self.pend_cpl.d.next = true;
+                        self.cqe_status.d.next = self.k_ws_inv.val();
+                        self.cqe_flags.d.next = 0.into();
+                        self.cqe_len.d.next = self.s_off.val();
+                        self.next_ci.d.next = self.s_ci.val() + 1;
+                        self.next_off.d.next = 0.into();
+                        self.next_flags.d.next = self.next_flags.q.val() & !self.k_f_send.val();
+                    }
                 } else if self.is_send.val() && self.pay.val().any() && !self.mr_ok.val() {
                     self.ct_nak_acc.d.next = self.ct_nak_acc.q.val() + 1;
                     self.pend_ack.d.next = true;
                     self.resp_syn.d.next = self.k_syn_acc.val();
+                    self.pend_qerr.d.next = true;
                     self.pend_cpl.d.next = true;
                     self.cqe_status.d.next = self.k_ws_prot.val();
                     self.cqe_len.d.next = self.s_off.val();
@@ -910,6 +993,7 @@ impl Logic for Responder {
                     self.ct_nak_inv.d.next = self.ct_nak_inv.q.val() + 1;
                     self.pend_ack.d.next = true;
                     self.resp_syn.d.next = self.k_syn_inv.val();
+                    self.pend_qerr.d.next = true;
                     self.pend_cpl.d.next = true;
                     self.cqe_status.d.next = self.k_ws_len.val();
                     self.cqe_len.d.next = self.s_off.val();
@@ -978,12 +1062,22 @@ impl Logic for Responder {
                 if self.ackev.ready.val() {
                     self.pend_aev.d.next = false;
                 }
-                self.ctx.req.next = self.pend_wr.q.val();
+                // the RqState write, then (class A/C errors) QpContext.state = ERR
+                self.ctx.req.next = self.pend_wr.q.val() || self.pend_qerr.q.val();
                 self.ctx.we.next = true;
-                self.ctx.addr.next =
-                    bit_cast::<CTX_ADDR_BITS, 24>(self.head.qpn.val()) + self.k_rqs_base.val();
-                if self.ctx.gnt.val() {
-                    self.pend_wr.d.next = false;
+                if self.pend_wr.q.val() {
+                    self.ctx.addr.next =
+                        bit_cast::<CTX_ADDR_BITS, 24>(self.head.qpn.val()) + self.k_rqs_base.val();
+                    if self.ctx.gnt.val() {
+                        self.pend_wr.d.next = false;
+                    }
+                } else {
+                    self.ctx.wdata.next =
+                        bit_cast::<512, 8>(self.k_err.val()) << self.o_q_state.val();
+                    self.ctx.wbe.next = self.k_state_be.val();
+                    if self.ctx.gnt.val() {
+                        self.pend_qerr.d.next = false;
+                    }
                 }
                 self.job.push.next = self.pend_job.q.val() && !self.job.full.val();
                 if !self.job.full.val() {
@@ -994,6 +1088,7 @@ impl Logic for Responder {
                     || self.pend_ack.q.val()
                     || self.pend_aev.q.val()
                     || self.pend_wr.q.val()
+                    || self.pend_qerr.q.val()
                     || self.pend_job.q.val())
                 {
                     self.head.pop.next = true;
@@ -1025,6 +1120,7 @@ impl Logic for Responder {
         self.cnt_drop_opcode.next = self.ct_drop_op.q.val();
         self.cnt_drop_pkey.next = self.ct_drop_pkey.q.val();
         self.cnt_drop_addr.next = self.ct_drop_addr.q.val();
+        self.cnt_rx_cnp.next = self.ct_rx_cnp.q.val();
         if self.rst.val() {
             self.st.d.next = St::Idle;
             self.pend_cmd.d.next = false;
@@ -1033,6 +1129,8 @@ impl Logic for Responder {
             self.pend_wr.d.next = false;
             self.pend_job.d.next = false;
             self.pend_aev.d.next = false;
+            self.pend_qerr.d.next = false;
+            self.wqe_flush.d.next = false;
             self.ct_rx_req.d.next = 0.into();
             self.ct_rx_dup.d.next = 0.into();
             self.ct_nak_seq.d.next = 0.into();
@@ -1043,6 +1141,7 @@ impl Logic for Responder {
             self.ct_drop_op.d.next = 0.into();
             self.ct_drop_pkey.d.next = 0.into();
             self.ct_drop_addr.d.next = 0.into();
+            self.ct_rx_cnp.d.next = 0.into();
         }
     }
 }

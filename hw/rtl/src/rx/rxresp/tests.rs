@@ -31,6 +31,10 @@ const SMAC: [u8; 6] = [0x02, 0xAA, 0xBB, 0xCC, 0xDD, 0xEE];
 const SIP: u32 = 0x0A00_0001;
 const DIP: u32 = 0x0A00_0002;
 const SPORT: u16 = 0xC123;
+/// QP traffic class (passed to txbuild as is: the header generator masks the ECN bits).
+const TCLASS: u8 = 0x69;
+/// IBTA RNR timer code of the test QPs (the RNR NAK carries it).
+const RNR_CODE: u8 = 0x0C;
 
 fn rkey() -> u32 {
     make_key(MR_IDX, 0x5A)
@@ -117,6 +121,7 @@ struct AckOut {
     sip: u32,
     dip: u32,
     sport: u16,
+    tos: u8,
     dqpn: u32,
     psn: u32,
     syn: u8,
@@ -224,9 +229,42 @@ impl Bench {
             send_cqn: 1,
             recv_cqn: RCQN,
             src_mac: SMAC,
+            min_rnr_timer: RNR_CODE,
+            traffic_class: TCLASS,
             ..Default::default()
         };
         self.ctx.rec.insert(qpn, q.encode());
+    }
+    fn qp(&self, qpn: u32) -> QpContext {
+        QpContext::decode(&self.ctx.get(qpn))
+    }
+    /// Run; QP `qpn` must have been moved to ERR by a byte-enable write of `state` alone
+    /// (and no other QP context write); then put it back to RTS (as a test harness only can)
+    /// so that the next case runs on a live QP.
+    fn expect_err_then_revive(&mut self, qpn: u32) {
+        self.expect_err(qpn);
+        let mut rec = self.ctx.get(qpn);
+        rec[QpContext::field("state").unwrap().offset] = qp_state::RTS;
+        self.ctx.rec.insert(qpn, rec);
+    }
+    /// Run; QP `qpn` must have been moved to ERR by a byte-enable write of `state` alone
+    /// (and no other QP context write).
+    fn expect_err(&mut self, qpn: u32) {
+        self.run();
+        assert_eq!(self.qp(qpn).state, qp_state::ERR, "QP {qpn} in ERR");
+        let st_be = 1u64 << QpContext::field("state").unwrap().offset;
+        let qp_writes: Vec<_> = self.ctx.writes.iter().filter(|w| w.0 < P.num_qps).collect();
+        assert_eq!(qp_writes, [&(qpn, st_be)], "one byte-enable write of state");
+        self.ctx.writes.retain(|w| w.0 >= P.num_qps);
+    }
+    /// Run; no QP context was written (no class A/C error).
+    fn expect_no_qp_write(&mut self) {
+        self.run();
+        assert!(
+            self.ctx.writes.iter().all(|w| w.0 >= P.num_qps),
+            "QP context written: {:?}",
+            self.ctx.writes
+        );
     }
     /// Set QP `qpn`'s path MTU (IBTA enum: 3 = 1024, 5 = 4096).
     fn set_mtu(&mut self, qpn: u32, e: u8) {
@@ -352,6 +390,7 @@ impl Bench {
                 sip: g("sip") as u32,
                 dip: g("dip") as u32,
                 sport: g("sport") as u16,
+                tos: g("tos") as u8,
                 dqpn: g("dqpn") as u32,
                 psn: g("psn") as u32,
                 syn: g("syndrome") as u8,
@@ -409,6 +448,7 @@ impl Bench {
             sip: SIP,
             dip: DIP,
             sport: SPORT,
+            tos: TCLASS,
             dqpn: RQPN,
             psn: psn & 0xFF_FFFF,
             syn,
@@ -700,9 +740,11 @@ fn sends_and_write_imm() {
     }
 }
 
-/// Duplicate and future PSNs, access errors (rkey, PD, bounds, MR access, QP access, the
-/// rest of a failed WRITE), opcode-sequence error, RNR, receive overflow: the right
-/// ACK/NAK each, nothing written where it must not be, RqState and counters.
+/// Duplicate (with and without AckReq) and future PSNs, access errors (rkey, PD, bounds, MR
+/// access, QP access, the rest of a failed WRITE), opcode-sequence error, RNR, receive
+/// overflow: the right ACK/NAK each, nothing written where it must not be, RqState and
+/// counters; every class A/C error (NAK access / invalid request) moves the QP to ERR (the
+/// test revives it for the next case), PSN sequence NAKs and RNR NAKs do not.
 #[test]
 fn psn_and_naks() {
     for (seed, idle, stall) in [(5, 0.0, 0.0), (6, 0.5, 0.4)] {
@@ -741,6 +783,8 @@ fn psn_and_naks() {
         acks.push(b.ack(psn(0), aeth::ACK, 1));
         b.send(&wr_only(QPN, 0, va + 0x1000, rkey(), &junk, true)); // duplicate
         acks.push(b.ack(psn(0), aeth::ACK, 1));
+        b.send(&wr_only(QPN, 0, va + 0x1000, rkey(), &junk, false)); // duplicate, no AckReq
+        acks.push(b.ack(psn(0), aeth::ACK, 1));
         b.send(&wr_only(QPN, 3, va + 0x1000, rkey(), &junk, true)); // future
         acks.push(b.ack(psn(1), aeth::NAK_PSN_SEQ_ERR, 1));
         b.send(&wr_only(QPN, 4, va + 0x1000, rkey(), &junk, true)); // future, silent
@@ -748,12 +792,15 @@ fn psn_and_naks() {
         acks.push(b.ack(psn(1), aeth::ACK, 2));
         b.send(&wr_only(QPN, 5, va + 0x1000, rkey(), &junk, false)); // future: NAK again
         acks.push(b.ack(psn(2), aeth::NAK_PSN_SEQ_ERR, 2));
-        // access errors: each NAKed, PSN consumed
+        b.expect_no_qp_write();
+        // access errors: each NAKed, PSN consumed, QP to ERR
         let bad_gen = make_key(MR_IDX, 0x5B);
         b.send(&wr_only(QPN, 2, va + 0x1000, bad_gen, &junk, false));
         acks.push(b.ack(psn(2), aeth::NAK_REM_ACCESS, 2));
+        b.expect_err_then_revive(QPN);
         b.send(&wr_only(QPN, 3, va + 0x1000, k_pd, &junk, false));
         acks.push(b.ack(psn(3), aeth::NAK_REM_ACCESS, 2));
+        b.expect_err_then_revive(QPN);
         b.send(&wr_only(
             QPN,
             4,
@@ -763,9 +810,11 @@ fn psn_and_naks() {
             false,
         ));
         acks.push(b.ack(psn(4), aeth::NAK_REM_ACCESS, 2));
+        b.expect_err_then_revive(QPN);
         b.send(&wr_only(QPN, 5, va + 0x1000, k_acc, &junk, false));
         acks.push(b.ack(psn(5), aeth::NAK_REM_ACCESS, 2));
-        // a WRITE FIRST failing: its MIDDLE and LAST are consumed, not written, not ACKed
+        b.expect_err_then_revive(QPN);
+        // a WRITE FIRST failing: QP to ERR; its MIDDLE and LAST are then dropped (drop_qp)
         let big = bytes(&mut r, 256);
         let mut p = wr_only(QPN, 6, va + 0x1000, bad_gen, &big, false);
         p.op = opcode::WRITE_FIRST;
@@ -776,6 +825,11 @@ fn psn_and_naks() {
         p.op = opcode::WRITE_MIDDLE;
         p.reth = None;
         b.send(&p);
+        b.run();
+        assert_eq!(b.cnt("cnt_drop_qp"), 1, "packet after the error dropped");
+        b.expect_err_then_revive(QPN);
+        // revived, the rest of the failed WRITE is consumed (WRITE_BAD), not written
+        b.send(&p);
         p.op = opcode::WRITE_LAST;
         p.psn = psn(8);
         b.send(&p);
@@ -784,7 +838,8 @@ fn psn_and_naks() {
         p.psn = psn(9);
         b.send(&p);
         acks.push(b.ack(psn(9), aeth::NAK_INV_REQ, 2));
-        // SEND without a receive WQE: RNR NAK
+        b.expect_err_then_revive(QPN);
+        // SEND without a receive WQE: RNR NAK with the QP's timer code, no state change
         let s = Pkt {
             op: opcode::SEND_ONLY,
             qpn: QPN,
@@ -793,7 +848,8 @@ fn psn_and_naks() {
             ..Default::default()
         };
         b.send(&s);
-        acks.push(b.ack(psn(9), aeth::RNR_NAK, 2));
+        acks.push(b.ack(psn(9), aeth::KIND_RNR << 5 | RNR_CODE, 2));
+        b.expect_no_qp_write();
         // QP without REMOTE_WRITE access (QP 6, RTR)
         b.send(&Pkt {
             psn: 40,
@@ -802,14 +858,15 @@ fn psn_and_naks() {
         let mut a6 = b.ack(40, aeth::NAK_REM_ACCESS, 0);
         a6.dqpn = RQPN;
         acks.push(a6);
-        b.run();
+        b.expect_err_then_revive(6);
         // receive overflow: a WQE of 10 bytes, a 20-byte SEND
         b.post_recv(QPN, 0, RBUF_IOVA, 10, 0x2000);
         b.send(&s);
         acks.push(b.ack(psn(9), aeth::NAK_INV_REQ, 2));
+        b.expect_err_then_revive(QPN);
         good(&mut b, 9, va + 0x300, &mut r);
         acks.push(b.ack(psn(9), aeth::ACK, 3));
-        b.run();
+        b.expect_no_qp_write();
         b.dump("psn_and_naks");
         assert_eq!(b.acks, acks);
         assert_eq!(b.dma.cmds.len(), 3);
@@ -826,7 +883,7 @@ fn psn_and_naks() {
         assert_eq!((s.rq_psn, s.msn, s.rq_ci, s.flags), (psn(10), 3, 1, 0));
         let s6 = b.rqs(6);
         assert_eq!((s6.rq_psn, s6.msn), (41, 0));
-        let want_cnt = [3, 1, 2, 6, 2, 1, 0, 0, 0, 0, 0];
+        let want_cnt = [3, 2, 2, 6, 2, 1, 1, 0, 0, 0, 0];
         for (c, w) in CNTS.iter().zip(want_cnt) {
             assert_eq!(b.cnt(c), w, "{c}");
         }
@@ -862,6 +919,7 @@ fn drops_and_ackev() {
             ..Default::default()
         });
         let mut aevs = vec![];
+        b.set_qp(9, qp_state::RTS, 0);
         for (q, ps, syn, msn) in [
             (QPN, 0x123456, aeth::ACK, 77),
             (300, 1, aeth::ACK, 1),
@@ -894,8 +952,240 @@ fn drops_and_ackev() {
     }
 }
 
-/// The shared SoftRoCE capture through the block with no QP set up (all QPs in RESET):
-/// every RoCE frame passes the ICRC and the parser; ACKNOWLEDGEs reach ackev, requests are
+/// ACKNOWLEDGE frames get the requests' P_Key and destination IPv4 / MAC checks before they
+/// reach ackev (dropped and counted otherwise; the QP state is not checked here).
+#[test]
+fn ack_frames_checked() {
+    for (seed, idle, stall) in [(31, 0.0, 0.0), (32, 0.5, 0.4)] {
+        let mut b = Bench::new(seed, idle, stall);
+        b.set_qp(8, qp_state::ERR, 0);
+        let ack = |q: u32, ps: u32| Pkt {
+            op: opcode::ACKNOWLEDGE,
+            qpn: q,
+            psn: ps,
+            aeth: Some((aeth::ACK, ps + 1)),
+            ..Default::default()
+        };
+        b.send(&ack(QPN, 1));
+        b.send_frame(
+            &encode_with(&ack(QPN, 2), |f| f[44..46].copy_from_slice(&[0x12, 0x34])),
+            false,
+        );
+        b.send_frame(&encode_with(&ack(QPN, 3), |f| f[33] ^= 0x40), false); // IPv4 dst
+        b.send_frame(&encode_with(&ack(QPN, 4), |f| f[1] ^= 0x01), false); // dst MAC
+        b.send(&ack(8, 5)); // QP in ERR: ackproc's business
+        b.send(&ack(QPN, 6));
+        b.run();
+        b.dump("ack_frames_checked");
+        assert_eq!(
+            b.aevs,
+            [
+                (QPN, 1, aeth::ACK, 2),
+                (8, 5, aeth::ACK, 6),
+                (QPN, 6, aeth::ACK, 7)
+            ]
+        );
+        assert!(b.acks.is_empty());
+        assert_eq!(nonzero(&b), [("cnt_drop_pkey", 1), ("cnt_drop_addr", 2)]);
+    }
+}
+
+/// RoCE v2 CNPs (A17.9.3: BTH opcode 0x81, 16 reserved bytes): counted in `cnt_rx_cnp` and
+/// dropped for a valid QP (no ACK, no state change); for an unknown QP, a QP not in RTR/RTS
+/// or a foreign address dropped as any packet; requests around them unaffected.
+#[test]
+fn cnp_counted_and_dropped() {
+    for (seed, idle, stall) in [(33, 0.0, 0.0), (34, 0.5, 0.4)] {
+        let mut b = Bench::new(seed, idle, stall);
+        let mut r = rng(seed + 100);
+        b.set_qp(8, qp_state::INIT, 0);
+        let cnp = |q: u32| Pkt {
+            op: opcode::CNP,
+            qpn: q,
+            payload: vec![0; 16],
+            ..Default::default()
+        };
+        let va = MR_IOVA + 0x100;
+        let d = bytes(&mut r, 30);
+        b.send(&cnp(QPN));
+        b.send(&wr_only(QPN, 0, va, rkey(), &d, true));
+        b.send(&cnp(QPN));
+        b.send(&cnp(300));
+        b.send(&cnp(8));
+        b.send_frame(&encode_with(&cnp(QPN), |f| f[33] ^= 0x40), false);
+        b.run();
+        b.dump("cnp_counted_and_dropped");
+        assert_eq!(b.acks, [b.ack(psn(0), aeth::ACK, 1)]);
+        assert_eq!(b.dma.cmds, [(va, 30)]);
+        assert!(b.aevs.is_empty() && b.cpl.got.is_empty());
+        assert_eq!(
+            nonzero(&b),
+            [
+                ("cnt_rx_req", 1),
+                ("cnt_drop_qp", 2),
+                ("cnt_drop_addr", 1),
+                ("cnt_rx_cnp", 2)
+            ]
+        );
+        assert_eq!(b.rqs(QPN).rq_psn, psn(1));
+    }
+}
+
+/// Duplicate SEND and WRITE packets (PSN before rq_psn, within the window) are ACKed again
+/// whether or not AckReq is set, with PSN = rq_psn - 1 and the current MSN (as rxe): no
+/// write, no completion, no RqState or QP change. Includes the middle packet of a SEND that
+/// a requester retransmits without AckReq, and a PSN 2^23 - 1 behind.
+#[test]
+fn duplicates_acked_without_ackreq() {
+    for (seed, idle, stall) in [(35, 0.0, 0.0), (36, 0.5, 0.4)] {
+        let mut b = Bench::new(seed, idle, stall);
+        let mut r = rng(seed + 100);
+        b.post_recv(QPN, 0, RBUF_IOVA, 4096, 0x4000);
+        let m = bytes(&mut r, 2100);
+        let sends: Vec<Pkt> = [
+            (opcode::SEND_FIRST, 0, 1024),
+            (opcode::SEND_MIDDLE, 1024, 2048),
+            (opcode::SEND_LAST, 2048, 2100),
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(j, (op, lo, hi))| Pkt {
+            op,
+            qpn: QPN,
+            psn: psn(j as u32),
+            ackreq: j == 2,
+            payload: m[lo..hi].to_vec(),
+            ..Default::default()
+        })
+        .collect();
+        for p in &sends {
+            b.send(p);
+        }
+        let va = MR_IOVA + 0x40;
+        let d = bytes(&mut r, 50);
+        b.send(&wr_only(QPN, 3, va, rkey(), &d, false));
+        b.run();
+        let rqs0 = b.ctx.get(P.ctx_base(3) + QPN);
+        let (mem0, cmds0, cpl0) = (b.dma.mem.clone(), b.dma.cmds.clone(), b.cpl.got.len());
+        assert_eq!(cpl0, 1);
+        assert_eq!(b.acks, [b.ack(psn(2), aeth::ACK, 1)]);
+        b.acks.clear();
+        b.ctx.writes.clear();
+        // duplicates: the SEND's middle and first (no AckReq), its last (AckReq), the WRITE
+        // with other data (no AckReq), and the oldest PSN of the window
+        let junk = bytes(&mut r, 1024);
+        let mut mid = sends[1].clone();
+        mid.payload = junk.clone();
+        b.send(&mid);
+        b.send(&sends[0]);
+        b.send(&sends[2]);
+        b.send(&wr_only(QPN, 3, va, rkey(), &junk[..50], false));
+        let mut old = wr_only(QPN, 0, va, rkey(), &junk[..50], false);
+        old.psn = psn(4).wrapping_sub(1 << 23) & 0xFF_FFFF;
+        b.send(&old);
+        b.run();
+        b.dump("duplicates_acked_without_ackreq");
+        assert_eq!(b.acks, vec![b.ack(psn(3), aeth::ACK, 2); 5]);
+        assert_eq!(b.dma.mem, mem0, "memory unchanged");
+        assert_eq!(b.dma.cmds, cmds0, "no DMA write");
+        assert_eq!(b.cpl.got.len(), cpl0, "no completion");
+        assert!(b.ctx.writes.is_empty(), "no context write");
+        assert_eq!(b.ctx.get(P.ctx_base(3) + QPN), rqs0);
+        assert_eq!(b.cnt("cnt_rx_dup"), 5);
+        assert_eq!(b.cnt("cnt_rx_req"), 4);
+    }
+}
+
+/// Class C errors in the middle of a multi-packet SEND (an opcode-sequence error: a new
+/// SEND FIRST; a MIDDLE of the wrong length): NAK invalid request, the receive WQE being
+/// filled completed with REM_INV_REQ_ERR (rxe's status; byte_len = bytes received so far),
+/// rq_ci + 1, the QP moved to ERR by a byte-enable write of `state`; a later valid request
+/// for the QP is dropped (drop_qp), not ACKed, not written.
+#[test]
+fn class_c_error_in_send_moves_qp_to_err() {
+    for (case, (seed, idle, stall)) in [(37, 0.0, 0.0), (38, 0.5, 0.4)].into_iter().enumerate() {
+        let mut b = Bench::new(seed, idle, stall);
+        let mut r = rng(seed + 100);
+        b.post_recv(QPN, 0, RBUF_IOVA, 4096, 0x5000);
+        b.post_recv(QPN, 1, RBUF_IOVA + 0x2000, 4096, 0x5001);
+        let m = bytes(&mut r, 2048);
+        let pkt = |op, i: u32, pay: &[u8]| Pkt {
+            op,
+            qpn: QPN,
+            psn: psn(i),
+            payload: pay.to_vec(),
+            ..Default::default()
+        };
+        b.send(&pkt(opcode::SEND_FIRST, 0, &m[..1024]));
+        b.send(&pkt(opcode::SEND_MIDDLE, 1, &m[1024..2048]));
+        // case 0: a new SEND FIRST in the middle; case 1: a MIDDLE of 100 bytes
+        let bad = if case == 0 {
+            pkt(opcode::SEND_FIRST, 2, &m[..1024])
+        } else {
+            pkt(opcode::SEND_MIDDLE, 2, &m[..100])
+        };
+        b.send(&bad);
+        b.expect_err(QPN);
+        // the QP is in ERR: a valid WRITE is dropped
+        b.send(&wr_only(QPN, 2, MR_IOVA, rkey(), &m[..64], true));
+        b.run();
+        b.dump("class_c_error_in_send_moves_qp_to_err");
+        assert_eq!(b.acks, [b.ack(psn(2), aeth::NAK_INV_REQ, 0)]);
+        let got: Vec<Cqe> = b.cpl.got.iter().map(|x| x.1).collect();
+        assert_eq!(
+            got,
+            [cqe(
+                0x5000,
+                2048,
+                None,
+                wc_op::RECV,
+                wc_status::REM_INV_REQ_ERR,
+                0
+            )]
+        );
+        assert_eq!(b.dma.cmds, [(RBUF_IOVA, 1024), (RBUF_IOVA + 1024, 1024)]);
+        let s = b.rqs(QPN);
+        assert_eq!(
+            (s.rq_psn, s.msn, s.rq_ci, s.flags, s.recv_off),
+            (psn(2), 0, 1, 0, 0)
+        );
+        assert_eq!(
+            nonzero(&b),
+            [("cnt_rx_req", 2), ("cnt_nak_inv", 1), ("cnt_drop_qp", 1)]
+        );
+    }
+}
+
+/// RNR NAK: AETH syndrome 0x20 | (QpContext.min_rnr_timer & 0x1F) for several codes (bits
+/// above the 5-bit code ignored); no QP state change.
+#[test]
+fn rnr_nak_timer_code() {
+    let mut b = Bench::new(39, 0.3, 0.3);
+    let off = QpContext::field("min_rnr_timer").unwrap().offset;
+    let mut want = vec![];
+    for code in [0u8, 1, 0x12, 0x1F, 0xE5] {
+        let mut rec = b.ctx.get(QPN);
+        rec[off] = code;
+        b.ctx.rec.insert(QPN, rec);
+        b.send(&Pkt {
+            op: opcode::SEND_ONLY,
+            qpn: QPN,
+            psn: psn(0),
+            ackreq: true,
+            payload: vec![1, 2, 3, 4],
+            ..Default::default()
+        });
+        want.push(b.ack(psn(0), 0x20 | (code & 0x1F), 0));
+        b.expect_no_qp_write();
+    }
+    assert_eq!(b.acks, want);
+    assert_eq!(b.qp(QPN).state, qp_state::RTS);
+    assert_eq!(nonzero(&b), [("cnt_nak_rnr", 5)]);
+}
+
+/// The shared SoftRoCE capture through the block with no QP set up (all QPs in RESET, with
+/// the capture's addresses): every RoCE frame passes the ICRC and the parser; ACKNOWLEDGEs
+/// (their address checked) reach ackev, requests are
 /// dropped for the QP state, READs for the opcode, non-IPv4 frames by the parser. (Idle
 /// between beats: back-to-back one-beat frames outrun the FSM and fill the header FIFO.)
 #[test]
@@ -904,9 +1194,27 @@ fn vectors() {
     let mut b = Bench::new(9, 0.8, 0.2);
     b.ctx.rec.clear();
     let mut aevs = vec![];
-    let (mut parse, mut qp, mut op) = (0, 0, 0);
+    let (mut parse, mut qp, mut op, mut addr) = (0, 0, 0, 0);
     let be =
         |f: &[u8], a: usize, n: usize| f[a..a + n].iter().fold(0u32, |x, y| x << 8 | *y as u32);
+    // each QP (still in RESET) gets the destination of the first ACK to it as its address;
+    // ACKs of another flow with the same QPN are then not addressed to it (drop_addr)
+    let mut own: HashMap<u32, (u32, [u8; 6])> = HashMap::new();
+    for f in &v {
+        if f[12..14] == [0x08, 0x00] && f[42] == opcode::ACKNOWLEDGE {
+            let mut m = [0u8; 6];
+            m.copy_from_slice(&f[..6]);
+            own.entry(be(f, 47, 3)).or_insert((be(f, 30, 4), m));
+        }
+    }
+    for (q, (ip, m)) in &own {
+        let c = QpContext {
+            src_ip: *ip,
+            src_mac: *m,
+            ..Default::default()
+        };
+        b.ctx.rec.insert(*q, c.encode());
+    }
     for f in &v {
         b.send_frame(f, false);
         if f[12..14] != [0x08, 0x00] {
@@ -915,10 +1223,12 @@ fn vectors() {
         }
         let (o, q) = (f[42], be(f, 47, 3));
         if o == opcode::ACKNOWLEDGE {
-            if q < P.num_qps {
+            if q >= P.num_qps {
+                qp += 1;
+            } else if own[&q].0 == be(f, 30, 4) && own[&q].1[..] == f[..6] {
                 aevs.push((q, be(f, 51, 3), f[54], be(f, 55, 3)));
             } else {
-                qp += 1;
+                addr += 1;
             }
         } else if o <= opcode::WRITE_ONLY_IMM {
             qp += 1;
@@ -928,8 +1238,9 @@ fn vectors() {
     }
     b.run();
     b.dump("vectors");
-    assert!(!aevs.is_empty() && qp > 0 && op > 0);
+    assert!(!aevs.is_empty() && qp > 0 && op > 0 && addr > 0);
     assert_eq!(b.aevs, aevs);
+    assert_eq!(b.cnt("cnt_drop_addr"), addr);
     let want_cnt = [0, 0, 0, 0, 0, 0, qp, op, 0, parse, 0];
     for (c, w) in CNTS.iter().zip(want_cnt) {
         assert_eq!(b.cnt(c), w, "{c}");
@@ -1070,7 +1381,7 @@ fn encode_with(p: &Pkt, m: impl Fn(&mut Vec<u8>)) -> Vec<u8> {
 fn nonzero(b: &Bench) -> Vec<(&'static str, u64)> {
     CNTS.iter()
         .copied()
-        .chain(["cnt_drop_pkey", "cnt_drop_addr"])
+        .chain(["cnt_drop_pkey", "cnt_drop_addr", "cnt_rx_cnp"])
         .map(|c| (c, b.cnt(c)))
         .filter(|x| x.1 != 0)
         .collect()
@@ -1139,7 +1450,8 @@ fn udp_len_past_ip_payload_dropped() {
 /// Packet lengths (path MTU 1024): WRITE ONLY shorter or longer than its RETH DMA length,
 /// WRITE ONLY larger than the MTU, FIRST and MIDDLE not MTU-sized, a LAST whose message
 /// total differs from the RETH length, SEND FIRST short: NAK invalid request each, nothing
-/// written, PSN not consumed; the valid packets around them are executed.
+/// written, PSN not consumed, QP to ERR (class C; revived by the test for the next case);
+/// the valid packets around them are executed.
 #[test]
 fn packet_lengths_checked() {
     for (seed, idle, stall) in [(24, 0.0, 0.0), (25, 0.4, 0.3)] {
@@ -1155,18 +1467,22 @@ fn packet_lengths_checked() {
         p.reth = Some((va, rkey(), 64));
         b.send(&p);
         acks.push(nak(&b, 0));
+        b.expect_err_then_revive(QPN);
         let mut p = wr_only(QPN, 0, va, rkey(), &d[..64], true);
         p.reth = Some((va, rkey(), 40));
         b.send(&p);
         acks.push(nak(&b, 0));
+        b.expect_err_then_revive(QPN);
         b.send(&wr_only(QPN, 0, va, rkey(), &d[..1028], true));
         acks.push(nak(&b, 0));
+        b.expect_err_then_revive(QPN);
         // WRITE FIRST of 512 bytes (not the MTU)
         let mut p = wr_only(QPN, 0, va, rkey(), &d[..512], true);
         p.op = opcode::WRITE_FIRST;
         p.reth = Some((va, rkey(), 2000));
         b.send(&p);
         acks.push(nak(&b, 0));
+        b.expect_err_then_revive(QPN);
         // a good FIRST (1024 of 2000), a MIDDLE of 512, a LAST of 900 (976 left): NAKed;
         // then the right LAST
         let mut p = wr_only(QPN, 0, va, rkey(), &d[..1024], false);
@@ -1179,15 +1495,18 @@ fn packet_lengths_checked() {
         p.reth = None;
         b.send(&p);
         acks.push(nak(&b, 1));
+        b.expect_err_then_revive(QPN);
         p.op = opcode::WRITE_LAST;
         p.payload = d[1024..1924].to_vec();
         b.send(&p);
         acks.push(nak(&b, 1));
+        b.expect_err_then_revive(QPN);
         p.payload = d[1024..2000].to_vec();
         b.send(&p);
         cmds.push((va + 1024, 976));
         acks.push(b.ack(psn(1), aeth::ACK, 1));
-        // SEND FIRST of 100 bytes
+        b.expect_no_qp_write();
+        // SEND FIRST of 100 bytes (no receive WQE being filled yet: no completion)
         b.post_recv(QPN, 0, RBUF_IOVA, 4096, 0x3000);
         b.send(&Pkt {
             op: opcode::SEND_FIRST,
@@ -1198,7 +1517,7 @@ fn packet_lengths_checked() {
             ..Default::default()
         });
         acks.push(b.ack(psn(2), aeth::NAK_INV_REQ, 1));
-        b.run();
+        b.expect_err_then_revive(QPN);
         b.dump("packet_lengths_checked");
         assert_eq!(b.acks, acks, "seed {seed}");
         assert_eq!(b.dma.cmds, cmds);

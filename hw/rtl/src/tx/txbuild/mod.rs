@@ -280,6 +280,7 @@ impl Logic for TxBuild {
         self.dfifo.i.dmac.next = self.pkt.dmac.val();
         self.dfifo.i.smac.next = self.pkt.smac.val();
         self.dfifo.i.sip.next = self.pkt.sip.val();
+        self.dfifo.i.tos.next = self.pkt.tos.val();
         self.dfifo.i.dip.next = self.pkt.dip.val();
         self.dfifo.i.sport.next = self.pkt.sport.val();
         self.dfifo.i.opcode.next = self.pkt.opcode.val();
@@ -366,6 +367,7 @@ impl Logic for TxBuild {
         self.hdrgen.d.dmac.next = self.dfifo.o.dmac.val();
         self.hdrgen.d.smac.next = self.dfifo.o.smac.val();
         self.hdrgen.d.sip.next = self.dfifo.o.sip.val();
+        self.hdrgen.d.tos.next = self.dfifo.o.tos.val();
         self.hdrgen.d.dip.next = self.dfifo.o.dip.val();
         self.hdrgen.d.sport.next = self.dfifo.o.sport.val();
         self.hdrgen.d.opcode.next = self.dfifo.o.opcode.val();
@@ -392,6 +394,7 @@ impl Logic for TxBuild {
             self.hdrgen.d.dmac.next = self.ack.dmac.val();
             self.hdrgen.d.smac.next = self.ack.smac.val();
             self.hdrgen.d.sip.next = self.ack.sip.val();
+            self.hdrgen.d.tos.next = self.ack.tos.val();
             self.hdrgen.d.dip.next = self.ack.dip.val();
             self.hdrgen.d.sport.next = self.ack.sport.val();
             self.hdrgen.d.opcode.next = self.c_ack_op.val();

@@ -68,10 +68,22 @@ struct Ack {
     sip: u32,
     dip: u32,
     sport: u16,
+    /// The QP's traffic class as requested; on a sent frame the IPv4 TOS byte.
+    tos: u8,
     dqpn: u32,
     psn: u32,
     syndrome: u8,
     msn: u32,
+}
+
+/// The traffic class the tests give QP `qpn` (low bits set too: they must not reach the wire).
+fn tclass(qpn: u32) -> u8 {
+    (qpn as u8).wrapping_mul(37) ^ 0x5B
+}
+
+/// IPv4 TOS of a frame sent for traffic class `tc`: DSCP bits 7:2, ECN ECT(0).
+fn wire_tos(tc: u8) -> u8 {
+    (tc & 0xFC) | rnic_abi::roce::ECN_ECT0
 }
 
 /// A decoded RoCE v2 frame: the packet, plus the AETH if any. Decoded by hand from the
@@ -81,7 +93,7 @@ fn decode(f: &[u8]) -> (Pkt, Option<(u8, u32)>) {
     assert!(f.len() >= 58, "frame of {} bytes", f.len());
     assert_eq!(&f[12..14], &[0x08, 0x00], "ethertype");
     assert_eq!(f[14], 0x45, "IPv4 version/IHL");
-    assert_eq!(f[15], 0, "TOS");
+    assert_eq!(f[15] & 3, rnic_abi::roce::ECN_ECT0, "TOS: ECN field ECT(0)");
     let tot = be(f, 16, 2) as usize;
     assert_eq!(tot, f.len() - 14, "IPv4 total length");
     assert_eq!(be(f, 18, 2), 0, "IPv4 identification");
@@ -194,6 +206,17 @@ fn run_pair(s: &Setup, kicks: &[(u64, u32, u16)], cfg: &Cfg, seed: u64) -> Run {
     }
     let mut user_frames = 0;
     load(s, &mut ctx, &mut ring);
+    // every QP gets its own traffic class (the setup's contexts have 0)
+    let tc_off = rnic_abi::queue::QpContext::field("traffic_class")
+        .unwrap()
+        .offset;
+    let mut by_rqpn = std::collections::HashMap::new();
+    for (qpn, q) in &s.qps {
+        let mut rec = ctx.get(*qpn);
+        rec[tc_off] = tclass(*qpn);
+        ctx.rec.insert(*qpn, rec);
+        by_rqpn.insert(q.remote_qpn & 0xFF_FFFF, *qpn);
+    }
     let e = expect_all(s);
     let total: usize = e.pkts.values().map(|v| v.len()).sum();
     reset(&mut m);
@@ -238,6 +261,7 @@ fn run_pair(s: &Setup, kicks: &[(u64, u32, u16)], cfg: &Cfg, seed: u64) -> Run {
             m.set("ack_sip", a.sip as u64);
             m.set("ack_dip", a.dip as u64);
             m.set("ack_sport", a.sport as u64);
+            m.set("ack_tos", a.tos as u64);
             m.set("ack_dqpn", a.dqpn as u64);
             m.set("ack_psn", a.psn as u64);
             m.set("ack_syndrome", a.syndrome as u64);
@@ -276,7 +300,9 @@ fn run_pair(s: &Setup, kicks: &[(u64, u32, u16)], cfg: &Cfg, seed: u64) -> Run {
         cpl.observe(&mut m);
         dma.observe(&mut m, &mut r);
         if av && m.bit("ack_ready") {
-            run.acks.push(acks.pop_front().unwrap().1);
+            let mut a = acks.pop_front().unwrap().1;
+            a.tos = wire_tos(a.tos);
+            run.acks.push(a);
             run.ack_wait = run.ack_wait.max(now - ack_since.take().unwrap());
         }
         if dv && m.bit("dbg_tready") {
@@ -327,6 +353,7 @@ fn run_pair(s: &Setup, kicks: &[(u64, u32, u16)], cfg: &Cfg, seed: u64) -> Run {
                             sip: p.sip,
                             dip: p.dip,
                             sport: p.sport,
+                            tos: f[15],
                             dqpn: p.dqpn,
                             psn: p.psn,
                             syndrome: syn,
@@ -334,6 +361,8 @@ fn run_pair(s: &Setup, kicks: &[(u64, u32, u16)], cfg: &Cfg, seed: u64) -> Run {
                         };
                         ACKS_SEEN.with(|v| v.borrow_mut().push(got));
                     } else {
+                        let q = by_rqpn[&p.dqpn];
+                        assert_eq!(f[15], wire_tos(tclass(q)), "TOS of QP {q}'s packet");
                         run.data.push(p);
                     }
                 } else {
@@ -364,6 +393,13 @@ fn run_pair(s: &Setup, kicks: &[(u64, u32, u16)], cfg: &Cfg, seed: u64) -> Run {
     let seen = ACKS_SEEN.with(|v| std::mem::take(&mut *v.borrow_mut()));
     assert_eq!(seen, run.acks, "ACK frames = ACK requests, in order");
     check_per_qp(s, &run.data, &e);
+    // the traffic classes are untouched; back to the setup's values for check_end
+    for (qpn, q) in &s.qps {
+        let mut rec = ctx.get(*qpn);
+        assert_eq!(rec[tc_off], tclass(*qpn), "QP {qpn} traffic_class");
+        rec[tc_off] = q.traffic_class;
+        ctx.rec.insert(*qpn, rec);
+    }
     check_end(s, &e, &ctx, &cpl, (m.get("cnt_wqe"), m.get("cnt_wqe_err")));
     let want_dbg: Vec<(Vec<u8>, bool)> = cfg.dbgs.iter().map(|d| (d.1.clone(), d.2)).collect();
     assert_eq!(run.dbgs, want_dbg, "debug frames passed through");
@@ -437,6 +473,7 @@ fn rand_ack(r: &mut ChaCha8Rng) -> Ack {
         sip: r.random(),
         dip: r.random(),
         sport: r.random(),
+        tos: r.random(),
         dqpn: r.random_range(0..1 << 24),
         psn: r.random_range(0..1 << 24),
         syndrome: [0x1F, 0x60, 0x61, 0x62, 0x2E][r.random_range(0..5)],
