@@ -41,6 +41,11 @@ impl Logic for TxPair {
         self.bld.rst.next = self.rst.val();
         self.req.kick_valid.next = self.kick_valid.val();
         self.req.kick_qpn.next = self.kick_qpn.val();
+        // no ACK processor here: no restarts, the timer always takes its arm
+        self.req.rs.valid.next = false;
+        self.req.rs.qpn.next = 0.into();
+        self.req.rs.psn.next = 0.into();
+        self.req.arm.ready.next = true;
         CtxPortM::link(&mut self.ctx, &mut self.req.ctx);
         RingPortM::link(&mut self.ring, &mut self.req.ring);
         CplM::link(&mut self.cpl, &mut self.req.cpl);
