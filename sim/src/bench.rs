@@ -237,7 +237,7 @@ fn reliability(out: &mut String, cfg: WorldConfig) -> Result<(), crate::Error> {
     use crate::lossy::{self, Workload};
     writeln!(
         out,
-        "\nRC over a faulty fabric (`rnic_sim::lossy`: 16 QP pairs, 8 sending A -> B and 8 B -> A at once, 16 messages in flight per pair, path MTU 1024/256/4096/512 by pair, local ACK timeout 4 = 65.5 us; loss p and duplication, reordering and bit flips p/2 each, on both links; every message checked). Goodput = message bytes of both directions / cycles at 250 MHz; counters summed over both NICs.\n"
+        "\nRC over a faulty fabric (`rnic_sim::lossy`: 16 QP pairs, 8 sending A -> B and 8 B -> A at once, 16 messages in flight per pair, path MTU 1024/256/4096/512 by pair, local ACK timeout 6 = 262 us; loss p and duplication, reordering and bit flips p/2 each, on both links; every message checked). Goodput = message bytes of both directions / cycles at 250 MHz; counters summed over both NICs.\n"
     )?;
     writeln!(
         out,

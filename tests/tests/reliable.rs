@@ -101,7 +101,8 @@ fn rnr_retry_waits_for_the_receive() {
     );
     let rnr = counters(&ca)["rnr_rx"];
     assert!(rnr >= 5, "only {rnr} RNR NAKs in 200 us");
-    assert_eq!(counters(&cb)["nak_rnr"], rnr);
+    // every RNR NAK B sent reached A; those arriving during a wait are ignored there
+    assert!(counters(&cb)["nak_rnr"] >= rnr);
     qb.post_recv(&[RecvWr::new(9, b.dst.sge(0, 4096).unwrap())])
         .unwrap();
     let wa = a.cq.wait(1, 2_000_000).expect("send completion");

@@ -224,6 +224,9 @@ pub struct AckProc {
     acked: Signal<Local, Bits<24>>,
     pr_now: Signal<Local, Bit>,
     rb_now: Signal<Local, Bits<8>>,
+    una_lo: Signal<Local, Bits<16>>,
+    acked_gap: Signal<Local, Bits<16>>,
+    resume: Signal<Local, Bits<24>>,
     nb_now: Signal<Local, Bits<8>>,
     ack_adv: Signal<Local, Bits<16>>,
     n_base: Signal<Local, Bits<8>>,
@@ -407,6 +410,9 @@ impl AckProc {
             acked: Default::default(),
             pr_now: Default::default(),
             rb_now: Default::default(),
+            una_lo: Default::default(),
+            acked_gap: Default::default(),
+            resume: Default::default(),
             nb_now: Default::default(),
             ack_adv: Default::default(),
             n_base: Default::default(),
@@ -566,6 +572,20 @@ impl Logic for AckProc {
                 .get_bits::<16>(self.o_ackp.val().index());
         self.pr_now.next =
             !self.is_tmo.q.val() && self.ack_adv.val().any() && !self.ack_adv.val().get_bit(15);
+        // where a timeout resumes: the packet after the last one acknowledged, when that lies in
+        // the oldest WQE (una_psn + (ack_psn_lo + 1 - una_psn) mod 2^16), else una_psn
+        self.una_lo.next = self.rd_una.val().get_bits::<16>(0);
+        self.acked_gap.next = self
+            .ctx
+            .rdata
+            .val()
+            .get_bits::<16>(self.o_ackp.val().index())
+            + 1
+            - self.una_lo.val();
+        self.resume.next = self.rd_una.val();
+        if !self.acked_gap.val().get_bit(15) {
+            self.resume.next = self.rd_una.val() + bit_cast::<24, 16>(self.acked_gap.val());
+        }
         // retries this event may use: the full counts after progress, else what is left
         self.rb_now.next = self.rd_rleft.val();
         self.nb_now.next = self.rd_nleft.val();
@@ -853,6 +873,7 @@ impl Logic for AckProc {
                                 self.dec_r.d.next = true;
                                 self.need_rs.d.next = true;
                                 self.stop.d.next = true;
+                                self.gbn_psn.d.next = self.resume.val();
                             } else {
                                 // retries used up: the oldest WQE fails (rem 0: it holds
                                 // una_psn)
@@ -1486,9 +1507,10 @@ mod tests {
         );
         assert_eq!(t.cpl.got.len(), 1);
         assert_eq!(t.cpl.got[0].1.status, wc_status::SUCCESS);
-        // a timeout: back to una_psn, one more retry taken
+        // a timeout: back to the packet after the last one acknowledged (the NAK acknowledged
+        // 103), one more retry taken
         let (rs, ts) = step_events(&mut t, None, Some(5));
-        assert_eq!((rs, ts.len()), (vec![(5, 103)], 0));
+        assert_eq!((rs, ts.len()), (vec![(5, 104)], 0));
         assert_eq!(ctx(&t, 5).retry_left, 0);
         // the last timeout: RETRY_EXC_ERR on the oldest WQE, QP to ERR
         let (rs, ts) = step_events(&mut t, None, Some(5));
