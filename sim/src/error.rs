@@ -12,6 +12,18 @@ pub enum Error {
     /// The hardware did something other than what the job checks for.
     #[error("check failed: {0}")]
     Check(String),
+    /// There is no NIC of that index in the world.
+    #[error("no NIC {nic} (the world has {nics})")]
+    NoSuchNic { nic: usize, nics: usize },
+    /// A frame handed to a NIC's receive port is empty or longer than the port takes.
+    #[error("frame of {len} bytes: a NIC's receive port takes 1..={max} bytes")]
+    FrameSize { len: usize, max: usize },
+    /// Bad input to a tool (a replay configuration or capture): what was wrong, and where.
+    #[error("{0}")]
+    Input(String),
+    /// Reading or writing a file failed.
+    #[error("{path}: {err}")]
+    Io { path: String, err: std::io::Error },
     /// Formatting the report failed (writing into a String does not fail in practice).
     #[error("report formatting: {0}")]
     Fmt(#[from] std::fmt::Error),

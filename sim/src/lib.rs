@@ -6,6 +6,7 @@
 //! * [`frame`]: the RoCE v2 frame parser (demo output, system tests).
 //! * [`world`]: N NICs and their links stepped cycle by cycle from one seed.
 //! * [`device`]: the driver's `Device` trait on a simulated NIC.
+//! * [`replay`]: a capture fed into one NIC's receive port, what it sends written out.
 
 pub mod bench;
 pub mod demo;
@@ -20,6 +21,7 @@ pub mod mmio;
 pub mod model;
 pub mod pcap;
 pub mod perf;
+pub mod replay;
 pub mod world;
 
 pub use device::{SharedWorld, SimNic, world};

@@ -15,6 +15,9 @@ pub const CLOCK_HZ: f64 = rnic_abi::params::DEFAULT.clock_khz as f64 * 1000.0;
 /// Nanoseconds per cycle at the nominal clock.
 pub const NS_PER_CYCLE: f64 = 1e9 / CLOCK_HZ;
 
+/// Longest frame [`World::inject_rx`] takes: a 9000-byte jumbo frame (without FCS).
+pub const MAX_INJECT_BYTES: usize = 9000;
+
 /// World configuration.
 #[derive(Debug, Clone, Copy)]
 pub struct WorldConfig {
@@ -173,6 +176,65 @@ impl World {
     /// Simulated time in nanoseconds.
     pub fn now_ns(&self) -> u64 {
         (self.cycle as f64 * NS_PER_CYCLE) as u64
+    }
+
+    /// Queue `frame` for NIC `nic`'s `s_axis_rx`, through the same receive path as the wire
+    /// (the link whose far end is `nic`, including its [`crate::eth::RxMode::Drop`] FIFO): it
+    /// arrives at line rate right after any frame injected before it, in order with the frames
+    /// already on that link. Any size from 1 to [`MAX_INJECT_BYTES`] bytes (no padding, no
+    /// FCS). With a peer NIC the frame joins the peer's link; [`World::detach_port`] makes the
+    /// test the only sender.
+    pub fn inject_rx(&mut self, nic: usize, frame: Vec<u8>) -> Result<u64, Error> {
+        if nic >= self.nics.len() {
+            return Err(Error::NoSuchNic {
+                nic,
+                nics: self.nics.len(),
+            });
+        }
+        if frame.is_empty() || frame.len() > MAX_INJECT_BYTES {
+            return Err(Error::FrameSize {
+                len: frame.len(),
+                max: MAX_INJECT_BYTES,
+            });
+        }
+        let now = self.cycle;
+        let Some(l) = self.links.iter_mut().find(|l| l.to == nic) else {
+            return Err(Error::Check(format!("NIC {nic} has no receive link")));
+        };
+        Ok(l.inject_paced(now, frame))
+    }
+
+    /// Cable NIC `nic`'s port to the test instead of a NIC: the links to and from it are
+    /// replaced by a transmit link that only taps (its frames appear in [`World::wire`] and
+    /// [`World::sent_by`], nothing receives them) and a receive link fed by
+    /// [`World::inject_rx`]; both keep `WorldConfig::link`. A peer that was cabled to `nic`
+    /// is left without a port. Returns the indices of the (transmit, receive) links.
+    pub fn detach_port(&mut self, nic: usize) -> Result<(usize, usize), Error> {
+        if nic >= self.nics.len() {
+            return Err(Error::NoSuchNic {
+                nic,
+                nics: self.nics.len(),
+            });
+        }
+        use crate::extport::EXT;
+        self.links.retain(|l| l.from != nic && l.to != nic);
+        let mut tx = Link::new(self.cfg.link, nic, EXT, CLOCK_HZ);
+        tx.sink = true;
+        self.links.push(tx);
+        self.links
+            .push(Link::new(self.cfg.link, EXT, nic, CLOCK_HZ));
+        Ok((self.links.len() - 2, self.links.len() - 1))
+    }
+
+    /// Frames NIC `nic` transmitted, in send order, from wire record `since` on (the
+    /// [`World::wire`] entries of the links that currently start at `nic`).
+    pub fn sent_by(&self, nic: usize, since: usize) -> Vec<&WireFrame> {
+        self.wire
+            .iter()
+            .skip(since)
+            .filter(|(li, _)| self.links.get(*li).is_some_and(|l| l.from == nic))
+            .map(|(_, f)| f)
+            .collect()
     }
 
     /// Nothing left in flight: all MMIO done, links empty.

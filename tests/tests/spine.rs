@@ -739,6 +739,63 @@ fn link_fault_injection_is_seeded() {
     assert!(s1.lost > 0 && s1.lost < 12);
 }
 
+/// The board receive mode: frames that arrive together fill the RX FIFO (counted in 64-byte
+/// beats) and the one that does not fit is dropped whole and counted, as is a frame larger
+/// than the FIFO; the rest reach the NIC in order. The tap still shows every frame sent.
+#[test]
+fn board_rx_fifo_drops_what_does_not_fit() {
+    use rnic_sim::eth::{LinkConfig, RxMode};
+    let w = world(WorldConfig {
+        nics: 1,
+        link: LinkConfig {
+            rx: RxMode::Drop { fifo_bytes: 1024 },
+            ..LinkConfig::default()
+        },
+        ..WorldConfig::default()
+    });
+    let (_, rx) = w.borrow_mut().detach_port(0).unwrap();
+    let mut b = rnic::Rnic::open(SimNic::new(&w, 0).unwrap()).unwrap();
+    let base = b.mac_counters().unwrap().rx_frames;
+    {
+        let mut w = w.borrow_mut();
+        let now = w.cycle;
+        // 16 beats of room: four frames of 4 beats fit, the fifth does not
+        for k in 0..5u8 {
+            w.links[rx].inject(
+                now,
+                test_frame([2, 0, 0, 0, 0, 9], [2, 0, 0, 0, 0, 8], 256, k),
+            );
+        }
+        // 2000 bytes: 32 beats, never fits
+        w.links[rx].inject(
+            now + 1,
+            test_frame([2, 0, 0, 0, 0, 9], [2, 0, 0, 0, 0, 8], 2000, 9),
+        );
+        w.run(2000);
+        let st = w.links[rx].stats;
+        assert_eq!((st.injected, st.rx_fifo_drops), (6, 2), "{st:?}");
+        assert_eq!(w.links[rx].rx_fifo_beats(), 0);
+    }
+    assert_eq!(b.mac_counters().unwrap().rx_frames - base, 4);
+    // paced injections (line rate) and the default FIFO: nothing is dropped
+    let mut w2 = w.borrow_mut();
+    w2.links[rx].cfg = LinkConfig::board();
+    for k in 0..20u8 {
+        w2.inject_rx(
+            0,
+            test_frame([2, 0, 0, 0, 0, 9], [2, 0, 0, 0, 0, 8], 1500, k),
+        )
+        .unwrap();
+    }
+    assert!(w2.inject_rx(0, vec![0; 9001]).is_err());
+    assert!(w2.inject_rx(0, Vec::new()).is_err());
+    assert!(w2.inject_rx(3, vec![0; 64]).is_err());
+    w2.run(5000);
+    assert_eq!(w2.links[rx].stats.rx_fifo_drops, 2);
+    drop(w2);
+    assert_eq!(b.mac_counters().unwrap().rx_frames - base, 24);
+}
+
 /// RoCE v2 frames captured from Linux SoftRoCE, sent through NIC A's MAC debug path: NIC B's RX
 /// checks (header parser + ICRC) accept every one; corrupted copies are dropped and counted
 /// under the right reason.

@@ -87,5 +87,12 @@ pub const DEFAULT: BuildParams = BuildParams {
 
 const _: () = assert!(DEFAULT.valid(), "default build parameters are inconsistent");
 
+/// Address bits of the board's Ethernet clock-crossing FIFOs (`rnic_rtl::cdc_fifo`): 2^9 = 512
+/// beats of 64 bytes. The RX one drops a frame that finds it full (the CMAC cannot be paused);
+/// the simulator's board receive mode (`rnic_sim::eth::LinkConfig::board`) models that depth.
+pub const BOARD_ETH_FIFO_ADDR_BITS: u32 = 9;
+/// Bytes the board's RX FIFO holds (counted in 64-byte beats).
+pub const BOARD_RX_FIFO_BYTES: usize = 64 << BOARD_ETH_FIFO_ADDR_BITS;
+
 /// Engine version reported in HW_VERSION: major 31:24, minor 23:16, patch 15:0.
 pub const HW_VERSION: u32 = 1 << 16; // 0.1.0

@@ -30,6 +30,21 @@ enum Cmd {
     Info,
     /// Benchmarks in simulated cycles, and the simulator's speed.
     Bench,
+    /// Feed a capture into one NIC's receive port and capture what it sends (see README).
+    Replay {
+        /// The frames to feed, in order (pcap, Ethernet link type).
+        #[arg(long, required_unless_present = "print_config")]
+        pcap: Option<std::path::PathBuf>,
+        /// Where to write the frames the NIC sends (pcap).
+        #[arg(long, required_unless_present = "print_config")]
+        out: Option<std::path::PathBuf>,
+        /// The NIC's set-up (JSON; fields left out keep the defaults of --print-config).
+        #[arg(long)]
+        config: Option<std::path::PathBuf>,
+        /// Print the configuration in use (the default without --config) and exit.
+        #[arg(long)]
+        print_config: bool,
+    },
 }
 
 fn main() -> anyhow::Result<()> {
@@ -51,6 +66,40 @@ fn main() -> anyhow::Result<()> {
             std::fs::write(&pcap, &r.pcap)
                 .with_context(|| format!("writing {}", pcap.display()))?;
             println!("pcap: {} ({} bytes)", pcap.display(), r.pcap.len());
+        }
+        Cmd::Replay {
+            pcap,
+            out,
+            config,
+            print_config,
+        } => {
+            use rnic_sim::replay;
+            let rc = match &config {
+                Some(p) => replay::ReplayConfig::load(p)?,
+                None => replay::ReplayConfig::default(),
+            };
+            if print_config {
+                println!("{}", rc.to_json());
+                return Ok(());
+            }
+            let (Some(pcap), Some(out)) = (pcap, out) else {
+                anyhow::bail!("replay needs --pcap IN and --out OUT");
+            };
+            // the capture is checked before the simulation starts
+            let frames = replay::read_pcap(&pcap)?;
+            let r = replay::run(&rc, cli.seed, |setup| {
+                print!("{}", setup.describe());
+                Ok(frames)
+            })?;
+            if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("creating {}", dir.display()))?;
+            }
+            let mut buf = Vec::new();
+            r.write_pcap(&mut buf)?;
+            std::fs::write(&out, &buf).with_context(|| format!("writing {}", out.display()))?;
+            print!("{}", r.summary());
+            println!("out: {} ({} bytes)", out.display(), buf.len());
         }
         Cmd::Bench => print!("{}", rnic_sim::bench::run(cfg)?),
         Cmd::Info => {

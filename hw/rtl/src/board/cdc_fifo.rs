@@ -306,8 +306,9 @@ impl<const A: usize, const AP1: usize> Logic for AxisCdcFifo<A, AP1> {
     }
 }
 
-/// Depth of the board FIFOs: 2^9 = 512 beats of 64 bytes (32 KiB, over three jumbo frames).
-pub const BOARD_ADDR_BITS: usize = 9;
+/// Depth of the board FIFOs: 2^9 = 512 beats of 64 bytes (32 KiB, over three jumbo frames);
+/// one constant with the simulator's board receive mode (`rnic_abi::params`).
+pub const BOARD_ADDR_BITS: usize = rnic_abi::params::BOARD_ETH_FIFO_ADDR_BITS as usize;
 /// The board FIFO type.
 pub type BoardAxisCdcFifo = AxisCdcFifo<BOARD_ADDR_BITS, { BOARD_ADDR_BITS + 1 }>;
 
