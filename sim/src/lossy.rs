@@ -139,10 +139,12 @@ impl Outcome {
 }
 
 /// A world whose links lose `loss` of the frames and duplicate, reorder and flip a bit in
-/// half as many, in both directions.
+/// half as many, in both directions; the receive side is the board's (an RX FIFO that drops a
+/// frame it has no room for, no pause), so congestion loses frames too.
 pub fn faulty(seed: u64, loss: f64) -> WorldConfig {
     let mut cfg = WorldConfig {
         seed,
+        link: crate::eth::LinkConfig::board(),
         ..WorldConfig::default()
     };
     cfg.link.loss = loss;

@@ -653,6 +653,7 @@ fn scapy_rnr_nak_carries_timer_code() {
     );
     settle(&mut b);
     assert_eq!(&mem(&mut b, &s.rbuf)[0x100..0x10C], &p[..]);
+}
 
 /// A WRITE ONLY of 4096 bytes (a 4170-byte frame, more than the 2048-byte MAC-debug window
 /// takes) built by `rnic_tests::craft` and queued straight into NIC B's receive port with

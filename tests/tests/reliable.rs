@@ -72,6 +72,10 @@ fn lossy_fabric_mixed_traffic_completes_exactly_once() {
             .all(|l| l.lost > 0 && l.duplicated > 0 && l.reordered > 0 && l.flipped > 0)
     );
     assert_eq!(o.sum("retry_exc"), 0);
+    println!(
+        "RX FIFO drops: A->B {}, B->A {}",
+        o.links[0].rx_fifo_drops, o.links[1].rx_fifo_drops
+    );
 }
 
 /// A SEND posted before the peer's receive waits out RNR NAKs (rnr_retry 7) and completes
