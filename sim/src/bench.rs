@@ -207,6 +207,8 @@ pub fn run(cfg: WorldConfig) -> Result<String, crate::Error> {
     drop(rig);
     drop((ca, cb));
 
+    // one lost frame: the cycles the engine needs to recover
+    recovery(&mut out, cfg)?;
     // RC over a faulty fabric: the engine's retransmission
     reliability(&mut out, cfg)?;
 
@@ -233,7 +235,7 @@ pub fn run(cfg: WorldConfig) -> Result<String, crate::Error> {
 }
 
 /// Goodput and retransmission counters over lossy links (`crate::lossy`), written as a table.
-fn reliability(out: &mut String, cfg: WorldConfig) -> Result<(), crate::Error> {
+pub fn reliability(out: &mut String, cfg: WorldConfig) -> Result<(), crate::Error> {
     use crate::lossy::{self, Workload};
     writeln!(
         out,
@@ -279,6 +281,59 @@ fn reliability(out: &mut String, cfg: WorldConfig) -> Result<(), crate::Error> {
             o.sum("rx_dup"),
             o.sum("drop_icrc"),
         )?;
+    }
+    Ok(())
+}
+
+/// Cycles to recover from exactly one lost frame (`LinkConfig::drop_nth`): 64 x 4 KiB WRITEs,
+/// 32 outstanding, path MTU 4096, local ACK timeout 6 (262 us = 65,536 cycles).
+pub fn recovery(out: &mut String, cfg: WorldConfig) -> Result<(), crate::Error> {
+    writeln!(
+        out,
+        "\nRecovery from one lost frame (A -> B, 64 RDMA WRITEs of 4 KiB, 32 outstanding, path MTU 4096, local ACK timeout 6 = 262 us = 65,536 cycles; extra = cycles minus the lossless run's):\n\n| lost frame | cycles | extra cycles | extra time | retransmitted PSNs | timeouts |\n|---|---|---|---|---|---|"
+    )?;
+    let mut base = 0u64;
+    for (what, link, nth) in [
+        ("none", 0usize, None),
+        ("WRITE 21 of 64 (sequence NAK, go-back-N)", 0, Some(20u64)),
+        ("the last WRITE (no later packet: ACK timeout)", 0, Some(63)),
+        ("the ACK of WRITE 21 (later ACKs cover it)", 1, Some(20)),
+    ] {
+        let w = world(cfg);
+        if let Some(n) = nth {
+            w.borrow_mut().links[link].cfg.drop_nth = Some(n);
+        }
+        let ca = Context::new(Rnic::open(SimNic::new(&w, 0)?)?, PortAddr::sim(1)?)?;
+        let cb = Context::new(Rnic::open(SimNic::new(&w, 1)?)?, PortAddr::sim(2)?)?;
+        let rig = Rig::new(&w, &ca, &cb, 8192)?;
+        let (qa, qb) = rig.connect(Mtu::Mtu4096)?;
+        qa.modify_to_rts(&rnic::verbs::RtsAttr {
+            timeout: 6,
+            ..Default::default()
+        })?;
+        let r = rig.measure(&qa, &qb, BenchOp::Write, 4096, 64, 32)?;
+        rig.audit()?;
+        if nth.is_none() {
+            base = r.cycles;
+        }
+        let c: std::collections::HashMap<_, _> = ca.engine_counters()?.into_iter().collect();
+        let extra = r.cycles.saturating_sub(base);
+        writeln!(
+            out,
+            "| {what} | {} | {extra} | {:.2} us | {} | {} |",
+            r.cycles,
+            extra as f64 * NS_PER_CYCLE / 1000.0,
+            c["retx_psn"],
+            c["timeouts"]
+        )?;
+        let lost: u64 = w.borrow().links.iter().map(|l| l.stats.lost).sum();
+        crate::error::ensure!(
+            lost == nth.is_some() as u64,
+            "{what}: {lost} frames lost, want {}",
+            nth.is_some() as u64
+        );
+        qa.destroy()?;
+        qb.destroy()?;
     }
     Ok(())
 }

@@ -66,6 +66,9 @@ pub struct LinkConfig {
     pub stall: f64,
     /// What the receiving end does while the NIC is not ready.
     pub rx: RxMode,
+    /// Lose exactly the frame with this index (0 = the first frame sent on the link): a
+    /// deterministic single loss, for measuring recovery.
+    pub drop_nth: Option<u64>,
 }
 
 impl Default for LinkConfig {
@@ -79,6 +82,7 @@ impl Default for LinkConfig {
             reorder: 0.0,
             stall: 0.0,
             rx: RxMode::Pfc,
+            drop_nth: None,
         }
     }
 }
@@ -228,7 +232,9 @@ impl Link {
             if self.sink {
                 return;
             }
-            if self.cfg.loss > 0.0 && rng.random_bool(self.cfg.loss) {
+            if self.cfg.drop_nth == Some(self.stats.frames - 1)
+                || (self.cfg.loss > 0.0 && rng.random_bool(self.cfg.loss))
+            {
                 self.stats.lost += 1;
                 return;
             }
