@@ -27,8 +27,8 @@ HPORT=${RNIC_INTEROP_HPORT:-17010}   # our NIC's side
 CASE_TIMEOUT=${RNIC_INTEROP_CASE_TIMEOUT:-600}
 # The cable: "stream" (default): QEMU listens on a Unix stream socket, each rnic-perf connects,
 # lossless (the stream pauses while QEMU is slow to read); "dgram": UDP datagrams, which the
-# kernel drops when QEMU's socket buffer overflows under a burst (a lossy wire: the NIC has no
-# retransmission yet).
+# kernel drops when QEMU's socket buffer overflows under a burst (a lossy wire, which both
+# sides' retransmission must recover).
 NET=${RNIC_INTEROP_NET:-stream}
 # Debian 12 "bookworm" packages, pinned by version and sha256. The kernel is the one tests/vm
 # pins. When a pinned version has left the archive the current one is used and reported.
