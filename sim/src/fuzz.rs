@@ -6,8 +6,9 @@
 //! write, read and atomic), a read-only MR (remote read), [`RECV_WQES`] receive WQEs per QP
 //! from a receive MR, one CQ. Frames come in chunks of [`CHUNK`]: valid messages addressed to
 //! B's QPs at the PSN each QP expects (WRITE FIRST/MIDDLE/LAST/ONLY with and without
-//! immediate, SEND likewise, READ requests, atomics, ACK/NAK, CNP), most of their frames
-//! mutated (bit flips, bytes overwritten in the BTH opcode/flags/P_Key/QPN/PSN, the RETH
+//! immediate, SEND likewise, READ requests, atomics, ACK/NAK, CNP), their frames mutated (in
+//! half of the messages each frame with probability 3/4, in the other half exactly one: bit
+//! flips, bytes overwritten in the BTH opcode/flags/P_Key/QPN/PSN, the RETH
 //! VA/rkey/length, the AETH, the IPv4/UDP length fields and addresses, truncation,
 //! extension), and half of the mutated ones given a recomputed ICRC (and IPv4 header checksum)
 //! so they get past the ICRC check to the transport. All from one ChaCha8 seed:
@@ -262,7 +263,12 @@ fn message(rng: &mut ChaCha8Rng, t: &mut Target) -> Vec<Vec<u8>> {
     let k = rng.random_range(0..t.qps.len());
     let (qpn, mtu, psn) = t.qps[k];
     let h = t.hdr;
-    let kind = rng.random_range(0..12u32);
+    // WRITEs twice as often as the other kinds (they reach the deepest state)
+    let kind = match rng.random_range(0..16u32) {
+        r @ 0..=7 => r % 4,
+        r @ 8..=11 => r - 4,
+        r => r - 4,
+    };
     let imm = |rng: &mut ChaCha8Rng| rng.random::<u32>().to_be_bytes().to_vec();
     let mut out = Vec::new();
     let mut next = psn;
@@ -765,16 +771,26 @@ pub fn run(seed: u64, frames: usize) -> Result<FuzzOutcome, Error> {
     };
     let mut wc = vec![WorkCompletion::default(); 256];
     let mut chunk_no = 0usize;
+    // frames of the current message still to inject (reversed), and which of them to mutate:
+    // half of the messages have each frame mutated with probability 3/4, the other half
+    // exactly one frame (so the rest of the message is valid around it)
     let mut pending: Vec<Vec<u8>> = Vec::new();
+    let mut hit: Vec<bool> = Vec::new();
     while o.frames < frames {
         let mut chunk = Vec::new();
         while chunk.len() < CHUNK && o.frames + chunk.len() < frames {
             if pending.is_empty() {
                 pending = message(&mut rng, &mut t);
                 pending.reverse();
+                hit = if rng.random() {
+                    (0..pending.len()).map(|_| rng.random_bool(0.75)).collect()
+                } else {
+                    let one = rng.random_range(0..pending.len());
+                    (0..pending.len()).map(|i| i == one).collect()
+                };
             }
             let Some(mut f) = pending.pop() else { break };
-            if rng.random_bool(0.75) {
+            if hit.pop().unwrap_or(false) {
                 let k = if rng.random_bool(0.6) {
                     1
                 } else {
