@@ -211,6 +211,7 @@ pub fn run(cfg: WorldConfig) -> Result<String, crate::Error> {
     recovery(&mut out, cfg)?;
     // RC over a faulty fabric: the engine's retransmission
     reliability(&mut out, cfg)?;
+    fuzz_rows(&mut out)?;
 
     // simulator speed: a two-NIC world, idle and with frames on both links
     let w3 = world(cfg);
@@ -232,6 +233,46 @@ pub fn run(cfg: WorldConfig) -> Result<String, crate::Error> {
         "\nSimulator speed (wall clock, this machine): two-NIC world idle {idle:.0} cycles/s; with the driver sending 1500-byte frames {busy:.0} cycles/s; during the RDMA runs above {rdma_speed:.0} cycles/s."
     )?;
     Ok(out)
+}
+
+/// The receive-path fuzz test (`crate::fuzz`) at 10^5 frames, written as a table.
+fn fuzz_rows(out: &mut String) -> Result<(), crate::Error> {
+    let frames = 100_000;
+    let t = std::time::Instant::now();
+    let o = crate::fuzz::run(1, frames)?;
+    let secs = t.elapsed().as_secs_f64();
+    writeln!(
+        out,
+        "\nReceive-path fuzzing (`rnic_sim::fuzz`, seed 1: mutated valid frames, half of the mutated ones with a recomputed ICRC, into one NIC; no hang, DMA only into the writable MR, receive buffers and CQ ring, a valid WRITE works afterwards). Wall seconds: this machine.\n"
+    )?;
+    writeln!(
+        out,
+        "| frames | valid / old ICRC / new ICRC | cycles | wall s | frames/s | sent by the NIC | requests executed | ICRC drops | parse drops | QP/opcode/P_Key/address drops | NAKs (seq/access/invalid) | QP resets |\n|---|---|---|---|---|---|---|---|---|---|---|---|"
+    )?;
+    writeln!(
+        out,
+        "| {} | {} / {} / {} | {} | {:.1} | {:.0} | {} | {} | {} | {} | {}/{}/{}/{} | {}/{}/{} | {} |",
+        o.frames,
+        o.valid,
+        o.mutated,
+        o.recomputed,
+        o.cycles,
+        secs,
+        o.frames as f64 / secs,
+        o.sent,
+        o.counter("rx_req"),
+        o.counter("drop_icrc"),
+        o.counter("drop_parse"),
+        o.counter("drop_qp"),
+        o.counter("drop_opcode"),
+        o.counter("drop_pkey"),
+        o.counter("drop_addr"),
+        o.counter("nak_seq"),
+        o.counter("nak_acc"),
+        o.counter("nak_inv"),
+        o.qp_resets,
+    )?;
+    Ok(())
 }
 
 /// Goodput and retransmission counters over lossy links (`crate::lossy`), written as a table.

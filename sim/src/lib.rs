@@ -7,6 +7,7 @@
 //! * [`world`]: N NICs and their links stepped cycle by cycle from one seed.
 //! * [`device`]: the driver's `Device` trait on a simulated NIC.
 //! * [`replay`]: a capture fed into one NIC's receive port, what it sends written out.
+//! * [`fuzz`]: mutated RoCE v2 frames fed into one NIC's receive port, checked.
 
 pub mod bench;
 pub mod demo;
@@ -15,6 +16,7 @@ pub mod error;
 pub mod eth;
 pub mod extport;
 pub mod frame;
+pub mod fuzz;
 pub mod hostmem;
 pub mod lossy;
 pub mod mmio;
