@@ -144,13 +144,13 @@ layout! {
         retry_cnt: u8 = 46, "Transport retries after a local ACK timeout or a PSN sequence error NAK (0..7).";
         rnr_retry: u8 = 47, "RNR retries (0..6; 7 = retry forever).";
         timeout: u8 = 48, "Local ACK timeout: 4.096 us * 2^timeout (0 = infinite, no timer).";
-        max_rd_atomic: u8 = 49, "Outstanding RDMA READ/atomic as requester (stored).";
+        max_rd_atomic: u8 = 49, "Outstanding RDMA READ/atomic as requester (stored; not enforced yet).";
         min_rnr_timer: u8 = 50, "IBTA RNR timer code our RNR NAKs carry (0..31; responder).";
         traffic_class: u8 = 51, "IPv4 TOS: DSCP in bits 7:2; the ECN bits are sent as ECT(0).";
         retry_left: u8 = 52, "Transport retries left (ACK processor; reset to retry_cnt on progress).";
         rnr_left: u8 = 53, "RNR retries left (ACK processor; reset to rnr_retry on progress).";
         req_flags: u8 = 54, "req_flag bits (ACK processor).";
-        max_dest_rd_atomic: u8 = 55, "Outstanding RDMA READ/atomic as responder (stored).";
+        max_dest_rd_atomic: u8 = 55, "Outstanding RDMA READ/atomic as responder (stored; not enforced yet).";
         src_mac: [u8; 6] = 56, "Source MAC address.";
         ack_psn_lo: u16 = 62, "Low 16 bits of the last PSN acknowledged (an ACK's PSN, a NAK's PSN - 1); retries refill when it advances (ACK processor).";
     }
@@ -161,6 +161,11 @@ pub mod req_flag {
     /// An RNR NAK was received: the requester waits for the RNR timer before it sends again
     /// (from `una_psn`); the TX scheduler skips the QP meanwhile.
     pub const RNR_WAIT: u8 = 1 << 0;
+    /// A READ RESPONSE (or an ACK) arrived past the next expected READ RESPONSE PSN (an
+    /// implicit NAK, IBTA 9.7.5.1.3): a go-back-N restart from the expected PSN was sent and
+    /// one retry used; later responses of the same gap do not restart again. Cleared when an
+    /// expected response is accepted and on a timeout.
+    pub const RD_GAP: u8 = 1 << 1;
 }
 
 /// Responder-state `flags` bits.

@@ -288,7 +288,7 @@ pub mod eng {
     pub const MINOR: u16 = 0;
     pub const CNT: u32 = BASE + 0x0C;
     /// Counter names (block that counts: meaning).
-    pub const COUNTERS: [(&str, &str); 34] = [
+    pub const COUNTERS: [(&str, &str); 38] = [
         (
             "db_bad",
             "doorbell unit: doorbells naming a queue beyond the tables (dropped)",
@@ -376,6 +376,22 @@ pub mod eng {
         (
             "retry_exc",
             "ACK processor: QPs ended by RETRY_EXC_ERR or RNR_RETRY_EXC_ERR",
+        ),
+        (
+            "rx_read",
+            "responder: RDMA READ requests answered (new and duplicate)",
+        ),
+        (
+            "rd_rsp",
+            "ACK processor: READ RESPONSE packets accepted and placed",
+        ),
+        (
+            "rd_gap",
+            "ACK processor: implicit NAKs (a READ RESPONSE or ACK past a missing READ RESPONSE; go-back-N restart)",
+        ),
+        (
+            "rd_drop",
+            "ACK processor: READ RESPONSE packets dropped (duplicate, out of place, malformed)",
         ),
     ];
 }
@@ -804,10 +820,10 @@ pub const BLOCKS: &[Block] = &[
         next: 0,
         doc: "Data-path event counters (32-bit, wrapping), one word each at CNT + 4*i in the order of `eng::COUNTERS`.",
         regs: &[Reg {
-            name: "CNT0..CNT33",
+            name: "CNT0..CNT37",
             offset: eng::CNT,
             access: Ro,
-            doc: "db_bad, tx_wqe, tx_wqe_err, tx_pkts, tx_acks, rx_req, rx_dup, nak_seq, nak_acc, nak_inv, nak_rnr, drop_qp, drop_opcode, drop_icrc, drop_parse, ack, nak, ack_ignored, cqe, cq_overflow, cq_invalid, dma_rd_bursts, dma_wr_bursts, dma_bus_err, drop_buf, drop_pkey, drop_addr, retx_psn, restarts, timeouts, rnr_rx, nak_seq_rx, rx_cnp, retry_exc.",
+            doc: "db_bad, tx_wqe, tx_wqe_err, tx_pkts, tx_acks, rx_req, rx_dup, nak_seq, nak_acc, nak_inv, nak_rnr, drop_qp, drop_opcode, drop_icrc, drop_parse, ack, nak, ack_ignored, cqe, cq_overflow, cq_invalid, dma_rd_bursts, dma_wr_bursts, dma_bus_err, drop_buf, drop_pkey, drop_addr, retx_psn, restarts, timeouts, rnr_rx, nak_seq_rx, rx_cnp, retry_exc, rx_read, rd_rsp, rd_gap, rd_drop.",
         }],
         windows: &[],
     },

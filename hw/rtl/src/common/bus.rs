@@ -439,6 +439,14 @@ pub struct AckEvM {
     pub psn: Signal<Out, Bits<24>>,
     pub syndrome: Signal<Out, Bits<8>>,
     pub msn: Signal<Out, Bits<24>>,
+    /// An RDMA READ RESPONSE (0x0D..0x10), not an ACKNOWLEDGE: the sender waits for the
+    /// ACK processor's verdict on [`RdVerdictM`] before it takes the next frame. `syndrome` /
+    /// `msn` are the AETH's for FIRST / LAST / ONLY and `aeth::ACK` / 0 for MIDDLE.
+    pub rsp: Signal<Out, Bit>,
+    /// READ RESPONSE position: 0 FIRST, 1 MIDDLE, 2 LAST, 3 ONLY (`RSP_*`).
+    pub rpos: Signal<Out, Bits<2>>,
+    /// READ RESPONSE payload bytes (without the pad), 0..=4096.
+    pub plen: Signal<Out, Bits<13>>,
 }
 
 /// Received ACKNOWLEDGE, ACK-processor side.
@@ -451,6 +459,96 @@ pub struct AckEvS {
     pub psn: Signal<In, Bits<24>>,
     pub syndrome: Signal<In, Bits<8>>,
     pub msn: Signal<In, Bits<24>>,
+    pub rsp: Signal<In, Bit>,
+    pub rpos: Signal<In, Bits<2>>,
+    pub plen: Signal<In, Bits<13>>,
+}
+
+/// READ RESPONSE positions on [`AckEvM::rpos`].
+pub const RSP_FIRST: u64 = 0;
+pub const RSP_MIDDLE: u64 = 1;
+pub const RSP_LAST: u64 = 2;
+pub const RSP_ONLY: u64 = 3;
+
+/// The ACK processor's verdict on a READ RESPONSE event (ackproc -> rxresp), source side.
+/// `valid`/`ready`: exactly one verdict per `AckEvM` with `rsp` set, after that event was
+/// taken. `ok` = place the payload (`plen` bytes of the event) at host address `addr` (the
+/// READ WQE's local buffer + the response's offset); !ok = drop the frame (duplicate, gap,
+/// malformed, QP not RTS). After an `ok` verdict, the receive side pulses `placed` for one
+/// cycle once the payload's DMA write command has been taken by the DMA engine (at once when
+/// `plen` is 0), so a completion the ACK processor writes afterwards lands after the data
+/// (same AXI ID). The ACK processor takes no other event until then.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "RdVerdictS"]
+pub struct RdVerdictM {
+    pub valid: Signal<Out, Bit>,
+    pub ready: Signal<In, Bit>,
+    pub ok: Signal<Out, Bit>,
+    pub addr: Signal<Out, Bits<64>>,
+    pub placed: Signal<In, Bit>,
+}
+
+/// READ RESPONSE verdict, receive side.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "RdVerdictM"]
+pub struct RdVerdictS {
+    pub valid: Signal<In, Bit>,
+    pub ready: Signal<Out, Bit>,
+    pub ok: Signal<In, Bit>,
+    pub addr: Signal<In, Bits<64>>,
+    pub placed: Signal<Out, Bit>,
+}
+
+/// A responder job (rxresp -> rdresp), source side, valid/ready, in the order the responder
+/// decided them: an ACK/NAK (`read` = 0: one ACKNOWLEDGE frame, PSN `psn`, AETH = `syndrome`
+/// and `msn`) or an RDMA READ to answer (`read` = 1: READ RESPONSE packets for `len` bytes
+/// read from host address `va`, PSNs `psn`, `psn`+1, ..., segmented at the path MTU
+/// 128 << `mtu`, AETH = `syndrome` (ACK) + `msn` on FIRST/LAST/ONLY). Addressing from the
+/// responder's QP context as in [`AckReqM`]. One stream, so an ACK never overtakes the READ
+/// responses of requests before it (IBTA 9.5: responses in PSN order).
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "RspJobS"]
+pub struct RspJobM {
+    pub valid: Signal<Out, Bit>,
+    pub ready: Signal<In, Bit>,
+    pub dmac: Signal<Out, Bits<48>>,
+    pub smac: Signal<Out, Bits<48>>,
+    pub sip: Signal<Out, Bits<32>>,
+    pub dip: Signal<Out, Bits<32>>,
+    pub sport: Signal<Out, Bits<16>>,
+    pub tos: Signal<Out, Bits<8>>,
+    pub dqpn: Signal<Out, Bits<24>>,
+    pub psn: Signal<Out, Bits<24>>,
+    pub syndrome: Signal<Out, Bits<8>>,
+    pub msn: Signal<Out, Bits<24>>,
+    pub read: Signal<Out, Bit>,
+    pub va: Signal<Out, Bits<64>>,
+    /// READ DMA length in bytes (0 = one READ RESPONSE ONLY without payload).
+    pub len: Signal<Out, Bits<32>>,
+    /// Path MTU, IBTA enum 1..5.
+    pub mtu: Signal<Out, Bits<3>>,
+}
+
+/// Responder job, response-generator side.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "RspJobM"]
+pub struct RspJobS {
+    pub valid: Signal<In, Bit>,
+    pub ready: Signal<Out, Bit>,
+    pub dmac: Signal<In, Bits<48>>,
+    pub smac: Signal<In, Bits<48>>,
+    pub sip: Signal<In, Bits<32>>,
+    pub dip: Signal<In, Bits<32>>,
+    pub sport: Signal<In, Bits<16>>,
+    pub tos: Signal<In, Bits<8>>,
+    pub dqpn: Signal<In, Bits<24>>,
+    pub psn: Signal<In, Bits<24>>,
+    pub syndrome: Signal<In, Bits<8>>,
+    pub msn: Signal<In, Bits<24>>,
+    pub read: Signal<In, Bit>,
+    pub va: Signal<In, Bits<64>>,
+    pub len: Signal<In, Bits<32>>,
+    pub mtu: Signal<In, Bits<3>>,
 }
 
 /// One received frame's RX checks (the responder's header parser + ICRC checker), for the
