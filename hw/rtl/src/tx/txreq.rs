@@ -9,9 +9,17 @@
 //! (before the packets, so that an ACK or NAK for any of them finds the WQE below `sq_ci`),
 //! emits the message's n packet descriptors on `pkt` and, if more WQEs were posted, puts the QP back at
 //! the FIFO tail (one WQE per turn: round robin by WQE). A WQE failing a check gets an error
-//! completion on `cpl` (LOC_QP_OP_ERR bad opcode, LOC_LEN_ERR bad inline length,
-//! LOC_PROT_ERR bad lkey / MR / PD / bounds) and a byte-enable write of `state = ERR` and
-//! `sq_ci + 1`.
+//! completion on `cpl` (LOC_QP_OP_ERR bad opcode or INLINE on a READ, LOC_LEN_ERR bad inline
+//! length or a READ longer than [`MAX_READ_LEN`], LOC_PROT_ERR bad lkey / MR / PD / bounds, or
+//! a READ's MR without LOCAL_WRITE) and a byte-enable write of `state = ERR` and `sq_ci + 1`.
+//!
+//! Opcodes: SEND, SEND_IMM, RDMA_WRITE, RDMA_WRITE_IMM and RDMA_READ (atomics are refused).
+//! An RDMA_READ WQE (local buffer `local_addr`/`lkey`/`length`, which the ACK processor fills
+//! from the responses) is ONE packet descriptor: READ REQUEST (0x0C), RETH (va = remote_addr +
+//! off, rkey, DMA length = length - off), no payload, AckReq, PSN = the start PSN; its
+//! write-back advances `sq_psn` by n = max(1, ceil(length / mtu)), the PSNs of the response
+//! packets, as a WRITE of the same length does. A go-back-N restart at the response PSN
+//! `una_psn + skip` inside it re-requests only the rest: off = skip * mtu, PSN una_psn + skip.
 //!
 //! Packet descriptors ([`TxDescM`], valid/ready) carry everything the frame builder needs,
 //! including the payload's host address: the builder (`txbuild`) issues the DMA read for a
@@ -28,7 +36,7 @@ pub use crate::common::fifo::Fifo as SyncFifo;
 use crate::net::mac::MacOrder;
 use rnic_abi::params;
 use rnic_abi::queue::{
-    MrEntry, QpContext, Wqe, qp_state, req_flag, wc_op, wc_status, wqe_flag, wqe_op,
+    MrEntry, QpContext, Wqe, access, qp_state, req_flag, wc_op, wc_status, wqe_flag, wqe_op,
 };
 use rnic_abi::roce::opcode;
 use rust_hdl::prelude::*;
@@ -37,6 +45,9 @@ use rust_hdl::prelude::*;
 pub const NQ: usize = params::DEFAULT.num_qps as usize;
 /// Bits of a QP index.
 pub const QB: usize = NQ.trailing_zeros() as usize;
+/// Longest RDMA READ (bytes): 2^31, so that its response PSNs (up to 2^23 at MTU 256) stay
+/// inside the 2^23 PSN window. Longer: LOC_LEN_ERR.
+pub const MAX_READ_LEN: u32 = 1 << 31;
 
 /// Declares the packet descriptor once, from one field list: the source bundle [`TxDescM`],
 /// the sink bundle [`TxDescS`], the handshake-free input bundle [`TxDescIn`] (the header
@@ -230,6 +241,8 @@ pub struct TxReq {
     m_iova_o: Constant<Bits<10>>,
     m_len_o: Constant<Bits<10>>,
     m_flags_o: Constant<Bits<10>>,
+    m_access_o: Constant<Bits<10>>,
+    c_acc_lw: Constant<Bits<32>>,
     be_ok: Constant<Bits<64>>,
     be_err: Constant<Bits<64>>,
     c_nq: Constant<Bits<16>>,
@@ -243,6 +256,8 @@ pub struct TxReq {
     c_op_send_imm: Constant<Bits<8>>,
     c_op_write: Constant<Bits<8>>,
     c_op_write_imm: Constant<Bits<8>>,
+    c_op_read: Constant<Bits<8>>,
+    c_max_read: Constant<Bits<32>>,
     c_f_inline: Constant<Bits<8>>,
     c_f_solicited: Constant<Bits<8>>,
     c_max_inline: Constant<Bits<32>>,
@@ -251,6 +266,8 @@ pub struct TxReq {
     c_st_prot: Constant<Bits<8>>,
     c_wc_send: Constant<Bits<8>>,
     c_wc_write: Constant<Bits<8>>,
+    c_wc_read: Constant<Bits<8>>,
+    b_read_req: Constant<Bits<8>>,
     b_send_first: Constant<Bits<8>>,
     b_send_middle: Constant<Bits<8>>,
     b_send_last: Constant<Bits<8>>,
@@ -317,6 +334,7 @@ pub struct TxReq {
     w_idata: Signal<Local, Bits<128>>,
     w_mridx: Signal<Local, Bits<24>>,
     w_write: Signal<Local, Bit>,
+    w_read: Signal<Local, Bit>,
     w_imm_op: Signal<Local, Bit>,
     w_inline: Signal<Local, Bit>,
     w_sol: Signal<Local, Bit>,
@@ -325,6 +343,7 @@ pub struct TxReq {
     m_iova: Signal<Local, Bits<64>>,
     m_len: Signal<Local, Bits<64>>,
     m_flags: Signal<Local, Bits<32>>,
+    m_access: Signal<Local, Bits<32>>,
     m_rel: Signal<Local, Bits<64>>,
     m_end: Signal<Local, Bits<65>>,
     m_ok: Signal<Local, Bit>,
@@ -410,6 +429,8 @@ impl Default for TxReq {
             m_iova_o: bit_off(m, "iova"),
             m_len_o: bit_off(m, "length"),
             m_flags_o: bit_off(m, "flags"),
+            m_access_o: bit_off(m, "access"),
+            c_acc_lw: k(access::LOCAL_WRITE as u64),
             be_ok: be_mask(q, &["sq_psn", "sq_ci"]),
             be_err: be_mask(q, &["state", "sq_ci"]),
             c_nq: k(NQ as u64),
@@ -423,6 +444,8 @@ impl Default for TxReq {
             c_op_send_imm: k(wqe_op::SEND_IMM as u64),
             c_op_write: k(wqe_op::RDMA_WRITE as u64),
             c_op_write_imm: k(wqe_op::RDMA_WRITE_IMM as u64),
+            c_op_read: k(wqe_op::RDMA_READ as u64),
+            c_max_read: k(MAX_READ_LEN as u64),
             c_f_inline: k(wqe_flag::INLINE as u64),
             c_f_solicited: k(wqe_flag::SOLICITED as u64),
             c_max_inline: k(rnic_abi::queue::WQE_INLINE_BYTES as u64),
@@ -431,6 +454,8 @@ impl Default for TxReq {
             c_st_prot: k(wc_status::LOC_PROT_ERR as u64),
             c_wc_send: k(wc_op::SEND as u64),
             c_wc_write: k(wc_op::RDMA_WRITE as u64),
+            c_wc_read: k(wc_op::RDMA_READ as u64),
+            b_read_req: k(opcode::READ_REQUEST as u64),
             b_send_first: k(opcode::SEND_FIRST as u64),
             b_send_middle: k(opcode::SEND_MIDDLE as u64),
             b_send_last: k(opcode::SEND_LAST as u64),
@@ -496,6 +521,7 @@ impl Default for TxReq {
             w_idata: Default::default(),
             w_mridx: Default::default(),
             w_write: Default::default(),
+            w_read: Default::default(),
             w_imm_op: Default::default(),
             w_inline: Default::default(),
             w_sol: Default::default(),
@@ -504,6 +530,7 @@ impl Default for TxReq {
             m_iova: Default::default(),
             m_len: Default::default(),
             m_flags: Default::default(),
+            m_access: Default::default(),
             m_rel: Default::default(),
             m_end: Default::default(),
             m_ok: Default::default(),
@@ -612,6 +639,7 @@ impl Logic for TxReq {
         self.w_mridx.next = self.w_lkey.val().get_bits::<24>(8);
         self.w_write.next = (self.w_op.val() == self.c_op_write.val())
             || (self.w_op.val() == self.c_op_write_imm.val());
+        self.w_read.next = self.w_op.val() == self.c_op_read.val();
         self.w_imm_op.next = (self.w_op.val() == self.c_op_send_imm.val())
             || (self.w_op.val() == self.c_op_write_imm.val());
         self.w_inline.next = (self.w_flags.val() & self.c_f_inline.val()).any();
@@ -642,6 +670,11 @@ impl Logic for TxReq {
             .rdata
             .val()
             .get_bits::<32>(self.m_flags_o.val().index());
+        self.m_access.next = self
+            .ctx
+            .rdata
+            .val()
+            .get_bits::<32>(self.m_access_o.val().index());
         self.m_rel.next = self.w_laddr.val() - self.m_iova.val();
         self.m_end.next =
             bit_cast::<65, 64>(self.m_rel.val()) + bit_cast::<65, 32>(self.w_len.val());
@@ -649,7 +682,8 @@ impl Logic for TxReq {
             && (self.m_key.val() == self.w_lkey.val())
             && (self.m_pd.val() == self.q_pd.val())
             && (self.w_laddr.val() >= self.m_iova.val())
-            && (self.m_end.val() <= bit_cast::<65, 64>(self.m_len.val()));
+            && (self.m_end.val() <= bit_cast::<65, 64>(self.m_len.val()))
+            && (!self.w_read.val() || (self.m_access.val() & self.c_acc_lw.val()).any());
         // ---------------- segmentation
         self.mtu.next = 4096.into();
         if self.q_mtu.val() <= 1 {
@@ -662,7 +696,8 @@ impl Logic for TxReq {
             self.mtu.next = 2048.into();
         }
         self.rem.next = self.w_len.val() - self.off.q.val();
-        self.last.next = self.rem.val() <= self.mtu.val();
+        // a READ is one READ REQUEST packet, whatever its length
+        self.last.next = (self.rem.val() <= self.mtu.val()) || self.w_read.val();
         // packets of the message: max(1, ceil(len / mtu)); the PSN after it
         self.npk.next = ((self.w_len.val() - 1) >> 12) + 1;
         if self.q_mtu.val() <= 1 {
@@ -683,6 +718,9 @@ impl Logic for TxReq {
         if self.last.val() {
             self.plen.next = self.rem.val().get_bits::<13>(0);
         }
+        if self.w_read.val() {
+            self.plen.next = 0.into();
+        }
         self.imask_sh.next = bit_cast::<8, 5>(self.w_len.val().get_bits::<5>(0)) << 3;
         self.imask.next = self.ones128.val() << self.imask_sh.val();
 
@@ -700,20 +738,26 @@ impl Logic for TxReq {
         self.pkt.psn.next = self.psn.q.val();
         self.pkt.ackreq.next = self.last.val() || (self.psn.q.val().get_bits::<6>(0) == 63);
         // SE: SEND and RDMA WRITE with immediate (the ones that complete a receive WQE)
-        self.pkt.se.next =
-            self.w_sol.val() && self.last.val() && (!self.w_write.val() || self.w_imm_op.val());
+        self.pkt.se.next = self.w_sol.val()
+            && self.last.val()
+            && !self.w_read.val()
+            && (!self.w_write.val() || self.w_imm_op.val());
         self.pkt.pad.next = self.zero2.val() - self.plen.val().get_bits::<2>(0);
         self.pkt.paylen.next = self.plen.val();
-        self.pkt.has_reth.next = self.w_write.val() && self.first.val();
-        self.pkt.va.next = self.w_raddr.val();
+        // RETH: WRITE FIRST/ONLY (offset 0: the whole message) and every READ REQUEST (from
+        // the offset it restarts at: va + off, the remaining length)
+        self.pkt.has_reth.next = (self.w_write.val() && self.first.val()) || self.w_read.val();
+        self.pkt.va.next = self.w_raddr.val() + bit_cast::<64, 32>(self.off.q.val());
         self.pkt.rkey.next = self.w_rkey.val();
-        self.pkt.dmalen.next = self.w_len.val();
+        self.pkt.dmalen.next = self.rem.val();
         self.pkt.has_imm.next = self.w_imm_op.val() && self.last.val();
         self.pkt.imm.next = self.w_imm.val();
         self.pkt.addr.next = self.w_laddr.val() + bit_cast::<64, 32>(self.off.q.val());
         self.pkt.inl.next = self.w_inline.val();
         self.pkt.idata.next = self.w_idata.val() & !self.imask.val();
-        if self.w_write.val() {
+        if self.w_read.val() {
+            self.pkt.opcode.next = self.b_read_req.val();
+        } else if self.w_write.val() {
             if self.first.val() && self.last.val() {
                 if self.w_imm_op.val() {
                     self.pkt.opcode.next = self.b_write_only_imm.val();
@@ -760,6 +804,9 @@ impl Logic for TxReq {
         self.cpl.opcode.next = self.c_wc_send.val();
         if self.w_write.val() {
             self.cpl.opcode.next = self.c_wc_write.val();
+        }
+        if self.w_read.val() {
+            self.cpl.opcode.next = self.c_wc_read.val();
         }
         self.cpl.status.next = self.status.q.val();
         self.cpl.flags.next = 0.into();
@@ -884,7 +931,9 @@ impl Logic for TxReq {
                 self.psn0.d.next = self.e_psn.val();
                 if self.first_out.val() && self.skip.val().any() {
                     // go-back-N into the middle of the oldest WQE: its packets keep their
-                    // PSNs (una_psn + i), offsets and opcodes (MIDDLE/LAST, no RETH)
+                    // PSNs (una_psn + i), offsets and opcodes (MIDDLE/LAST, no RETH); a READ
+                    // sends one READ REQUEST for the rest (PSN una_psn + skip, va and DMA
+                    // length moved by skip * mtu)
                     self.psn0.d.next = self.q_una.val();
                     if bit_cast::<32, 24>(self.skip.val()) < self.npk.val() {
                         self.off.d.next = self.skip_off.val();
@@ -892,8 +941,15 @@ impl Logic for TxReq {
                         self.psn.d.next = self.q_una.val();
                     }
                 }
-                if self.w_op.val() > self.c_op_write_imm.val() {
+                if (self.w_op.val() > self.c_op_write_imm.val()) && !self.w_read.val() {
                     self.status.d.next = self.c_st_op.val();
+                    self.st.d.next = TxState::Cpl;
+                } else if self.w_read.val() && self.w_inline.val() {
+                    // a READ has no data to send inline
+                    self.status.d.next = self.c_st_op.val();
+                    self.st.d.next = TxState::Cpl;
+                } else if self.w_read.val() && (self.w_len.val() > self.c_max_read.val()) {
+                    self.status.d.next = self.c_st_len.val();
                     self.st.d.next = TxState::Cpl;
                 } else if self.w_inline.val() {
                     if (self.w_len.val() > self.c_max_inline.val())
@@ -1069,8 +1125,15 @@ pub(crate) mod tests {
     }
 
     pub const PD: u32 = 7;
-    /// MR table indices used: good MRs 3, 9, 700; 11 = invalid flag; 12 = other PD.
+    /// MR table indices used: good MRs 3, 9, 700; 11 = invalid flag; 12 = other PD;
+    /// [`MR_NO_LW`] = valid but without LOCAL_WRITE; [`MR_HUGE`] = 4 GiB without memory.
     pub const GOOD_MRS: [u32; 3] = [3, 9, 700];
+    /// A valid MR over MR 3's memory with REMOTE_READ | REMOTE_WRITE but no LOCAL_WRITE: a
+    /// SEND/WRITE source may use it, a READ target may not.
+    pub const MR_NO_LW: u32 = 13;
+    /// A valid 4 GiB MR (LOCAL_WRITE) with no memory behind it: READ targets only (a READ
+    /// reads no local memory).
+    pub const MR_HUGE: u32 = 14;
     pub const MR_LEN: u64 = 70_000;
 
     pub const LENGTHS: [u32; 13] = [0, 1, 3, 63, 64, 65, 255, 256, 257, 4095, 4096, 4097, 65536];
@@ -1085,6 +1148,12 @@ pub(crate) mod tests {
         MrInvalid,
         MrPd,
         Bounds,
+        /// An RDMA_READ with the INLINE flag.
+        ReadInline,
+        /// An RDMA_READ into an MR without LOCAL_WRITE.
+        NoLocalWrite,
+        /// An RDMA_READ longer than 2^31 bytes.
+        ReadTooLong,
     }
 
     pub fn new_setup(r: &mut ChaCha8Rng) -> Setup {
@@ -1097,7 +1166,7 @@ pub(crate) mod tests {
                 pd: if i == 12 { PD + 1 } else { PD },
                 iova,
                 length: MR_LEN,
-                access: 1,
+                access: access::LOCAL_WRITE,
                 flags: if i == 11 { 0 } else { 1 },
             };
             if GOOD_MRS.contains(&i) {
@@ -1107,6 +1176,27 @@ pub(crate) mod tests {
             }
             mrs.insert(i, e);
         }
+        // no random draws for these two: the generators' streams stay as they were
+        let m3 = mrs[&3];
+        mrs.insert(
+            MR_NO_LW,
+            MrEntry {
+                key: make_key(MR_NO_LW, 0x5A),
+                access: access::REMOTE_READ | access::REMOTE_WRITE,
+                ..m3
+            },
+        );
+        mrs.insert(
+            MR_HUGE,
+            MrEntry {
+                key: make_key(MR_HUGE, 0xA5),
+                pd: PD,
+                iova: 0x40_0000_0000,
+                length: 1 << 32,
+                access: access::LOCAL_WRITE,
+                flags: 1,
+            },
+        );
         Setup {
             qps: vec![],
             wqes: HashMap::new(),
@@ -1175,7 +1265,8 @@ pub(crate) mod tests {
         }
         match bad {
             None => {}
-            Some(Bad::Opcode) => w.opcode = [4u8, 5, 6, 7, 0x10, 0xFF][r.random_range(0..6)],
+            // (RDMA_READ = 4 is good now; 8 keeps the list's length and the random stream)
+            Some(Bad::Opcode) => w.opcode = [8u8, 5, 6, 7, 0x10, 0xFF][r.random_range(0..6)],
             Some(Bad::InlineLen) => {
                 w.flags |= wqe_flag::INLINE;
                 if r.random_bool(0.5) {
@@ -1200,17 +1291,97 @@ pub(crate) mod tests {
                     mr.iova - r.random_range(1..100)
                 };
             }
+            Some(Bad::ReadInline) => {
+                w.opcode = wqe_op::RDMA_READ;
+                w.flags |= wqe_flag::INLINE;
+                w.length = len.min(16);
+                w.inline_len = w.length as u8;
+            }
+            Some(Bad::NoLocalWrite) => {
+                let m = s.mrs[&MR_NO_LW];
+                w.opcode = wqe_op::RDMA_READ;
+                w.lkey = m.key;
+                w.local_addr = m.iova + r.random_range(0..=room);
+            }
+            Some(Bad::ReadTooLong) => {
+                let m = s.mrs[&MR_HUGE];
+                w.opcode = wqe_op::RDMA_READ;
+                w.length = MAX_READ_LEN + r.random_range(1..=1000);
+                w.lkey = m.key;
+                w.local_addr = m.iova;
+            }
         }
-        if bad.is_some() && bad != Some(Bad::Opcode) && bad != Some(Bad::InlineLen) {
+        if bad.is_some()
+            && bad != Some(Bad::Opcode)
+            && bad != Some(Bad::InlineLen)
+            && bad != Some(Bad::ReadInline)
+        {
             w.length = w.length.max(1);
             w.flags &= !wqe_flag::INLINE;
         }
         w
     }
 
+    /// PSNs a (good) WQE takes: its packets, or for a READ its response packets
+    /// (max(1, ceil(length / mtu)), the same as a WRITE of that length).
+    pub fn psn_span(q: &QpContext, w: &Wqe) -> u32 {
+        let mtu = 128u64 << q.path_mtu.clamp(1, 5);
+        (w.length as u64).div_ceil(mtu).max(1) as u32
+    }
+
+    /// The local MR check of a WQE of `len > 0` bytes at `local_addr`/`lkey`.
+    fn mr_ok(s: &Setup, q: &QpContext, w: &Wqe, need: u32) -> bool {
+        let idx = w.lkey >> 8;
+        let mr = s.mrs.get(&idx).copied().unwrap_or_default();
+        idx < P.num_mrs
+            && mr.flags & 1 == 1
+            && mr.key == w.lkey
+            && mr.pd == q.pd
+            && mr.access & need == need
+            && w.local_addr >= mr.iova
+            && (w.local_addr - mr.iova) as u128 + w.length as u128 <= mr.length as u128
+    }
+
+    /// The READ REQUEST of a READ WQE restarted at response packet `skip` (0: the first).
+    pub fn read_request(q: &QpContext, w: &Wqe, psn: u32, skip: u32) -> Pkt {
+        let off = skip * (128u32 << q.path_mtu.clamp(1, 5));
+        Pkt {
+            dmac: q.dest_mac,
+            smac: q.src_mac,
+            sip: q.src_ip,
+            dip: q.dest_ip,
+            sport: q.udp_sport,
+            opcode: opcode::READ_REQUEST,
+            se: false,
+            pad: 0,
+            dqpn: q.remote_qpn & 0xFF_FFFF,
+            ackreq: true,
+            psn: psn & 0xFF_FFFF,
+            reth: Some((
+                w.remote_addr.wrapping_add(off as u64),
+                w.rkey,
+                w.length - off,
+            )),
+            imm: None,
+            payload: vec![],
+        }
+    }
+
     /// Expected result of one WQE (independent of the RTL): packets or an error status.
     pub fn expect_wqe(s: &Setup, q: &QpContext, w: &Wqe) -> Result<Vec<Pkt>, u8> {
         let len = w.length;
+        if w.opcode == wqe_op::RDMA_READ {
+            if w.flags & wqe_flag::INLINE != 0 {
+                return Err(wc_status::LOC_QP_OP_ERR);
+            }
+            if len > MAX_READ_LEN {
+                return Err(wc_status::LOC_LEN_ERR);
+            }
+            if len > 0 && !mr_ok(s, q, w, access::LOCAL_WRITE) {
+                return Err(wc_status::LOC_PROT_ERR);
+            }
+            return Ok(vec![read_request(q, w, q.sq_psn, 0)]);
+        }
         if w.opcode > wqe_op::RDMA_WRITE_IMM {
             return Err(wc_status::LOC_QP_OP_ERR);
         }
@@ -1222,15 +1393,7 @@ pub(crate) mod tests {
         } else if len == 0 {
             vec![]
         } else {
-            let idx = w.lkey >> 8;
-            let mr = s.mrs.get(&idx).copied().unwrap_or_default();
-            let ok = idx < P.num_mrs
-                && mr.flags & 1 == 1
-                && mr.key == w.lkey
-                && mr.pd == q.pd
-                && w.local_addr >= mr.iova
-                && (w.local_addr - mr.iova) as u128 + len as u128 <= mr.length as u128;
-            if !ok {
+            if !mr_ok(s, q, w, 0) {
                 return Err(wc_status::LOC_PROT_ERR);
             }
             (0..len as u64)
@@ -1305,7 +1468,7 @@ pub(crate) mod tests {
             for w in &s.wqes[qpn] {
                 match expect_wqe(s, &q, w) {
                     Ok(p) => {
-                        q.sq_psn = (q.sq_psn + p.len() as u32) & 0xFF_FFFF;
+                        q.sq_psn = (q.sq_psn + psn_span(&q, w)) & 0xFF_FFFF;
                         q.sq_ci = q.sq_ci.wrapping_add(1);
                         pk.extend(p);
                         e.wqe_ok += 1;
@@ -1323,6 +1486,8 @@ pub(crate) mod tests {
                                 src_qp: q.remote_qpn,
                                 opcode: if write {
                                     wc_op::RDMA_WRITE
+                                } else if w.opcode == wqe_op::RDMA_READ {
+                                    wc_op::RDMA_READ
                                 } else {
                                     wc_op::SEND
                                 },
@@ -1711,6 +1876,85 @@ pub(crate) mod tests {
         }
     }
 
+    /// Go-back-N into a READ: a restart at response PSN una_psn + skip sends ONE READ
+    /// REQUEST for the rest (PSN una_psn + skip, va + skip * mtu, length - skip * mtu), then
+    /// the later WQEs as in the first transmission; sq_psn afterwards as before. A restart at
+    /// the READ's first PSN repeats the original request.
+    #[test]
+    fn txreq_go_back_n_into_a_read() {
+        for (seed, stall) in [(31u64, 0.0), (32, 0.3)] {
+            let mut r = rng(seed);
+            let mut s = new_setup(&mut r);
+            let (qpn, psn0, ci0) = (9u32, 0xFF_FFFEu32, 0xFFFFu16);
+            add_qp(&mut s, &mut r, qpn, 1, psn0, ci0);
+            // SEND 300 (2 packets at MTU 256), READ 1000 (1 request, 4 response PSNs),
+            // WRITE 600 (3), READ 0 (1 request, 1 PSN)
+            for (op, len) in [
+                (wqe_op::SEND, 300),
+                (wqe_op::RDMA_READ, 1000),
+                (wqe_op::RDMA_WRITE, 600),
+                (wqe_op::RDMA_READ, 0),
+            ] {
+                let w = gen_wqe(&s, &mut r, Some(op), len, false, None);
+                s.wqes.get_mut(&qpn).unwrap().push(w);
+            }
+            let q = s.qps[0].1;
+            let rd = s.wqes[&qpn][1];
+            let e = expect_all(&s);
+            let orig = e.pkts[&qpn].clone();
+            assert_eq!(orig.len(), 2 + 1 + 3 + 1);
+            let at = |k: u32| psn0.wrapping_add(k) & 0xFF_FFFF;
+            assert_eq!(orig[2], read_request(&q, &rd, at(2), 0));
+            assert_eq!(orig[3].psn, at(6), "the WRITE after the READ's 4 PSNs");
+            assert_eq!(e.ctx[&qpn].sq_psn, at(10));
+            let mut g = Rig::new(&s, seed, stall);
+            post(&mut g.ctx, qpn, 4);
+            g.run(&s, 600, Some(qpn), None);
+            assert_eq!(g.got, orig, "first transmission");
+            // the SEND is acknowledged; the READ's responses at skip arrived up to PSN
+            // 2 + skip - 1, the one at 2 + skip is missing
+            g.set_ctx(qpn, |c| {
+                c.una_psn = at(2);
+                c.sq_ack_ci = ci0.wrapping_add(1);
+            });
+            let mut restarts = 0;
+            let mut retx = 0;
+            for skip in [1u32, 2, 3, 0] {
+                g.got.clear();
+                g.run(&s, 600, None, Some((qpn, at(2 + skip))));
+                restarts += 1;
+                retx += 8 - skip;
+                let mut want = vec![read_request(&q, &rd, at(2 + skip), skip)];
+                want.extend_from_slice(&orig[3..]);
+                assert_eq!(g.got, want, "restart in the READ at skip {skip}");
+                let (off, rest) = (skip as u64 * 256, 1000 - skip * 256);
+                assert_eq!(
+                    g.got[0].reth,
+                    Some((rd.remote_addr.wrapping_add(off), rd.rkey, rest))
+                );
+                let c = QpContext::decode(&g.ctx.get(qpn));
+                assert_eq!((c.sq_psn, c.sq_ci), (at(10), ci0.wrapping_add(4)));
+            }
+            assert_eq!(g.m.get("cnt_restart"), restarts);
+            assert_eq!(g.m.get("cnt_retx"), retx as u64);
+            assert_eq!(
+                g.arms.len(),
+                1 + 4,
+                "each restarted oldest WQE arms the timer"
+            );
+            // the READ is done; a restart in the last READ (0 bytes, one PSN)
+            g.set_ctx(qpn, |c| {
+                c.una_psn = at(9);
+                c.sq_ack_ci = ci0.wrapping_add(3);
+            });
+            g.got.clear();
+            g.run(&s, 600, None, Some((qpn, at(9))));
+            assert_eq!(g.got, orig[6..].to_vec(), "the 0-byte READ again");
+            assert!(g.cpl.got.is_empty());
+            assert_eq!(g.m.get("cnt_wqe"), 4 + 4 * 3 + 1);
+        }
+    }
+
     #[test]
     fn txreq_lengths_ops_mtus() {
         let mut r = rng(1);
@@ -1740,6 +1984,150 @@ pub(crate) mod tests {
         let (got, e) = run_txreq(&s, &kicks, 2, 0.0);
         check_per_qp(&s, &got, &e);
         let (got, e) = run_txreq(&s, &kicks, 3, 0.3);
+        check_per_qp(&s, &got, &e);
+    }
+
+    /// RDMA READ: one READ REQUEST per WQE (RETH = remote address, rkey, whole length; no
+    /// payload; AckReq; no SE), lengths 0..=2^31 at every MTU, mixed with SENDs and WRITEs on
+    /// several QPs; the next WQE's PSN skips the READ's n = max(1, ceil(len / mtu)) response
+    /// PSNs.
+    #[test]
+    fn txreq_reads_lengths_mtus_mixed() {
+        let mut r = rng(21);
+        let mut s = new_setup(&mut r);
+        let mut kicks = vec![];
+        let lens = [0u32, 1, 4096, 4097, 65536];
+        for (qi, mtu) in [1u8, 2, 3, 4, 5].iter().enumerate() {
+            let qpn = 30 + qi as u32 * 40;
+            add_qp(&mut s, &mut r, qpn, *mtu, 0xFF_FFF0 - qi as u32 * 7, 0xFFFD);
+            let mut n = 0;
+            for (li, &len) in lens.iter().enumerate() {
+                // READ, then a SEND or WRITE (whose PSN shows the READ's span)
+                let mut w = gen_wqe(&s, &mut r, Some(wqe_op::RDMA_READ), len, false, None);
+                w.flags |= wqe_flag::SOLICITED; // ignored: a READ REQUEST has no SE
+                s.wqes.get_mut(&qpn).unwrap().push(w);
+                let op = [wqe_op::SEND, wqe_op::RDMA_WRITE, wqe_op::SEND_IMM][(li + qi) % 3];
+                let len = r.random_range(0..600);
+                let w = gen_wqe(&s, &mut r, Some(op), len, false, None);
+                s.wqes.get_mut(&qpn).unwrap().push(w);
+                n += 2;
+            }
+            // the longest READ there is, into a 4 GiB MR (n = 2^31 / mtu response PSNs)
+            let mut w = gen_wqe(&s, &mut r, Some(wqe_op::RDMA_READ), 1, false, None);
+            w.length = MAX_READ_LEN;
+            w.lkey = s.mrs[&MR_HUGE].key;
+            w.local_addr = s.mrs[&MR_HUGE].iova;
+            s.wqes.get_mut(&qpn).unwrap().push(w);
+            let w = gen_wqe(&s, &mut r, Some(wqe_op::SEND), 10, true, None);
+            s.wqes.get_mut(&qpn).unwrap().push(w);
+            kicks.push((qi as u64 * 30, qpn, n + 2));
+        }
+        // the model, checked by hand: one READ REQUEST, the SEND after it at PSN + n
+        let e = expect_all(&s);
+        for (qpn, q) in &s.qps {
+            let pk = &e.pkts[qpn];
+            let mtu = 128u64 << q.path_mtu;
+            let mut psn = q.sq_psn;
+            let mut i = 0;
+            for w in &s.wqes[qpn] {
+                if w.opcode == wqe_op::RDMA_READ {
+                    let p = &pk[i];
+                    assert_eq!(p.opcode, 0x0C);
+                    assert_eq!(p.psn, psn & 0xFF_FFFF);
+                    assert_eq!(p.reth, Some((w.remote_addr, w.rkey, w.length)));
+                    assert!(p.payload.is_empty() && p.ackreq && !p.se && p.pad == 0);
+                    psn += (w.length as u64).div_ceil(mtu).max(1) as u32;
+                    i += 1;
+                } else {
+                    assert_eq!(pk[i].psn, psn & 0xFF_FFFF, "QP {qpn}: PSN after a READ");
+                    let k = (w.length as u64).div_ceil(mtu).max(1) as usize;
+                    psn += k as u32;
+                    i += k;
+                }
+            }
+            assert_eq!(i, pk.len());
+            assert_eq!(e.ctx[qpn].sq_psn, psn & 0xFF_FFFF);
+        }
+        let (got, e) = run_txreq(&s, &kicks, 22, 0.0);
+        assert_eq!(e.wqe_err, 0);
+        check_per_qp(&s, &got, &e);
+        let (got, e) = run_txreq(&s, &kicks, 23, 0.35);
+        check_per_qp(&s, &got, &e);
+    }
+
+    /// A bad READ: INLINE -> LOC_QP_OP_ERR; longer than 2^31 -> LOC_LEN_ERR; bad lkey, MR,
+    /// PD, bounds or an MR without LOCAL_WRITE -> LOC_PROT_ERR; the completion has opcode
+    /// RDMA_READ, the QP goes to ERR. An MR without LOCAL_WRITE is fine for SEND/WRITE.
+    #[test]
+    fn txreq_read_errors() {
+        let mut r = rng(24);
+        let mut s = new_setup(&mut r);
+        let bads = [
+            Bad::ReadInline,
+            Bad::NoLocalWrite,
+            Bad::ReadTooLong,
+            Bad::KeyGen,
+            Bad::KeyIndex,
+            Bad::MrInvalid,
+            Bad::MrPd,
+            Bad::Bounds,
+        ];
+        let mut kicks = vec![];
+        for (i, b) in bads.iter().enumerate() {
+            let qpn = 200 + i as u32;
+            let (psn, ci) = (r.random_range(0..0xFF_FFFF), r.random());
+            add_qp(&mut s, &mut r, qpn, 1 + (i % 5) as u8, psn, ci);
+            let good = r.random_range(0..3);
+            for _ in 0..good {
+                let len = r.random_range(0..3000);
+                let w = gen_wqe(&s, &mut r, Some(wqe_op::RDMA_READ), len, false, None);
+                s.wqes.get_mut(&qpn).unwrap().push(w);
+            }
+            // SEND / WRITE from the MR without LOCAL_WRITE: allowed
+            let m = s.mrs[&MR_NO_LW];
+            let mut w = gen_wqe(&s, &mut r, Some((i % 4) as u8), 500, false, None);
+            w.lkey = m.key;
+            w.local_addr = m.iova + 1000;
+            s.wqes.get_mut(&qpn).unwrap().push(w);
+            let len = r.random_range(1..3000);
+            let w = gen_wqe(&s, &mut r, Some(wqe_op::RDMA_READ), len, false, Some(*b));
+            assert_eq!(w.opcode, wqe_op::RDMA_READ);
+            s.wqes.get_mut(&qpn).unwrap().push(w);
+            // a WQE after the bad one: never sent (QP in ERR)
+            let w = gen_wqe(&s, &mut r, Some(wqe_op::RDMA_READ), 100, false, None);
+            s.wqes.get_mut(&qpn).unwrap().push(w);
+            kicks.push((i as u64 * 5, qpn, good as u16 + 3));
+        }
+        let e = expect_all(&s);
+        let st: Vec<u8> = bads
+            .iter()
+            .enumerate()
+            .map(|(i, _)| {
+                let c = e
+                    .cpls
+                    .iter()
+                    .find(|c| c.1.qp_num == 200 + i as u32)
+                    .unwrap();
+                assert_eq!(c.1.opcode, wc_op::RDMA_READ);
+                c.1.status
+            })
+            .collect();
+        use wc_status::*;
+        assert_eq!(
+            st,
+            [
+                LOC_QP_OP_ERR,
+                LOC_PROT_ERR,
+                LOC_LEN_ERR,
+                LOC_PROT_ERR,
+                LOC_PROT_ERR
+            ]
+            .into_iter()
+            .chain([LOC_PROT_ERR; 3])
+            .collect::<Vec<_>>()
+        );
+        let (got, e) = run_txreq(&s, &kicks, 25, 0.25);
+        assert_eq!(e.cpls.len(), bads.len());
         check_per_qp(&s, &got, &e);
     }
 
