@@ -85,6 +85,12 @@ pub enum Error {
     SgeAndInline { wr_id: u64 },
     #[error("work request {wr_id}: {len} inline bytes, the QP allows {max}")]
     InlineTooLong { wr_id: u64, len: usize, max: usize },
+    #[error("work request {wr_id}: an RDMA READ cannot carry inline data")]
+    InlineRead { wr_id: u64 },
+    #[error(
+        "work request {wr_id}: the RDMA READ target MR (lkey {lkey:#x}) was registered without LOCAL_WRITE"
+    )]
+    ReadNeedsLocalWrite { wr_id: u64, lkey: u32 },
     #[error("work request {wr_id}: the QP was created with max_{queue}_sge 0")]
     NoSgeAllowed { wr_id: u64, queue: &'static str },
     #[error("{0} belongs to another context")]

@@ -6,7 +6,7 @@
 //!   the build parameters), the DMA self-test, the MAC debug path.
 //! * [`verbs`]: RDMA verbs in the shape of rdma-core: [`Context`], [`ProtectionDomain`],
 //!   [`MemoryRegion`], [`CompletionQueue`], RC [`QueuePair`] (SEND/WRITE with or without
-//!   immediate, inline, signaled/unsignaled), [`Endpoint`] exchange.
+//!   immediate, RDMA READ, inline, signaled/unsignaled), [`Endpoint`] exchange.
 //!
 //! The layouts all come from `rnic-abi`; nothing here re-declares an offset.
 

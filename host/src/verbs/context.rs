@@ -36,6 +36,8 @@ pub(super) struct QpSw {
 pub(super) struct MrSlot {
     pub(super) generation: u8,
     pub(super) used: bool,
+    /// The access flags of the live registration (post_send checks a READ's target MR).
+    pub(super) access: AccessFlags,
     /// Every generation of this slot's key has been handed out: the slot is never used
     /// again, so no key it ever had can become valid again.
     pub(super) retired: bool,

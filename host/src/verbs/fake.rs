@@ -380,6 +380,7 @@ impl Net {
             let off = DEFAULT.sq_slot(qpn, qc.sq_ci as u32) as u64;
             let w = Wqe::decode(&me.rings[&off]);
             let len = w.length as usize;
+            let is_read = w.opcode == wqe_op::RDMA_READ;
             let fail = |me: &mut Fake, qc: &mut QpContext, status: u8| {
                 me.cqe(
                     qc.send_cqn,
@@ -388,7 +389,11 @@ impl Net {
                         qp_num: qpn,
                         src_qp: qc.remote_qpn,
                         status,
-                        opcode: wc_op::SEND,
+                        opcode: if is_read {
+                            wc_op::RDMA_READ
+                        } else {
+                            wc_op::SEND
+                        },
                         ..Default::default()
                     },
                 );
@@ -396,6 +401,69 @@ impl Net {
                 qc.sq_ci = qc.sq_ci.wrapping_add(1);
                 me.put(cr::TABLE_QP, qpn, qc.encode());
             };
+            if is_read {
+                // txreq's checks, then the peer's responder (REMOTE_READ), then ackproc
+                // placing the data and completing the WQE
+                if w.flags & wqe_flag::INLINE != 0 {
+                    fail(me, &mut qc, wc_status::LOC_QP_OP_ERR);
+                    return;
+                }
+                if len > 0
+                    && !me.mr_ok(w.lkey, qc.pd, access::LOCAL_WRITE, w.local_addr, len as u64)
+                {
+                    fail(me, &mut qc, wc_status::LOC_PROT_ERR);
+                    return;
+                }
+                let pq = qc.remote_qpn;
+                let pc = QpContext::decode(&peer.rec(cr::TABLE_QP, pq));
+                assert!(
+                    pc.state == qp_state::RTR || pc.state == qp_state::RTS,
+                    "peer QP {pq} not ready"
+                );
+                assert_eq!(pc.remote_qpn, qpn, "peer's remote QPN");
+                let mut rs = RqState::decode(&peer.rec(cr::TABLE_RQS, pq));
+                assert_eq!(rs.rq_psn, qc.sq_psn, "PSNs agree");
+                let ok = pc.access as u32 & access::REMOTE_READ != 0
+                    && (len == 0
+                        || peer.mr_ok(
+                            w.rkey,
+                            pc.pd,
+                            access::REMOTE_READ,
+                            w.remote_addr,
+                            len as u64,
+                        ));
+                if !ok {
+                    fail(me, &mut qc, wc_status::REM_ACCESS_ERR);
+                    return;
+                }
+                if len > 0 {
+                    let data = peer.mem(w.remote_addr, len).unwrap().to_vec();
+                    me.mem(w.local_addr, len).unwrap().copy_from_slice(&data);
+                }
+                let n = len.div_ceil(128 << qc.path_mtu).max(1) as u32;
+                rs.rq_psn = (rs.rq_psn + n) & roce::PSN_MASK;
+                rs.msn += 1;
+                peer.put(cr::TABLE_RQS, pq, rs.encode());
+                qc.sq_psn = (qc.sq_psn + n) & roce::PSN_MASK;
+                qc.una_psn = qc.sq_psn;
+                qc.sq_ci = qc.sq_ci.wrapping_add(1);
+                qc.sq_ack_ci = qc.sq_ci;
+                me.put(cr::TABLE_QP, qpn, qc.encode());
+                if w.flags & wqe_flag::SIGNALED != 0 {
+                    me.cqe(
+                        qc.send_cqn,
+                        Cqe {
+                            wr_id: w.wr_id,
+                            byte_len: w.length,
+                            qp_num: qpn,
+                            src_qp: qc.remote_qpn,
+                            opcode: wc_op::RDMA_READ,
+                            ..Default::default()
+                        },
+                    );
+                }
+                continue;
+            }
             let payload = if w.flags & wqe_flag::INLINE != 0 {
                 assert_eq!(w.inline_len as u32, w.length);
                 w.inline_data[..len].to_vec()

@@ -15,6 +15,11 @@
 //! let wc = cq.wait(1, 10_000_000)?;
 //! ```
 //!
+//! Send operations ([`SendOp`]): SEND and RDMA WRITE, with or without immediate data, and RDMA
+//! READ (`SendOp::RdmaRead { remote_addr, rkey }`: the SGE is where the data lands, so its MR
+//! needs LOCAL_WRITE; the peer's MR needs REMOTE_READ and its QP REMOTE_READ access; the
+//! completion is [`WcOpcode::RdmaRead`]). Atomics are not offered.
+//!
 //! Everything is checked here before it reaches the device; every bad argument and every call
 //! in the wrong QP state is an [`Error`], never a panic. Objects borrow the [`Context`]; a
 //! [`QueuePair`] borrows its PD and CQs, so they outlive it; a [`MemoryRegion`] shares its

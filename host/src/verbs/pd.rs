@@ -74,6 +74,7 @@ impl<'c, D: Device> ProtectionDomain<'c, D> {
             // and a slot is retired after 255 instead of wrapping (release)
             slot.generation += 1;
             slot.used = true;
+            slot.access = access;
             let key = make_key(i as u32, slot.generation);
             *r.pd_users(self.pd)? += 1;
             (i as u32, key)

@@ -363,6 +363,9 @@ impl<'r, D: Device> QueuePair<'r, D> {
         if wr.solicited {
             w.flags |= wqe_flag::SOLICITED;
         }
+        if matches!(wr.op, SendOp::RdmaRead { .. }) && wr.inline.is_some() {
+            return Err(Error::InlineRead { wr_id: wr.wr_id });
+        }
         match (wr.sge, wr.inline) {
             (Some(_), Some(_)) => {
                 return Err(Error::SgeAndInline { wr_id: wr.wr_id });
@@ -411,9 +414,12 @@ impl<'r, D: Device> QueuePair<'r, D> {
                 w.rkey = rkey;
                 w.imm_data = imm;
             }
+            SendOp::RdmaRead { remote_addr, rkey } => {
+                w.remote_addr = remote_addr;
+                w.rkey = rkey;
+            }
         }
-        if let SendOp::RdmaWrite { remote_addr, .. } | SendOp::RdmaWriteWithImm { remote_addr, .. } =
-            wr.op
+        if let Some(remote_addr) = wr.op.remote_addr()
             && remote_addr.checked_add(w.length as u64).is_none()
         {
             return Err(Error::AddressOverflow {
@@ -423,6 +429,30 @@ impl<'r, D: Device> QueuePair<'r, D> {
             });
         }
         Ok(w)
+    }
+
+    /// A READ writes into its local MR: one of this context's live MRs without LOCAL_WRITE is
+    /// an error here (an lkey the driver does not know is left to the engine's MR check, which
+    /// completes the WQE with LOC_PROT_ERR, as for any other operation).
+    fn check_read_targets(&self, wrs: &[SendWr], wqes: &[Wqe]) -> Result<()> {
+        let r = self.ctx.res()?;
+        for (wr, w) in wrs.iter().zip(wqes) {
+            if w.opcode != wqe_op::RDMA_READ || w.length == 0 {
+                continue;
+            }
+            let (idx, generation) = rnic_abi::queue::key_parts(w.lkey);
+            if let Some(m) = r.mrs.get(idx as usize)
+                && m.used
+                && m.generation == generation
+                && !m.access.contains(AccessFlags::LOCAL_WRITE)
+            {
+                return Err(Error::ReadNeedsLocalWrite {
+                    wr_id: wr.wr_id,
+                    lkey: w.lkey,
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Post send work requests: all or none (every request is checked first), one doorbell.
@@ -455,6 +485,7 @@ impl<'r, D: Device> QueuePair<'r, D> {
                 .collect::<Result<Vec<_>>>()?;
             Ok((q.sq_pi, wqes))
         })?;
+        self.check_read_targets(wrs, &wqes)?;
         let mut idx = first;
         {
             let mut nic = self.ctx.nic()?;

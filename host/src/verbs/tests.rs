@@ -969,3 +969,211 @@ fn loopback_model_runs_every_operation_through_the_records() {
     let w = qa_cq.wait(1, 1000).unwrap();
     assert_eq!((w[0].wr_id, w[0].status), (10, WcStatus::LocProtErr));
 }
+
+#[test]
+fn post_send_rdma_read_wqes_and_checks() {
+    let c = open();
+    let pd = c.alloc_pd().unwrap();
+    let cq = c.create_cq(64).unwrap();
+    let buf = c.alloc_buf(8192).unwrap();
+    let mr = pd
+        .reg_mr(&buf, AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_READ)
+        .unwrap();
+    // readable by the peer, but not a READ target here
+    let ro = pd
+        .reg_mr(&c.alloc_buf(4096).unwrap(), AccessFlags::REMOTE_READ)
+        .unwrap();
+    let qp = rts(&c, &pd, &cq, QpCaps::default());
+    let (q, p) = (qp.qpn(), DEFAULT);
+    let read = |remote_addr| SendOp::RdmaRead {
+        remote_addr,
+        rkey: 0x00AB_CD01,
+    };
+    qp.post_send(&[
+        SendWr::new(21, read(0x7000_0000_1234)).sge(mr.sge(5, 5000).unwrap()),
+        // 0 bytes: no SGE (an SGE of length 0 into any MR is fine too)
+        SendWr::new(22, read(0x99)).unsignaled(),
+        SendWr::new(23, read(0x98)).sge(ro.sge(0, 0).unwrap()),
+        // an lkey the driver does not know is the engine's to refuse (LOC_PROT_ERR)
+        SendWr::new(24, read(0x97)).sge(Sge {
+            addr: 0x1000,
+            length: 8,
+            lkey: 0x7F05,
+        }),
+    ])
+    .unwrap();
+    assert_eq!(doorbells(&c), vec![(db::SQ, db::word(q as u16, 4))]);
+    let want = Wqe {
+        opcode: wqe_op::RDMA_READ,
+        flags: wqe_flag::SIGNALED,
+        slots: 1,
+        length: 5000,
+        wr_id: 21,
+        local_addr: buf.iova() + 5,
+        lkey: mr.lkey(),
+        remote_addr: 0x7000_0000_1234,
+        rkey: 0x00AB_CD01,
+        ..Default::default()
+    };
+    assert_eq!(ring_wqe(&c, p.sq_slot(q, 0)), want);
+    // the bytes in the ring are the ABI encoding: opcode 4 at the opcode field
+    let raw = c
+        .with_nic(|n| Ok(n.device().rings[&(p.sq_slot(q, 0) as u64)]))
+        .unwrap();
+    assert_eq!(raw, want.encode());
+    assert_eq!(raw[Wqe::field("opcode").unwrap().offset], 4);
+    let w1 = ring_wqe(&c, p.sq_slot(q, 1));
+    assert_eq!(
+        (w1.opcode, w1.flags, w1.length, w1.lkey, w1.remote_addr),
+        (wqe_op::RDMA_READ, 0, 0, 0, 0x99)
+    );
+    assert_eq!(ring_wqe(&c, p.sq_slot(q, 2)).length, 0);
+    assert_eq!(ring_wqe(&c, p.sq_slot(q, 3)).lkey, 0x7F05);
+    assert_eq!(qp.outstanding().unwrap(), (4, 0));
+    // a flushed READ completes as a READ
+    let sq = c.res().unwrap().qps[q as usize].as_ref().unwrap().sq[0].op;
+    assert_eq!(sq, WcOpcode::RdmaRead);
+    // bad READs: nothing posted, no doorbell
+    let good = SendWr::new(30, SendOp::Send).sge(mr.sge(0, 8).unwrap());
+    for (bad, what) in [
+        (
+            SendWr::new(31, read(0x10)).inline(b"data"),
+            "inline data on a READ",
+        ),
+        (
+            SendWr::new(32, read(0x10)).sge(ro.sge(0, 100).unwrap()),
+            "READ into an MR without LOCAL_WRITE",
+        ),
+        (
+            SendWr::new(33, read(u64::MAX - 10)).sge(mr.sge(0, 100).unwrap()),
+            "remote address overflow",
+        ),
+    ] {
+        let e = qp.post_send(&[good, bad]).unwrap_err();
+        match (bad.wr_id, &e) {
+            (31, Error::InlineRead { wr_id: 31 }) => {}
+            (32, Error::ReadNeedsLocalWrite { wr_id: 32, lkey }) => assert_eq!(*lkey, ro.lkey()),
+            (33, Error::AddressOverflow { .. }) => {}
+            _ => panic!("{what}: {e:?}"),
+        }
+        assert!(!e.to_string().is_empty());
+    }
+    assert!(doorbells(&c).is_empty());
+    assert_eq!(qp.outstanding().unwrap(), (4, 0));
+    // an empty inline slice is still inline: refused too
+    assert!(matches!(
+        qp.post_send(&[SendWr::new(34, read(0)).inline(b"")]),
+        Err(Error::InlineRead { wr_id: 34 })
+    ));
+}
+
+#[test]
+fn connect_writes_the_rd_atomic_limits() {
+    let c = open();
+    let pd = c.alloc_pd().unwrap();
+    let cq = c.create_cq(16).unwrap();
+    let d = ConnectAttr::default();
+    assert_eq!((d.max_dest_rd_atomic, d.rts.max_rd_atomic), (16, 16));
+    let qp = pd.create_qp(&cq, &cq, QpCaps::default()).unwrap();
+    qp.connect(&peer(), &d).unwrap();
+    let qc = QpContext::decode(&table(&c, cr::TABLE_QP, qp.qpn()));
+    assert_eq!((qc.max_dest_rd_atomic, qc.max_rd_atomic), (16, 16));
+    // any u8 (IBTA allows up to 255)
+    let qp2 = pd.create_qp(&cq, &cq, QpCaps::default()).unwrap();
+    qp2.connect(
+        &peer(),
+        &ConnectAttr {
+            max_dest_rd_atomic: 255,
+            rts: RtsAttr {
+                max_rd_atomic: 3,
+                ..RtsAttr::default()
+            },
+            ..d
+        },
+    )
+    .unwrap();
+    let qc = QpContext::decode(&table(&c, cr::TABLE_QP, qp2.qpn()));
+    assert_eq!((qc.max_dest_rd_atomic, qc.max_rd_atomic), (255, 3));
+    // RTS->RTS rewrites max_rd_atomic only
+    qp2.modify_to_rts(&RtsAttr {
+        max_rd_atomic: 9,
+        ..RtsAttr::default()
+    })
+    .unwrap();
+    let qc = QpContext::decode(&table(&c, cr::TABLE_QP, qp2.qpn()));
+    assert_eq!((qc.max_dest_rd_atomic, qc.max_rd_atomic), (255, 9));
+}
+
+#[test]
+fn loopback_model_rdma_read() {
+    let (ca, cb) = loop_pair();
+    let (pa, pb) = (ca.alloc_pd().unwrap(), cb.alloc_pd().unwrap());
+    let (cqa, cqb) = (ca.create_cq(8).unwrap(), cb.create_cq(8).unwrap());
+    let dst = pa
+        .reg_mr(&ca.alloc_buf(70_000).unwrap(), AccessFlags::LOCAL_WRITE)
+        .unwrap();
+    let src = pb
+        .reg_mr(&cb.alloc_buf(70_000).unwrap(), AccessFlags::REMOTE_READ)
+        .unwrap();
+    let no_rr = pb
+        .reg_mr(
+            &cb.alloc_buf(4096).unwrap(),
+            AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
+        )
+        .unwrap();
+    let qa = pa.create_qp(&cqa, &cqa, QpCaps::default()).unwrap();
+    let qb = pb.create_qp(&cqb, &cqb, QpCaps::default()).unwrap();
+    qa.set_local_psn(roce::PSN_MASK - 3).unwrap();
+    let attr = ConnectAttr {
+        access: AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_READ,
+        path_mtu: Mtu::Mtu1024,
+        ..ConnectAttr::default()
+    };
+    let (ea, eb) = (qa.endpoint().unwrap(), qb.endpoint().unwrap());
+    qa.connect(&eb, &attr).unwrap();
+    qb.connect(&ea, &attr).unwrap();
+    let data: Vec<u8> = (0..70_000u32).map(|k| (k * 13 + 1) as u8).collect();
+    src.write(0, &data).unwrap();
+    let mut psns = 0;
+    for (i, len) in [0usize, 1, 1024, 1025, 65536].into_iter().enumerate() {
+        let mut wr = SendWr::new(
+            i as u64,
+            SendOp::RdmaRead {
+                remote_addr: src.remote_addr(7 + i).unwrap(),
+                rkey: src.rkey(),
+            },
+        );
+        if len > 0 {
+            wr = wr.sge(dst.sge(100, len).unwrap());
+        }
+        qa.post_send(&[wr]).unwrap();
+        let w = cqa.wait(1, 1000).unwrap();
+        assert_eq!(
+            (w[0].wr_id, w[0].status, w[0].opcode, w[0].byte_len),
+            (i as u64, WcStatus::Success, WcOpcode::RdmaRead, len as u32)
+        );
+        let mut got = vec![0u8; len];
+        dst.read(100, &mut got).unwrap();
+        assert_eq!(got, data[7 + i..7 + i + len], "READ of {len} B");
+        psns += len.div_ceil(1024).max(1) as u32;
+    }
+    // no receive consumed, no responder completion
+    assert_eq!(cqb.poll(&mut [WorkCompletion::default(); 4]).unwrap(), 0);
+    let (hw, _) = qa.query_device().unwrap();
+    assert_eq!(hw.sq_psn, (roce::PSN_MASK - 3 + psns) & roce::PSN_MASK);
+    // the peer's MR without REMOTE_READ: REM_ACCESS_ERR, completed as a READ
+    qa.post_send(&[SendWr::new(
+        9,
+        SendOp::RdmaRead {
+            remote_addr: no_rr.remote_addr(0).unwrap(),
+            rkey: no_rr.rkey(),
+        },
+    )
+    .sge(dst.sge(0, 10).unwrap())])
+        .unwrap();
+    let w = cqa.wait(1, 1000).unwrap();
+    assert_eq!(
+        (w[0].wr_id, w[0].status, w[0].opcode),
+        (9, WcStatus::RemAccessErr, WcOpcode::RdmaRead)
+    );
+}

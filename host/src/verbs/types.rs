@@ -434,20 +434,27 @@ pub struct Sge {
     pub lkey: u32,
 }
 
-/// What a send work request does.
+/// What a send work request does. The SGE (or inline data) is the local buffer: what a
+/// SEND or WRITE sends, or where a READ's data lands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SendOp {
+    /// SEND: consumes a receive WQE at the peer.
     Send,
+    /// SEND with immediate data (delivered in the peer's receive completion).
     SendWithImm(u32),
-    RdmaWrite {
-        remote_addr: u64,
-        rkey: u32,
-    },
+    /// RDMA WRITE of the SGE to `remote_addr` in the peer's MR `rkey` (REMOTE_WRITE).
+    RdmaWrite { remote_addr: u64, rkey: u32 },
+    /// RDMA WRITE with immediate data (consumes a receive WQE at the peer).
     RdmaWriteWithImm {
         remote_addr: u64,
         rkey: u32,
         imm: u32,
     },
+    /// RDMA READ of the SGE's length from `remote_addr` in the peer's MR `rkey` (REMOTE_READ)
+    /// into the SGE, whose MR must have LOCAL_WRITE ([`Error::ReadNeedsLocalWrite`]); no
+    /// inline data ([`Error::InlineRead`]); 0 bytes (no SGE) is allowed. Completes with
+    /// [`WcOpcode::RdmaRead`] once the last response is placed.
+    RdmaRead { remote_addr: u64, rkey: u32 },
 }
 
 impl SendOp {
@@ -457,17 +464,28 @@ impl SendOp {
             SendOp::SendWithImm(_) => wqe_op::SEND_IMM,
             SendOp::RdmaWrite { .. } => wqe_op::RDMA_WRITE,
             SendOp::RdmaWriteWithImm { .. } => wqe_op::RDMA_WRITE_IMM,
+            SendOp::RdmaRead { .. } => wqe_op::RDMA_READ,
         }
     }
     pub(super) fn wc_opcode(self) -> WcOpcode {
         match self {
             SendOp::Send | SendOp::SendWithImm(_) => WcOpcode::Send,
-            _ => WcOpcode::RdmaWrite,
+            SendOp::RdmaWrite { .. } | SendOp::RdmaWriteWithImm { .. } => WcOpcode::RdmaWrite,
+            SendOp::RdmaRead { .. } => WcOpcode::RdmaRead,
+        }
+    }
+    /// The remote address, for the RDMA operations.
+    pub(super) fn remote_addr(self) -> Option<u64> {
+        match self {
+            SendOp::RdmaWrite { remote_addr, .. }
+            | SendOp::RdmaWriteWithImm { remote_addr, .. }
+            | SendOp::RdmaRead { remote_addr, .. } => Some(remote_addr),
+            SendOp::Send | SendOp::SendWithImm(_) => None,
         }
     }
 }
 
-/// A send work request (one SGE, or up to 16 bytes inline).
+/// A send work request (one SGE, or up to 16 bytes inline; a READ: one SGE or none).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SendWr<'a> {
     pub wr_id: u64,
@@ -581,7 +599,8 @@ pub struct RtrAttr {
     /// The peer: destination QPN, its first PSN (our expected PSN), its addresses.
     pub remote: Endpoint,
     pub path_mtu: Mtu,
-    /// Outstanding RDMA READ/atomic as responder (stored; READ and atomics are not built yet).
+    /// Outstanding RDMA READ/atomic as responder (stored in `QpContext.max_dest_rd_atomic`; not
+    /// enforced by the engine yet).
     pub max_dest_rd_atomic: u8,
     /// The IBTA RNR timer code (0..=31, 9.7.5.2.8) our RNR NAKs carry: how long the peer waits
     /// before it sends again after finding no receive posted (12 = 0.64 ms, 1 = 0.01 ms).
@@ -605,7 +624,8 @@ pub struct RtsAttr {
     pub retry_cnt: u8,
     /// RNR retries 0..=6, 7 = retry forever; used up: RNR_RETRY_EXC_ERR.
     pub rnr_retry: u8,
-    /// Outstanding RDMA READ/atomic as requester. Stored.
+    /// Outstanding RDMA READ/atomic as requester (stored in `QpContext.max_rd_atomic`; not
+    /// enforced by the engine yet).
     pub max_rd_atomic: u8,
 }
 
@@ -615,7 +635,7 @@ impl Default for RtsAttr {
             timeout: 14,
             retry_cnt: 7,
             rnr_retry: 7,
-            max_rd_atomic: 1,
+            max_rd_atomic: 16,
         }
     }
 }
