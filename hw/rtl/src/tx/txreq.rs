@@ -11,7 +11,8 @@
 //! the FIFO tail (one WQE per turn: round robin by WQE). A WQE failing a check gets an error
 //! completion on `cpl` (LOC_QP_OP_ERR bad opcode or INLINE on a READ, LOC_LEN_ERR bad inline
 //! length or a READ longer than [`MAX_READ_LEN`], LOC_PROT_ERR bad lkey / MR / PD / bounds, or
-//! a READ's MR without LOCAL_WRITE) and a byte-enable write of `state = ERR` and `sq_ci + 1`.
+//! a READ's MR without LOCAL_WRITE; the completion's opcode is the WQE's: SEND, RDMA_WRITE
+//! or RDMA_READ) and a byte-enable write of `state = ERR` and `sq_ci + 1`.
 //!
 //! Opcodes: SEND, SEND_IMM, RDMA_WRITE, RDMA_WRITE_IMM and RDMA_READ (atomics are refused).
 //! An RDMA_READ WQE (local buffer `local_addr`/`lkey`/`length`, which the ACK processor fills
@@ -120,16 +121,19 @@ tx_desc! {
     ackreq: Bit,
     /// BTH PSN.
     psn: Bits<24>,
-    /// A RETH follows the BTH (WRITE FIRST/ONLY).
+    /// A RETH follows the BTH (WRITE FIRST/ONLY, READ REQUEST).
     has_reth: Bit,
+    /// RETH virtual address (a READ REQUEST restarted at response packet k: remote_addr +
+    /// k * mtu).
     va: Bits<64>,
     rkey: Bits<32>,
+    /// RETH DMA length (a READ REQUEST: the bytes still to read).
     dmalen: Bits<32>,
     /// An ImmDt follows (after the RETH if any).
     has_imm: Bit,
     /// Immediate data: bits 31:24 are the first wire octet (= the WQE's host-order value).
     imm: Bits<32>,
-    /// Payload bytes (without pad), 0..=4096.
+    /// Payload bytes (without pad), 0..=4096 (0 for a READ REQUEST).
     paylen: Bits<13>,
     /// Host address of the payload (DMA read `addr`, length `paylen`; unused when `inl` or
     /// `paylen == 0`).
