@@ -3,8 +3,8 @@
 //! Ethernet frames, `irq_req`), all synchronous to `clk`, `rst` synchronous active high.
 
 use crate::common::bus::{
-    AckEvM, AckReqM, AxilS, CplM, CtxPortM, DmaRdM, DmaWrM, HostAxiM, RestartM, RingPortM,
-    RxCheckM, StreamM, StreamS, TimerExpM, TimerSetM, WqeAxiS,
+    AckEvM, AxilS, CplM, CtxPortM, DmaRdM, DmaWrM, HostAxiM, RestartM, RingPortM, RxCheckM,
+    StreamM, StreamS, TimerExpM, TimerSetM, WqeAxiS,
 };
 use crate::cq::cqwriter::CqWriter;
 use crate::ctx::ctxstore::CtxStore;
@@ -175,7 +175,23 @@ impl Logic for RnicTop {
         CplM::join(&mut self.txq.cpl, &mut self.cqw.tx);
         CplM::join(&mut self.rxr.cpl, &mut self.cqw.rx);
         CplM::join(&mut self.ackp.cpl, &mut self.cqw.ack);
-        AckReqM::join(&mut self.rxr.ack, &mut self.txb.ack);
+        // TEMPORARY (h-resp2, until tx/rdresp is wired by the integrator): rxresp's job port
+        // feeds txbuild's ACK port; READ jobs are taken and dropped, no READ verdicts
+        self.txb.ack.valid.next = self.rxr.rsp.valid.val() && !self.rxr.rsp.read.val();
+        self.rxr.rsp.ready.next = self.txb.ack.ready.val() || self.rxr.rsp.read.val();
+        self.txb.ack.dmac.next = self.rxr.rsp.dmac.val();
+        self.txb.ack.smac.next = self.rxr.rsp.smac.val();
+        self.txb.ack.sip.next = self.rxr.rsp.sip.val();
+        self.txb.ack.dip.next = self.rxr.rsp.dip.val();
+        self.txb.ack.sport.next = self.rxr.rsp.sport.val();
+        self.txb.ack.tos.next = self.rxr.rsp.tos.val();
+        self.txb.ack.dqpn.next = self.rxr.rsp.dqpn.val();
+        self.txb.ack.psn.next = self.rxr.rsp.psn.val();
+        self.txb.ack.syndrome.next = self.rxr.rsp.syndrome.val();
+        self.txb.ack.msn.next = self.rxr.rsp.msn.val();
+        self.rxr.rdv.valid.next = false;
+        self.rxr.rdv.ok.next = false;
+        self.rxr.rdv.addr.next = 0.into();
         AckEvM::join(&mut self.rxr.ackev, &mut self.ackp.ev);
         // retransmission: txreq arms the QP timers, ackproc re-arms them and takes their
         // expiries, and hands go-back-N restarts to txreq

@@ -88,7 +88,9 @@ pub mod responder;
 #[cfg(test)]
 mod tests;
 
-use crate::common::bus::{AckEvM, AckReqM, CplM, CtxPortM, DmaWrM, RingPortM, RxCheckM, StreamS};
+use crate::common::bus::{
+    AckEvM, CplM, CtxPortM, DmaWrM, RdVerdictS, RingPortM, RspJobM, RxCheckM, StreamS,
+};
 use ingress::Ingress;
 use mover::Mover;
 use responder::Responder;
@@ -229,8 +231,13 @@ pub struct RxResp {
     pub ring: RingPortM,
     pub wr: DmaWrM,
     pub cpl: CplM,
-    pub ack: AckReqM,
+    /// Responder jobs to the response generator (`tx::rdresp`): ACK/NAKs (`read` = 0) and
+    /// READs to answer (`read` = 1), one ordered stream.
+    pub rsp: RspJobM,
+    /// Received ACKNOWLEDGEs and READ RESPONSEs (`rsp` = 1) to ackproc.
     pub ackev: AckEvM,
+    /// ackproc's verdict on each READ RESPONSE event, and `placed` back.
+    pub rdv: RdVerdictS,
     /// Every received frame's parser + ICRC result (to `rxstat`).
     pub chk: RxCheckM,
     pub cnt_rx_req: Signal<Out, Bits<32>>,
@@ -247,6 +254,8 @@ pub struct RxResp {
     pub cnt_drop_addr: Signal<Out, Bits<32>>,
     /// RoCE v2 CNPs received for a valid QP (counted, dropped).
     pub cnt_rx_cnp: Signal<Out, Bits<32>>,
+    /// READ requests answered (new and duplicate).
+    pub cnt_rx_read: Signal<Out, Bits<32>>,
     pub cnt_drop_icrc: Signal<Out, Bits<32>>,
     pub cnt_drop_parse: Signal<Out, Bits<32>>,
     /// Frames dropped whole at their first beat because the packet buffer or FIFO was full.
@@ -266,8 +275,9 @@ impl RxResp {
             ring: Default::default(),
             wr: Default::default(),
             cpl: Default::default(),
-            ack: Default::default(),
+            rsp: Default::default(),
             ackev: Default::default(),
+            rdv: Default::default(),
             chk: Default::default(),
             cnt_rx_req: Default::default(),
             cnt_rx_dup: Default::default(),
@@ -280,6 +290,7 @@ impl RxResp {
             cnt_drop_pkey: Default::default(),
             cnt_drop_addr: Default::default(),
             cnt_rx_cnp: Default::default(),
+            cnt_rx_read: Default::default(),
             cnt_drop_icrc: Default::default(),
             cnt_drop_parse: Default::default(),
             cnt_drop_buf: Default::default(),
@@ -311,8 +322,9 @@ impl Logic for RxResp {
         CtxPortM::link(&mut self.ctx, &mut self.resp.ctx);
         RingPortM::link(&mut self.ring, &mut self.resp.ring);
         CplM::link(&mut self.cpl, &mut self.resp.cpl);
-        AckReqM::link(&mut self.ack, &mut self.resp.ack);
+        RspJobM::link(&mut self.rsp, &mut self.resp.rsp);
         AckEvM::link(&mut self.ackev, &mut self.resp.ackev);
+        RdVerdictS::link(&mut self.rdv, &mut self.resp.rdv);
         // between the three parts
         RxHdrM::join(&mut self.ingress.head, &mut self.resp.head);
         MoveJobM::join(&mut self.resp.job, &mut self.mover.job);
@@ -339,6 +351,7 @@ impl Logic for RxResp {
         self.cnt_drop_pkey.next = self.resp.cnt_drop_pkey.val();
         self.cnt_drop_addr.next = self.resp.cnt_drop_addr.val();
         self.cnt_rx_cnp.next = self.resp.cnt_rx_cnp.val();
+        self.cnt_rx_read.next = self.resp.cnt_rx_read.val();
         self.cnt_drop_icrc.next = self.ingress.cnt_drop_icrc.val();
         self.cnt_drop_parse.next = self.ingress.cnt_drop_parse.val();
         self.cnt_drop_buf.next = self.ingress.cnt_drop_buf.val();

@@ -5,7 +5,8 @@
 
 use super::{BUF_BITS, MoveJobM, RxHdrS};
 use crate::common::bus::{
-    AckEvM, AckReqM, CTX_ADDR_BITS, CplM, CtxPortM, RING_SLOT_BITS, RingPortM, field_be,
+    AckEvM, CTX_ADDR_BITS, CplM, CtxPortM, RING_SLOT_BITS, RSP_FIRST, RSP_LAST, RSP_MIDDLE,
+    RSP_ONLY, RdVerdictS, RingPortM, RspJobM, field_be,
 };
 use crate::net::mac::MacOrder;
 use crate::rx::rxparse;
@@ -28,6 +29,9 @@ pub enum St {
     MrRd,
     MrWait,
     Check,
+    /// READ RESPONSE: the event to ackproc, then its verdict.
+    RspEv,
+    RspVd,
     Emit,
 }
 
@@ -70,8 +74,11 @@ pub struct Responder {
     pub ctx: CtxPortM,
     pub ring: RingPortM,
     pub cpl: CplM,
-    pub ack: AckReqM,
+    /// Responder jobs (ACK/NAK, `read` = 0; READ to answer, `read` = 1), in decision order.
+    pub rsp: RspJobM,
     pub ackev: AckEvM,
+    /// ackproc's verdict on each READ RESPONSE event; `placed` after an ok one's DMA command.
+    pub rdv: RdVerdictS,
     /// Head of the header FIFO (the frame being worked on).
     pub head: RxHdrS,
     /// Jobs for the payload mover.
@@ -95,6 +102,8 @@ pub struct Responder {
     pub cnt_drop_addr: Signal<Out, Bits<32>>,
     /// RoCE v2 CNPs received for a valid QP (counted and dropped).
     pub cnt_rx_cnp: Signal<Out, Bits<32>>,
+    /// READ requests answered (a READ job sent; new and duplicate).
+    pub cnt_rx_read: Signal<Out, Bits<32>>,
     // ---- constants
     k_pkey15: Constant<Bits<16>>,
     k_mtu_unit: Constant<Bits<32>>,
@@ -119,6 +128,17 @@ pub struct Responder {
     k_op_wli: Constant<Bits<8>>,
     k_op_wo: Constant<Bits<8>>,
     k_op_woi: Constant<Bits<8>>,
+    k_op_rd: Constant<Bits<8>>,
+    k_op_rrf: Constant<Bits<8>>,
+    k_op_rrm: Constant<Bits<8>>,
+    k_op_rrl: Constant<Bits<8>>,
+    k_op_rro: Constant<Bits<8>>,
+    k_rpos_f: Constant<Bits<2>>,
+    k_rpos_m: Constant<Bits<2>>,
+    k_rpos_l: Constant<Bits<2>>,
+    k_rpos_o: Constant<Bits<2>>,
+    /// Largest READ DMA length (2^31, IBTA 9.4.5).
+    k_rd_max: Constant<Bits<32>>,
     k_op_ack: Constant<Bits<8>>,
     k_op_cnp: Constant<Bits<8>>,
     k_err: Constant<Bits<8>>,
@@ -128,6 +148,7 @@ pub struct Responder {
     k_rtr: Constant<Bits<8>>,
     k_rts: Constant<Bits<8>>,
     k_acc_rw: Constant<Bits<32>>,
+    k_acc_rr: Constant<Bits<32>>,
     k_acc_lw: Constant<Bits<32>>,
     k_f_send: Constant<Bits<8>>,
     k_f_write: Constant<Bits<8>>,
@@ -193,6 +214,15 @@ pub struct Responder {
     qpn_ok: Signal<Local, Bit>,
     is_ack: Signal<Local, Bit>,
     is_cnp: Signal<Local, Bit>,
+    /// READ REQUEST; READ RESPONSE (any position), and MIDDLE.
+    is_rd: Signal<Local, Bit>,
+    is_rresp: Signal<Local, Bit>,
+    is_rrm: Signal<Local, Bit>,
+    /// READ: QP access REMOTE_READ; DMA length > 2^31; PSNs the request takes (n).
+    rd_qacc: Signal<Local, Bit>,
+    rd_long: Signal<Local, Bit>,
+    rd_q: Signal<Local, Bits<32>>,
+    rd_n: Signal<Local, Bits<32>>,
     in_send: Signal<Local, Bit>,
     // ---- record fields
     q_state: Signal<Local, Bits<8>>,
@@ -255,6 +285,11 @@ pub struct Responder {
     /// Opcode-sequence error in a multi-packet SEND: the receive WQE is read only to complete
     /// it with an error (WqeWait goes straight to Emit).
     wqe_flush: DFF<Bit>,
+    /// The job is a READ (`rsp.read`); the READ request is a duplicate.
+    resp_read: DFF<Bit>,
+    rd_dup: DFF<Bit>,
+    /// An ok READ RESPONSE verdict: `rdv.placed` once its DMA command is taken.
+    rd_place: DFF<Bit>,
     resp_syn: DFF<Bits<8>>,
     resp_psn: DFF<Bits<24>>,
     cqe_status: DFF<Bits<8>>,
@@ -284,6 +319,7 @@ pub struct Responder {
     ct_drop_pkey: DFF<Bits<32>>,
     ct_drop_addr: DFF<Bits<32>>,
     ct_rx_cnp: DFF<Bits<32>>,
+    ct_rx_read: DFF<Bits<32>>,
 }
 
 impl Responder {
@@ -302,8 +338,9 @@ impl Responder {
             ctx: Default::default(),
             ring: Default::default(),
             cpl: Default::default(),
-            ack: Default::default(),
+            rsp: Default::default(),
             ackev: Default::default(),
+            rdv: Default::default(),
             head: Default::default(),
             job: Default::default(),
             cmd_valid: Default::default(),
@@ -323,6 +360,7 @@ impl Responder {
             cnt_drop_pkey: Default::default(),
             cnt_drop_addr: Default::default(),
             cnt_rx_cnp: Default::default(),
+            cnt_rx_read: Default::default(),
             k_pkey15: k(0x7FFF),
             k_mtu_unit: k(128),
             k_nqp: k(p.num_qps as u64),
@@ -346,6 +384,16 @@ impl Responder {
             k_op_wli: k(opcode::WRITE_LAST_IMM as u64),
             k_op_wo: k(opcode::WRITE_ONLY as u64),
             k_op_woi: k(opcode::WRITE_ONLY_IMM as u64),
+            k_op_rd: k(opcode::READ_REQUEST as u64),
+            k_op_rrf: k(opcode::READ_RESPONSE_FIRST as u64),
+            k_op_rrm: k(opcode::READ_RESPONSE_MIDDLE as u64),
+            k_op_rrl: k(opcode::READ_RESPONSE_LAST as u64),
+            k_op_rro: k(opcode::READ_RESPONSE_ONLY as u64),
+            k_rpos_f: k(RSP_FIRST),
+            k_rpos_m: k(RSP_MIDDLE),
+            k_rpos_l: k(RSP_LAST),
+            k_rpos_o: k(RSP_ONLY),
+            k_rd_max: k(1 << 31),
             k_op_ack: k(opcode::ACKNOWLEDGE as u64),
             k_op_cnp: k(opcode::CNP as u64),
             k_err: k(qp_state::ERR as u64),
@@ -355,6 +403,7 @@ impl Responder {
             k_rtr: k(qp_state::RTR as u64),
             k_rts: k(qp_state::RTS as u64),
             k_acc_rw: k(access::REMOTE_WRITE as u64),
+            k_acc_rr: k(access::REMOTE_READ as u64),
             k_acc_lw: k(access::LOCAL_WRITE as u64),
             k_f_send: k(rqs_flag::IN_SEND as u64),
             k_f_write: k(rqs_flag::IN_WRITE as u64),
@@ -418,6 +467,13 @@ impl Responder {
             qpn_ok: Default::default(),
             is_ack: Default::default(),
             is_cnp: Default::default(),
+            is_rd: Default::default(),
+            is_rresp: Default::default(),
+            is_rrm: Default::default(),
+            rd_qacc: Default::default(),
+            rd_long: Default::default(),
+            rd_q: Default::default(),
+            rd_n: Default::default(),
             in_send: Default::default(),
             q_state: Default::default(),
             q_access: Default::default(),
@@ -475,6 +531,9 @@ impl Responder {
             pend_aev: Default::default(),
             pend_qerr: Default::default(),
             wqe_flush: Default::default(),
+            resp_read: Default::default(),
+            rd_dup: Default::default(),
+            rd_place: Default::default(),
             resp_syn: Default::default(),
             resp_psn: Default::default(),
             cqe_status: Default::default(),
@@ -503,6 +562,7 @@ impl Responder {
             ct_drop_pkey: Default::default(),
             ct_drop_addr: Default::default(),
             ct_rx_cnp: Default::default(),
+            ct_rx_read: Default::default(),
         }
     }
 }
@@ -527,6 +587,9 @@ impl Logic for Responder {
             pend_aev,
             pend_qerr,
             wqe_flush,
+            resp_read,
+            rd_dup,
+            rd_place,
             resp_syn,
             resp_psn,
             cqe_status,
@@ -554,7 +617,8 @@ impl Logic for Responder {
             ct_drop_op,
             ct_drop_pkey,
             ct_drop_addr,
-            ct_rx_cnp
+            ct_rx_cnp,
+            ct_rx_read
         );
         // =========================================================== head fields
         self.pay.next = self.head.pay_len.val() - bit_cast::<16, 2>(self.head.pad.val());
@@ -583,6 +647,10 @@ impl Logic for Responder {
         self.qpn_ok.next = self.head.qpn.val() < self.k_nqp.val();
         self.is_ack.next = self.head.opcode.val() == self.k_op_ack.val();
         self.is_cnp.next = self.head.opcode.val() == self.k_op_cnp.val();
+        self.is_rd.next = self.head.opcode.val() == self.k_op_rd.val();
+        self.is_rresp.next = self.head.opcode.val() >= self.k_op_rrf.val()
+            && self.head.opcode.val() <= self.k_op_rro.val();
+        self.is_rrm.next = self.head.opcode.val() == self.k_op_rrm.val();
         // payload offset -> shift select; beats of payload
         self.pay_shift.next = 0.into();
         if self.head.pay_off.val() == self.k_po[1].val() {
@@ -636,7 +704,7 @@ impl Logic for Responder {
         self.in_send.next = (self.s_flags.val() & self.k_f_send.val()).any();
         // PSN position and opcode sequence
         self.psn_diff.next = self.head.psn.val() - self.s_psn.val();
-        self.seq_ok.next = self.is_first.val() || self.is_only.val();
+        self.seq_ok.next = self.is_first.val() || self.is_only.val() || self.is_rd.val();
         if (self.s_flags.val() & self.k_f_send.val()).any() {
             self.seq_ok.next = self.is_send.val() && (self.is_mid.val() || self.is_last.val());
         } else if (self.s_flags.val() & self.k_f_write.val()).any() {
@@ -647,11 +715,14 @@ impl Logic for Responder {
         self.r_addr.next = self.w_addr.val();
         self.r_len.next = bit_cast::<64, 32>(self.w_len.val());
         self.need_acc.next = self.k_acc_lw.val();
-        if self.is_write.val() {
+        if self.is_write.val() || self.is_rd.val() {
             self.key.next = self.head.rkey.val();
             self.r_addr.next = self.head.va.val();
             self.r_len.next = bit_cast::<64, 32>(self.head.rlen.val());
             self.need_acc.next = self.k_acc_rw.val();
+        }
+        if self.is_rd.val() {
+            self.need_acc.next = self.k_acc_rr.val();
         }
         self.mr_idx.next = bit_cast::<24, 32>(self.key.val() >> 8);
         self.r_off.next = self.r_addr.val() - self.m_iova.val();
@@ -664,8 +735,18 @@ impl Logic for Responder {
             && self.r_off.val() <= self.m_len.val()
             && self.r_len.val() <= self.m_len.val() - self.r_off.val();
         self.off_after.next = self.s_off.val() + self.pay32.val();
-        // zero-length RDMA WRITE (RETH DMA length 0): no R_Key or bounds check (C9-88)
+        // zero-length RDMA WRITE / READ (RETH DMA length 0): no R_Key or bounds check (C9-88)
         self.zlen.next = !self.head.rlen.val().any();
+        // READ: QP access, DMA length at most 2^31, and the PSNs it takes:
+        // n = max(1, ceil(len / path MTU)) (the length is at most 2^31: no overflow)
+        self.rd_qacc.next =
+            (self.q_access.val().get_bits::<8>(0) & self.k_acc_rr.val().get_bits::<8>(0)).any();
+        self.rd_long.next = self.head.rlen.val() > self.k_rd_max.val();
+        self.rd_q.next = ((self.head.rlen.val() + self.mtu.val() - 1) >> 7) >> self.q_mtu.val();
+        self.rd_n.next = self.rd_q.val();
+        if !self.rd_q.val().any() {
+            self.rd_n.next = 1.into();
+        }
         // packet lengths (IBTA C9-20..C9-22, rxe check_length): FIRST / MIDDLE carry exactly
         // the path MTU, LAST / ONLY at most; a WRITE ONLY carries its RETH DMA length, a
         // WRITE's FIRST and MIDDLE no more than is left of it, its LAST exactly what is left
@@ -722,24 +803,56 @@ impl Logic for Responder {
         self.cpl.status.next = self.cqe_status.q.val();
         self.cpl.flags.next = self.cqe_flags.q.val();
         self.cpl.wqe_idx.next = self.s_ci.val();
-        self.ack.valid.next = false;
+        self.rsp.valid.next = false;
         self.dmac_order.rec.next = self.qp.q.val().get_bits::<48>(self.o_q_dmac.val().index());
         self.smac_order.rec.next = self.qp.q.val().get_bits::<48>(self.o_q_smac.val().index());
-        self.ack.dmac.next = self.dmac_order.wire_order.val();
-        self.ack.smac.next = self.smac_order.wire_order.val();
-        self.ack.sip.next = self.qp.q.val().get_bits::<32>(self.o_q_sip.val().index());
-        self.ack.dip.next = self.qp.q.val().get_bits::<32>(self.o_q_dip.val().index());
-        self.ack.sport.next = self.qp.q.val().get_bits::<16>(self.o_q_sport.val().index());
-        self.ack.tos.next = self.qp.q.val().get_bits::<8>(self.o_q_tc.val().index());
-        self.ack.dqpn.next = self.q_rqpn.val();
-        self.ack.psn.next = self.resp_psn.q.val();
-        self.ack.syndrome.next = self.resp_syn.q.val();
-        self.ack.msn.next = self.next_msn.q.val();
+        self.rsp.dmac.next = self.dmac_order.wire_order.val();
+        self.rsp.smac.next = self.smac_order.wire_order.val();
+        self.rsp.sip.next = self.qp.q.val().get_bits::<32>(self.o_q_sip.val().index());
+        self.rsp.dip.next = self.qp.q.val().get_bits::<32>(self.o_q_dip.val().index());
+        self.rsp.sport.next = self.qp.q.val().get_bits::<16>(self.o_q_sport.val().index());
+        self.rsp.tos.next = self.qp.q.val().get_bits::<8>(self.o_q_tc.val().index());
+        self.rsp.dqpn.next = self.q_rqpn.val();
+        self.rsp.psn.next = self.resp_psn.q.val();
+        self.rsp.syndrome.next = self.resp_syn.q.val();
+        self.rsp.msn.next = self.next_msn.q.val();
+        self.rsp.read.next = self.resp_read.q.val();
+        self.rsp.va.next = 0.into();
+        self.rsp.len.next = 0.into();
+        self.rsp.mtu.next = 0.into();
+        if self.resp_read.q.val() {
+            self.rsp.va.next = self.head.va.val();
+            self.rsp.len.next = self.head.rlen.val();
+            self.rsp.mtu.next = self.q_mtu.val().get_bits::<3>(0);
+        }
         self.ackev.valid.next = false;
         self.ackev.qpn.next = self.head.qpn.val();
         self.ackev.psn.next = self.head.psn.val();
         self.ackev.syndrome.next = self.head.syndrome.val();
         self.ackev.msn.next = self.head.aeth_msn.val();
+        self.ackev.rsp.next = self.is_rresp.val();
+        self.ackev.rpos.next = 0.into();
+        self.ackev.plen.next = 0.into();
+        if self.is_rresp.val() {
+            self.ackev.plen.next = self.pay.val().get_bits::<13>(0);
+            if self.head.opcode.val() == self.k_op_rrf.val() {
+                self.ackev.rpos.next = self.k_rpos_f.val();
+            }
+            if self.is_rrm.val() {
+                // no AETH on a MIDDLE
+                self.ackev.rpos.next = self.k_rpos_m.val();
+                self.ackev.syndrome.next = self.k_syn_ack.val();
+                self.ackev.msn.next = 0.into();
+            }
+            if self.head.opcode.val() == self.k_op_rrl.val() {
+                self.ackev.rpos.next = self.k_rpos_l.val();
+            }
+            if self.head.opcode.val() == self.k_op_rro.val() {
+                self.ackev.rpos.next = self.k_rpos_o.val();
+            }
+        }
+        self.rdv.ready.next = false;
+        self.rdv.placed.next = false;
         self.job.push.next = false;
         self.mv_first.next =
             self.head.buf_start.val() + bit_cast::<9, 16>(self.head.pay_off.val() >> 6);
@@ -761,6 +874,9 @@ impl Logic for Responder {
                 self.pend_aev.d.next = false;
                 self.pend_qerr.d.next = false;
                 self.wqe_flush.d.next = false;
+                self.resp_read.d.next = false;
+                self.rd_dup.d.next = false;
+                self.rd_place.d.next = false;
                 self.pend_job.d.next = true;
                 if self.head.valid.val() {
                     self.st.d.next = St::Emit;
@@ -771,7 +887,9 @@ impl Logic for Responder {
                     } else if !(self.is_send.val()
                         || self.is_write.val()
                         || self.is_ack.val()
-                        || self.is_cnp.val())
+                        || self.is_cnp.val()
+                        || self.is_rd.val()
+                        || self.is_rresp.val())
                     {
                         self.ct_drop_op.d.next = self.ct_drop_op.q.val() + 1;
                     } else if !self.qpn_ok.val() {
@@ -814,9 +932,12 @@ impl Logic for Responder {
                 self.next_left.d.next = self.s_left.val();
                 self.next_off.d.next = self.s_off.val();
                 self.resp_psn.d.next = self.head.psn.val();
-                if self.is_ack.val() {
-                    // ACKNOWLEDGE: addressed to us (the QP state is ackproc's business)
-                    if self.addr_ok.val() {
+                if self.is_ack.val() || self.is_rresp.val() {
+                    // ACKNOWLEDGE / READ RESPONSE: addressed to us (the QP state is ackproc's
+                    // business); a READ RESPONSE then waits for ackproc's verdict
+                    if self.addr_ok.val() && self.is_rresp.val() {
+                        self.st.d.next = St::RspEv;
+                    } else if self.addr_ok.val() {
                         self.pend_aev.d.next = true;
                     } else {
                         self.ct_drop_addr.d.next = self.ct_drop_addr.q.val() + 1;
@@ -831,6 +952,13 @@ impl Logic for Responder {
                 } else if self.is_cnp.val() {
                     // congestion notification: counted, dropped (no rate limiter yet)
                     self.ct_rx_cnp.d.next = self.ct_rx_cnp.q.val() + 1;
+                } else if self.psn_diff.val().get_bit(23) && self.is_rd.val() {
+                    // duplicate READ: answered again from the request (the requester may
+                    // re-request from the middle with its own PSN, va and length) after the
+                    // access checks; no state change (Check)
+                    self.ct_rx_dup.d.next = self.ct_rx_dup.q.val() + 1;
+                    self.rd_dup.d.next = true;
+                    self.st.d.next = St::MrRd;
                 } else if self.psn_diff.val().get_bit(23) {
                     // duplicate SEND/WRITE: ACKed again whether or not AckReq is set (C9-105;
                     // a requester may retransmit a middle packet without AckReq), with the
@@ -889,7 +1017,7 @@ impl Logic for Responder {
                                 & self.k_rnr_mask.val());
                     } else if self.need_wqe.val() {
                         self.st.d.next = St::WqeRd;
-                    } else if self.has_reth.val() {
+                    } else if self.has_reth.val() || self.is_rd.val() {
                         self.st.d.next = St::MrRd;
                     } else {
                         self.st.d.next = St::Check;
@@ -943,7 +1071,44 @@ impl Logic for Responder {
                 if self.is_write.val() {
                     self.cqe_op.d.next = self.k_wo_imm.val();
                 }
-                if self.has_reth.val()
+                if self.is_rd.val() {
+                    // READ REQUEST: QP access, DMA length, MR (for length > 0) with
+                    // REMOTE_READ; a failing new request is a class C error (rq_psn not
+                    // advanced, QP to ERR), a failing duplicate is dropped silently
+                    if self.rd_dup.q.val() {
+                        if self.rd_qacc.val()
+                            && !self.rd_long.val()
+                            && (self.zlen.val() || self.mr_ok.val())
+                        {
+                            self.ct_rx_read.d.next = self.ct_rx_read.q.val() + 1;
+                            self.pend_ack.d.next = true;
+                            self.resp_read.d.next = true;
+                        }
+                    } else if !self.rd_qacc.val() {
+                        self.ct_nak_acc.d.next = self.ct_nak_acc.q.val() + 1;
+                        self.pend_ack.d.next = true;
+                        self.pend_qerr.d.next = true;
+                        self.resp_syn.d.next = self.k_syn_acc.val();
+                    } else if self.rd_long.val() {
+                        self.ct_nak_inv.d.next = self.ct_nak_inv.q.val() + 1;
+                        self.pend_ack.d.next = true;
+                        self.pend_qerr.d.next = true;
+                        self.resp_syn.d.next = self.k_syn_inv.val();
+                    } else if !(self.zlen.val() || self.mr_ok.val()) {
+                        self.ct_nak_acc.d.next = self.ct_nak_acc.q.val() + 1;
+                        self.pend_ack.d.next = true;
+                        self.pend_qerr.d.next = true;
+                        self.resp_syn.d.next = self.k_syn_acc.val();
+                    } else {
+                        // execute: the READ job (the responses acknowledge; no ACK)
+                        self.ct_rx_req.d.next = self.ct_rx_req.q.val() + 1;
+                        self.ct_rx_read.d.next = self.ct_rx_read.q.val() + 1;
+                        self.pend_ack.d.next = true;
+                        self.resp_read.d.next = true;
+                        self.next_psn.d.next = self.s_psn.val() + self.rd_n.val().get_bits::<24>(0);
+                        self.next_msn.d.next = self.s_msn.val() + 1;
+                    }
+                } else if self.has_reth.val()
                     && !((self.q_access.val().get_bits::<8>(0)
                         & self.k_acc_rw.val().get_bits::<8>(0))
                     .any()
@@ -1044,7 +1209,35 @@ impl Logic for Responder {
                     }
                 }
             }
+            St::RspEv => {
+                self.ackev.valid.next = true;
+                if self.ackev.ready.val() {
+                    self.st.d.next = St::RspVd;
+                }
+            }
+            St::RspVd => {
+                // ok: place the payload at the verdict's address (plen 0: nothing to write);
+                // !ok: drop (the mover job only frees the buffer)
+                self.rdv.ready.next = true;
+                if self.rdv.valid.val() {
+                    self.st.d.next = St::Emit;
+                    if self.rdv.ok.val() {
+                        self.rd_place.d.next = true;
+                        self.pend_cmd.d.next = self.pay.val().any();
+                        self.dma_addr.d.next = self.rdv.addr.val();
+                        self.dma_len.d.next = self.pay.val().get_bits::<14>(0);
+                        self.mv_beats.d.next = self.pay_beats.val().get_bits::<7>(0);
+                    }
+                }
+            }
             St::Emit => {
+                // after an ok READ RESPONSE verdict: `placed` in the cycle the DMA command is
+                // taken (plen 0: in the first cycle here)
+                self.rdv.placed.next =
+                    self.rd_place.q.val() && (!self.pend_cmd.q.val() || self.cmd_ready.val());
+                if self.rd_place.q.val() && (!self.pend_cmd.q.val() || self.cmd_ready.val()) {
+                    self.rd_place.d.next = false;
+                }
                 self.cmd_valid.next = self.pend_cmd.q.val();
                 if self.cmd_ready.val() {
                     self.pend_cmd.d.next = false;
@@ -1054,8 +1247,8 @@ impl Logic for Responder {
                 if self.cpl.ready.val() && !self.pend_cmd.q.val() {
                     self.pend_cpl.d.next = false;
                 }
-                self.ack.valid.next = self.pend_ack.q.val();
-                if self.ack.ready.val() {
+                self.rsp.valid.next = self.pend_ack.q.val();
+                if self.rsp.ready.val() {
                     self.pend_ack.d.next = false;
                 }
                 self.ackev.valid.next = self.pend_aev.q.val();
@@ -1089,7 +1282,8 @@ impl Logic for Responder {
                     || self.pend_aev.q.val()
                     || self.pend_wr.q.val()
                     || self.pend_qerr.q.val()
-                    || self.pend_job.q.val())
+                    || self.pend_job.q.val()
+                    || self.rd_place.q.val())
                 {
                     self.head.pop.next = true;
                     self.st.d.next = St::Idle;
@@ -1121,6 +1315,7 @@ impl Logic for Responder {
         self.cnt_drop_pkey.next = self.ct_drop_pkey.q.val();
         self.cnt_drop_addr.next = self.ct_drop_addr.q.val();
         self.cnt_rx_cnp.next = self.ct_rx_cnp.q.val();
+        self.cnt_rx_read.next = self.ct_rx_read.q.val();
         if self.rst.val() {
             self.st.d.next = St::Idle;
             self.pend_cmd.d.next = false;
@@ -1131,6 +1326,9 @@ impl Logic for Responder {
             self.pend_aev.d.next = false;
             self.pend_qerr.d.next = false;
             self.wqe_flush.d.next = false;
+            self.resp_read.d.next = false;
+            self.rd_dup.d.next = false;
+            self.rd_place.d.next = false;
             self.ct_rx_req.d.next = 0.into();
             self.ct_rx_dup.d.next = 0.into();
             self.ct_nak_seq.d.next = 0.into();
@@ -1142,6 +1340,7 @@ impl Logic for Responder {
             self.ct_drop_pkey.d.next = 0.into();
             self.ct_drop_addr.d.next = 0.into();
             self.ct_rx_cnp.d.next = 0.into();
+            self.ct_rx_read.d.next = 0.into();
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Block tests of `RxResp` (Verilator): frames in, context/ring/DMA/CQ models around it.
 
 use super::*;
+use crate::common::bus::{RSP_FIRST, RSP_LAST, RSP_MIDDLE, RSP_ONLY};
 use crate::common::testutil::{
     CplSink, CtxModel, DmaWrModel, RingModel, chance, model, reset, rng,
 };
@@ -126,7 +127,15 @@ struct AckOut {
     psn: u32,
     syn: u8,
     msn: u32,
+    /// READ job fields (0 on ACK/NAK jobs).
+    read: bool,
+    va: u64,
+    len: u32,
+    mtu: u8,
 }
+
+/// A READ RESPONSE event on `ackev`: (qpn, psn, syndrome, msn, rpos, plen).
+type RdEv = (u32, u32, u8, u32, u8, u32);
 
 struct Bench {
     m: DynModel,
@@ -135,8 +144,18 @@ struct Bench {
     ring: RingModel,
     dma: DmaWrModel,
     cpl: CplSink,
+    /// Every job on `rsp` (ACK/NAKs and READs), in order.
     acks: Vec<AckOut>,
+    /// ACKNOWLEDGE events (`rsp` = 0) and READ RESPONSE events (`rsp` = 1) on `ackev`.
     aevs: Vec<(u32, u32, u8, u32)>,
+    revs: Vec<RdEv>,
+    /// The verdict stub (ackproc's side of `rdv`): planned verdicts (ok, addr) in event
+    /// order (none left: !ok); the event waiting for its verdict (ok, addr, plen); an ok
+    /// verdict waiting for `placed` (plen); `placed` pulses seen.
+    verdicts: VecDeque<(bool, u64)>,
+    vd_wait: Option<(bool, u64, u32)>,
+    place_wait: Option<u32>,
+    placed: usize,
     beats: VecDeque<([u8; 64], u64, bool, bool, usize)>,
     idle: f64,
     stall: f64,
@@ -171,6 +190,11 @@ impl Bench {
             cpl: CplSink::new("cpl", stall),
             acks: vec![],
             aevs: vec![],
+            revs: vec![],
+            verdicts: VecDeque::new(),
+            vd_wait: None,
+            place_wait: None,
+            placed: 0,
             beats: VecDeque::new(),
             idle,
             stall,
@@ -187,7 +211,7 @@ impl Bench {
         b.set_qp(
             QPN,
             rnic_abi::queue::qp_state::RTS,
-            access::REMOTE_WRITE as u8,
+            (access::REMOTE_WRITE | access::REMOTE_READ) as u8,
         );
         b.set_rqs(QPN, PSN0, 0);
         b.set_mr(
@@ -197,7 +221,7 @@ impl Bench {
                 pd: PD,
                 iova: MR_IOVA,
                 length: MR_LEN,
-                access: access::REMOTE_WRITE | access::LOCAL_WRITE,
+                access: access::REMOTE_WRITE | access::LOCAL_WRITE | access::REMOTE_READ,
                 flags: 1,
             },
         );
@@ -353,9 +377,20 @@ impl Bench {
         self.dma.drive(&mut self.m, &mut self.r);
         self.cpl.drive(&mut self.m, &mut self.r);
         self.ack_ready = !chance(&mut self.r, self.stall);
-        self.aev_ready = !chance(&mut self.r, self.stall);
-        self.m.set("ack_ready", self.ack_ready as u64);
+        // ackproc takes no other event while a READ RESPONSE verdict or `placed` is open
+        self.aev_ready =
+            !chance(&mut self.r, self.stall) && self.vd_wait.is_none() && self.place_wait.is_none();
+        self.m.set("rsp_ready", self.ack_ready as u64);
         self.m.set("ackev_ready", self.aev_ready as u64);
+        let give = self.vd_wait.is_some() && !chance(&mut self.r, self.stall);
+        self.m.set("rdv_valid", give as u64);
+        if let (true, Some((ok, addr, _))) = (give, self.vd_wait) {
+            self.m.set("rdv_ok", ok as u64);
+            self.m.set("rdv_addr", addr);
+        } else {
+            self.m.set("rdv_ok", self.r.random::<bool>() as u64);
+            self.m.set("rdv_addr", self.r.random());
+        }
         let now = self.m.cycle;
         self.m.tick();
         // a beat is taken when tready is high (flow control holds a frame's first beat)
@@ -380,10 +415,28 @@ impl Bench {
             self.dat_first.push(now);
         }
         (self.prev_cv, self.prev_dv) = (cv, dv);
+        let ncmd = self.dma.cmds.len();
         self.dma.observe(&mut self.m, &mut self.r);
+        let cmd_taken = self.dma.cmds.len() > ncmd;
         self.cpl.observe(&mut self.m);
-        if self.ack_ready && self.m.bit("ack_valid") {
-            let g = |s: &str| self.m.get(&format!("ack_{s}"));
+        // the verdict stub: `placed` once per ok verdict, in the cycle its DMA command is
+        // taken (at once for an empty payload), never without one
+        if self.m.bit("rdv_placed") {
+            let plen = self
+                .place_wait
+                .take()
+                .expect("rdv.placed without an ok verdict");
+            assert!(plen == 0 || cmd_taken, "placed in the command's cycle");
+            self.placed += 1;
+        }
+        if give && self.m.bit("rdv_ready") {
+            let (ok, _, plen) = self.vd_wait.take().unwrap();
+            if ok {
+                self.place_wait = Some(plen);
+            }
+        }
+        if self.ack_ready && self.m.bit("rsp_valid") {
+            let g = |s: &str| self.m.get(&format!("rsp_{s}"));
             self.acks.push(AckOut {
                 dmac: g("dmac"),
                 smac: g("smac"),
@@ -395,16 +448,30 @@ impl Bench {
                 psn: g("psn") as u32,
                 syn: g("syndrome") as u8,
                 msn: g("msn") as u32,
+                read: g("read") != 0,
+                va: g("va"),
+                len: g("len") as u32,
+                mtu: g("mtu") as u8,
             });
         }
         if self.aev_ready && self.m.bit("ackev_valid") {
             let g = |s: &str| self.m.get(&format!("ackev_{s}"));
-            self.aevs.push((
+            let ev = (
                 g("qpn") as u32,
                 g("psn") as u32,
                 g("syndrome") as u8,
                 g("msn") as u32,
-            ));
+            );
+            if g("rsp") != 0 {
+                let plen = g("plen") as u32;
+                self.revs
+                    .push((ev.0, ev.1, ev.2, ev.3, g("rpos") as u8, plen));
+                let (ok, addr) = self.verdicts.pop_front().unwrap_or((false, 0));
+                self.vd_wait = Some((ok, addr, plen));
+            } else {
+                assert_eq!((g("rpos"), g("plen")), (0, 0), "ACKNOWLEDGE event");
+                self.aevs.push(ev);
+            }
         }
     }
     /// Run until every beat is in and the block has been quiet for a while.
@@ -420,8 +487,10 @@ impl Bench {
                 || self.m.bit("ctx_req")
                 || self.m.bit("ring_req")
                 || self.m.bit("cpl_valid")
-                || self.m.bit("ack_valid")
-                || self.m.bit("ackev_valid");
+                || self.m.bit("rsp_valid")
+                || self.m.bit("ackev_valid")
+                || self.vd_wait.is_some()
+                || self.place_wait.is_some();
             quiet = if busy { 0 } else { quiet + 1 };
         }
     }
@@ -453,6 +522,20 @@ impl Bench {
             psn: psn & 0xFF_FFFF,
             syn,
             msn,
+            read: false,
+            va: 0,
+            len: 0,
+            mtu: 0,
+        }
+    }
+    /// The READ job for a request at `psn` (the test QPs' path MTU enum is 3).
+    fn rdjob(&self, psn: u32, va: u64, len: u32, msn: u32) -> AckOut {
+        AckOut {
+            read: true,
+            va,
+            len,
+            mtu: 3,
+            ..self.ack(psn, aeth::ACK, msn)
         }
     }
 }
@@ -890,7 +973,7 @@ fn psn_and_naks() {
     }
 }
 
-/// Drops: unknown QP, QP not RTR/RTS, bad ICRC, MAC error (tuser), not IPv4, READ
+/// Drops: unknown QP, QP not RTR/RTS, bad ICRC, MAC error (tuser), not IPv4, atomics
 /// (opcode); ACKNOWLEDGE frames to ackev; the block still works afterwards.
 #[test]
 fn drops_and_ackev() {
@@ -912,10 +995,10 @@ fn drops_and_ackev() {
         g[13] = 0xDD; // IPv6 ethertype
         b.send_frame(&g, false);
         b.send(&Pkt {
-            op: opcode::READ_REQUEST,
+            op: opcode::COMPARE_SWAP,
             qpn: QPN,
             psn: psn(0),
-            reth: Some((va, rkey(), 64)),
+            payload: vec![0; 28], // the AtomicETH
             ..Default::default()
         });
         let mut aevs = vec![];
@@ -1185,23 +1268,29 @@ fn rnr_nak_timer_code() {
 
 /// The shared SoftRoCE capture through the block with no QP set up (all QPs in RESET, with
 /// the capture's addresses): every RoCE frame passes the ICRC and the parser; ACKNOWLEDGEs
-/// (their address checked) reach ackev, requests are
-/// dropped for the QP state, READs for the opcode, non-IPv4 frames by the parser. (Idle
-/// between beats: back-to-back one-beat frames outrun the FSM and fill the header FIFO.)
+/// and READ RESPONSEs (their address checked) reach ackev (the verdict stub drops the
+/// responses), requests (READ included) are dropped for the QP state, atomics for the opcode,
+/// non-IPv4 frames by the parser. (Idle between beats: back-to-back one-beat frames outrun
+/// the FSM and fill the header FIFO.)
 #[test]
 fn vectors() {
     let v = crate::common::testutil::vector_frames();
     let mut b = Bench::new(9, 0.8, 0.2);
     b.ctx.rec.clear();
     let mut aevs = vec![];
+    let mut revs = vec![];
     let (mut parse, mut qp, mut op, mut addr) = (0, 0, 0, 0);
     let be =
         |f: &[u8], a: usize, n: usize| f[a..a + n].iter().fold(0u32, |x, y| x << 8 | *y as u32);
-    // each QP (still in RESET) gets the destination of the first ACK to it as its address;
-    // ACKs of another flow with the same QPN are then not addressed to it (drop_addr)
+    // each QP (still in RESET) gets the destination of the first ACK or READ RESPONSE to it
+    // as its address; ACKs of another flow with the same QPN are then not addressed to it
+    // (drop_addr)
     let mut own: HashMap<u32, (u32, [u8; 6])> = HashMap::new();
     for f in &v {
-        if f[12..14] == [0x08, 0x00] && f[42] == opcode::ACKNOWLEDGE {
+        if f[12..14] == [0x08, 0x00]
+            && (f[42] == opcode::ACKNOWLEDGE
+                || (opcode::READ_RESPONSE_FIRST..=opcode::READ_RESPONSE_ONLY).contains(&f[42]))
+        {
             let mut m = [0u8; 6];
             m.copy_from_slice(&f[..6]);
             own.entry(be(f, 47, 3)).or_insert((be(f, 30, 4), m));
@@ -1230,7 +1319,33 @@ fn vectors() {
             } else {
                 addr += 1;
             }
-        } else if o <= opcode::WRITE_ONLY_IMM {
+        } else if (opcode::READ_RESPONSE_FIRST..=opcode::READ_RESPONSE_ONLY).contains(&o) {
+            if q >= P.num_qps {
+                qp += 1;
+            } else if own
+                .get(&q)
+                .is_some_and(|x| x.0 == be(f, 30, 4) && x.1[..] == f[..6])
+            {
+                let mid = o == opcode::READ_RESPONSE_MIDDLE;
+                let hdr = 20 + 8 + 12 + 4 * (!mid as usize) + 4;
+                let plen = be(f, 16, 2) - hdr as u32 - (f[43] as u32 >> 4 & 3);
+                let (syn, msn) = if mid {
+                    (aeth::ACK, 0)
+                } else {
+                    (f[54], be(f, 55, 3))
+                };
+                revs.push((
+                    q,
+                    be(f, 51, 3),
+                    syn,
+                    msn,
+                    o - opcode::READ_RESPONSE_FIRST,
+                    plen,
+                ));
+            } else {
+                addr += 1;
+            }
+        } else if o <= opcode::READ_REQUEST {
             qp += 1;
         } else {
             op += 1;
@@ -1238,8 +1353,10 @@ fn vectors() {
     }
     b.run();
     b.dump("vectors");
-    assert!(!aevs.is_empty() && qp > 0 && op > 0 && addr > 0);
+    assert!(!aevs.is_empty() && !revs.is_empty() && qp > 0 && op > 0 && addr > 0);
     assert_eq!(b.aevs, aevs);
+    assert_eq!(b.revs, revs);
+    assert!(b.dma.cmds.is_empty() && b.placed == 0);
     assert_eq!(b.cnt("cnt_drop_addr"), addr);
     let want_cnt = [0, 0, 0, 0, 0, 0, qp, op, 0, parse, 0];
     for (c, w) in CNTS.iter().zip(want_cnt) {
@@ -1381,7 +1498,12 @@ fn encode_with(p: &Pkt, m: impl Fn(&mut Vec<u8>)) -> Vec<u8> {
 fn nonzero(b: &Bench) -> Vec<(&'static str, u64)> {
     CNTS.iter()
         .copied()
-        .chain(["cnt_drop_pkey", "cnt_drop_addr", "cnt_rx_cnp"])
+        .chain([
+            "cnt_drop_pkey",
+            "cnt_drop_addr",
+            "cnt_rx_cnp",
+            "cnt_rx_read",
+        ])
         .map(|c| (c, b.cnt(c)))
         .filter(|x| x.1 != 0)
         .collect()
@@ -1597,4 +1719,378 @@ fn foreign_pkey_ip_mac_dropped() {
             ("cnt_drop_addr", 3)
         ]
     );
+}
+
+// ================================================================ RDMA READ (issue 10)
+
+/// A READ REQUEST to QP `QPN` (AckReq set: it must not add an ACK).
+fn rd_req(ps: u32, va: u64, key: u32, len: u32) -> Pkt {
+    Pkt {
+        op: opcode::READ_REQUEST,
+        qpn: QPN,
+        psn: ps,
+        ackreq: true,
+        reth: Some((va, key, len)),
+        ..Default::default()
+    }
+}
+
+/// READ REQUESTs in sequence (MTU 1024): one READ job each with the request's PSN, va,
+/// length, the path MTU and the new MSN, no ACK (AckReq set or not); rq_psn advanced by
+/// n = max(1, ceil(len / MTU)) (3000 -> 3, 1024 -> 1, 1025 -> 2, 0 -> 1, 2^31 -> 2^21), shown
+/// by the WRITEs at the following PSNs being executed and ACKed; a zero-length READ with rkey
+/// 0 and va 0 needs no MR. No DMA for the READs, no QP write.
+#[test]
+fn read_requests_in_sequence() {
+    for (seed, idle, stall) in [(41, 0.0, 0.0), (42, 0.5, 0.4)] {
+        let mut b = Bench::new(seed, idle, stall);
+        let mut r = rng(seed + 100);
+        let big = make_key(8, 3);
+        b.set_mr(
+            8,
+            MrEntry {
+                key: big,
+                pd: PD,
+                iova: 0x1_0000_0000,
+                length: 1 << 32,
+                access: access::REMOTE_READ,
+                flags: 1,
+            },
+        );
+        let va = MR_IOVA + 0x123;
+        let d = bytes(&mut r, 40);
+        let mut jobs = vec![];
+        b.send(&wr_only(QPN, 0, va, rkey(), &d, true));
+        jobs.push(b.ack(psn(0), aeth::ACK, 1));
+        b.send(&rd_req(psn(1), va, rkey(), 3000));
+        jobs.push(b.rdjob(psn(1), va, 3000, 2));
+        b.send(&wr_only(QPN, 4, va + 0x400, rkey(), &d, true));
+        jobs.push(b.ack(psn(4), aeth::ACK, 3));
+        let mut p = rd_req(psn(5), va + 1, rkey(), 1024);
+        p.ackreq = false;
+        b.send(&p);
+        jobs.push(b.rdjob(psn(5), va + 1, 1024, 4));
+        b.send(&rd_req(psn(6), va + 2, rkey(), 1025));
+        jobs.push(b.rdjob(psn(6), va + 2, 1025, 5));
+        b.send(&rd_req(psn(8), 0, 0, 0));
+        jobs.push(b.rdjob(psn(8), 0, 0, 6));
+        b.send(&rd_req(psn(9), 0x1_0000_0000, big, 1 << 31));
+        jobs.push(b.rdjob(psn(9), 0x1_0000_0000, 1 << 31, 7));
+        let nxt = 9 + (1 << 21);
+        b.send(&wr_only(QPN, nxt, va + 0x800, rkey(), &d, true));
+        jobs.push(b.ack(psn(nxt), aeth::ACK, 8));
+        b.expect_no_qp_write();
+        b.dump("read_requests_in_sequence");
+        assert_eq!(b.acks, jobs, "seed {seed}");
+        assert_eq!(
+            b.dma.cmds,
+            [(va, 40), (va + 0x400, 40), (va + 0x800, 40)],
+            "only the WRITEs"
+        );
+        let s = b.rqs(QPN);
+        assert_eq!((s.rq_psn, s.msn, s.flags), (psn(nxt + 1), 8, 0));
+        assert_eq!(nonzero(&b), [("cnt_rx_req", 8), ("cnt_rx_read", 5)]);
+    }
+}
+
+/// READ REQUESTs failing their checks: bad key generation, key index beyond the MR table,
+/// other PD, MR without REMOTE_READ, invalid MR, [va, va+len) past the MR's end or below its
+/// start, QP without REMOTE_READ: NAK remote access error; DMA length 2^31 + 1: NAK invalid
+/// request. Each moves the QP to ERR (revived by the test), sends no READ job and leaves
+/// rq_psn where it was, so the same PSN with a good READ is answered afterwards.
+#[test]
+fn read_request_access_errors() {
+    for (seed, idle, stall) in [(43, 0.0, 0.0), (44, 0.5, 0.4)] {
+        let mut b = Bench::new(seed, idle, stall);
+        let mr = |b: &mut Bench, idx: u32, pd: u32, acc: u32, flags: u32| {
+            b.set_mr(
+                idx,
+                MrEntry {
+                    key: make_key(idx, 1),
+                    pd,
+                    iova: MR_IOVA,
+                    length: MR_LEN,
+                    access: acc,
+                    flags,
+                },
+            );
+            make_key(idx, 1)
+        };
+        let k_pd = mr(&mut b, 6, PD + 1, access::REMOTE_READ, 1);
+        let k_acc = mr(
+            &mut b,
+            7,
+            PD,
+            access::REMOTE_WRITE | access::LOCAL_WRITE | access::REMOTE_ATOMIC,
+            1,
+        );
+        let k_inv = mr(&mut b, 9, PD, access::REMOTE_READ, 0);
+        let va = MR_IOVA + 0x100;
+        let mut jobs = vec![];
+        let (acc, inv) = (aeth::NAK_REM_ACCESS, aeth::NAK_INV_REQ);
+        for (a, key, len, syn) in [
+            (va, make_key(MR_IDX, 0x5B), 64, acc),
+            (va, make_key(P.num_mrs, 0x5A), 64, acc),
+            (va, k_pd, 64, acc),
+            (va, k_acc, 64, acc),
+            (va, k_inv, 64, acc),
+            (MR_IOVA + MR_LEN - 63, rkey(), 64, acc),
+            (MR_IOVA - 1, rkey(), 64, acc),
+            (va, rkey(), (1 << 31) + 1, inv),
+        ] {
+            b.send(&rd_req(psn(0), a, key, len));
+            jobs.push(b.ack(psn(0), syn, 0));
+            b.expect_err_then_revive(QPN);
+        }
+        // the QP without REMOTE_READ (the MR would allow it)
+        let off = QpContext::field("access").unwrap().offset;
+        let mut rec = b.ctx.get(QPN);
+        rec[off] = (access::REMOTE_WRITE | access::REMOTE_ATOMIC) as u8;
+        b.ctx.rec.insert(QPN, rec);
+        b.send(&rd_req(psn(0), va, rkey(), 64));
+        jobs.push(b.ack(psn(0), acc, 0));
+        b.expect_err_then_revive(QPN);
+        let mut rec = b.ctx.get(QPN);
+        rec[off] = (access::REMOTE_WRITE | access::REMOTE_READ) as u8;
+        b.ctx.rec.insert(QPN, rec);
+        // the PSN was never consumed: a good READ at it is answered
+        b.send(&rd_req(psn(0), va, rkey(), 64));
+        jobs.push(b.rdjob(psn(0), va, 64, 1));
+        b.expect_no_qp_write();
+        b.dump("read_request_access_errors");
+        assert_eq!(b.acks, jobs, "seed {seed}");
+        assert!(b.dma.cmds.is_empty());
+        let s = b.rqs(QPN);
+        assert_eq!((s.rq_psn, s.msn, s.flags), (psn(1), 1, 0));
+        assert_eq!(
+            nonzero(&b),
+            [
+                ("cnt_rx_req", 1),
+                ("cnt_nak_acc", 8),
+                ("cnt_nak_inv", 1),
+                ("cnt_rx_read", 1)
+            ]
+        );
+    }
+}
+
+/// Duplicate READ REQUESTs (PSN before rq_psn): answered again from the request, with its
+/// own PSN, va and length (the whole READ, or re-requested from its second packet) and the
+/// current MSN; one failing the MR check is dropped silently; a zero-length one needs no MR.
+/// No RqState or QP write, no DMA; all counted as duplicates.
+#[test]
+fn duplicate_read_answered_again() {
+    for (seed, idle, stall) in [(47, 0.0, 0.0), (48, 0.5, 0.4)] {
+        let mut b = Bench::new(seed, idle, stall);
+        let mut r = rng(seed + 100);
+        let va = MR_IOVA + 0x100;
+        let d = bytes(&mut r, 77);
+        b.send(&rd_req(psn(0), va, rkey(), 3000));
+        b.send(&wr_only(QPN, 3, va + 0x1000, rkey(), &d, true));
+        b.run();
+        assert_eq!(
+            b.acks,
+            [b.rdjob(psn(0), va, 3000, 1), b.ack(psn(3), aeth::ACK, 2)]
+        );
+        let rqs0 = b.ctx.get(P.ctx_base(3) + QPN);
+        b.acks.clear();
+        b.ctx.writes.clear();
+        b.send(&rd_req(psn(0), va, rkey(), 3000));
+        b.send(&rd_req(psn(1), va + 1024, rkey(), 1976));
+        b.send(&rd_req(psn(2), va, make_key(MR_IDX, 0x5B), 64)); // bad key: dropped
+        b.send(&rd_req(psn(1), MR_IOVA + MR_LEN - 8, rkey(), 64)); // out of bounds: dropped
+        b.send(&rd_req(psn(2), 0, 0, 0));
+        b.run();
+        b.dump("duplicate_read_answered_again");
+        assert_eq!(
+            b.acks,
+            [
+                b.rdjob(psn(0), va, 3000, 2),
+                b.rdjob(psn(1), va + 1024, 1976, 2),
+                b.rdjob(psn(2), 0, 0, 2)
+            ],
+            "seed {seed}"
+        );
+        assert!(b.ctx.writes.is_empty(), "no context write");
+        assert_eq!(b.ctx.get(P.ctx_base(3) + QPN), rqs0);
+        assert_eq!(b.dma.cmds, [(va + 0x1000, 77)]);
+        assert_eq!(
+            nonzero(&b),
+            [("cnt_rx_req", 2), ("cnt_rx_dup", 5), ("cnt_rx_read", 4)]
+        );
+    }
+}
+
+/// A READ REQUEST while a multi-packet WRITE or SEND is in progress: NAK invalid request
+/// (opcode sequence), QP to ERR, no READ job, PSN not consumed; the WRITE then completes
+/// normally (revived QP); the SEND's receive WQE is completed with REM_INV_REQ_ERR.
+#[test]
+fn read_request_mid_message_nak() {
+    for (seed, idle, stall) in [(49, 0.0, 0.0), (50, 0.5, 0.4)] {
+        let mut b = Bench::new(seed, idle, stall);
+        let mut r = rng(seed + 100);
+        let va = MR_IOVA + 0x100;
+        let d = bytes(&mut r, 2048);
+        let mut p = wr_only(QPN, 0, va, rkey(), &d[..1024], false);
+        p.op = opcode::WRITE_FIRST;
+        p.reth = Some((va, rkey(), 2048));
+        b.send(&p);
+        b.send(&rd_req(psn(1), va, rkey(), 64));
+        let mut jobs = vec![b.ack(psn(1), aeth::NAK_INV_REQ, 0)];
+        b.expect_err_then_revive(QPN);
+        b.send(&Pkt {
+            op: opcode::WRITE_LAST,
+            qpn: QPN,
+            psn: psn(1),
+            ackreq: true,
+            payload: d[1024..].to_vec(),
+            ..Default::default()
+        });
+        jobs.push(b.ack(psn(1), aeth::ACK, 1));
+        b.expect_no_qp_write();
+        b.post_recv(QPN, 0, RBUF_IOVA, 4096, 0x6000);
+        b.send(&Pkt {
+            op: opcode::SEND_FIRST,
+            qpn: QPN,
+            psn: psn(2),
+            payload: d[..1024].to_vec(),
+            ..Default::default()
+        });
+        b.send(&rd_req(psn(3), va, rkey(), 64));
+        jobs.push(b.ack(psn(3), aeth::NAK_INV_REQ, 1));
+        b.expect_err(QPN);
+        b.dump("read_request_mid_message_nak");
+        assert_eq!(b.acks, jobs, "seed {seed}");
+        assert_eq!(
+            b.dma.cmds,
+            [(va, 1024), (va + 1024, 1024), (RBUF_IOVA, 1024)]
+        );
+        let got: Vec<Cqe> = b.cpl.got.iter().map(|x| x.1).collect();
+        assert_eq!(
+            got,
+            [cqe(
+                0x6000,
+                1024,
+                None,
+                wc_op::RECV,
+                wc_status::REM_INV_REQ_ERR,
+                0
+            )]
+        );
+        let s = b.rqs(QPN);
+        assert_eq!((s.rq_psn, s.msn, s.rq_ci, s.flags), (psn(3), 1, 1, 0));
+        assert_eq!(nonzero(&b), [("cnt_rx_req", 3), ("cnt_nak_inv", 2)]);
+    }
+}
+
+/// READ RESPONSE frames (FIRST with payload, MIDDLE twice: a rejected and an accepted copy,
+/// LAST with a pad byte, ONLY empty, ONLY with pad rejected, ONLY of 65 bytes, one to a QP in
+/// ERR) reach ackev with `rsp` = 1, the position, the payload length without pad, PSN and the
+/// AETH (MIDDLE: ACK, 0); each waits for the verdict stub: ok -> its payload bytes land at
+/// the verdict's address exactly (one DMA write each, nothing else written), `placed` once
+/// per ok verdict (checked in the bench: in the command's cycle); !ok -> nothing written,
+/// the next frame processed. A response to a foreign address or an unknown QP is dropped
+/// before ackev (no verdict). Plain ACKs around them: `rsp` = 0.
+#[test]
+fn read_responses_placed_on_verdict() {
+    for (seed, idle, stall) in [(51, 0.0, 0.0), (52, 0.5, 0.4)] {
+        let mut b = Bench::new(seed, idle, stall);
+        let mut r = rng(seed + 100);
+        b.set_qp(8, qp_state::ERR, 0);
+        let rr = |op: u8, q: u32, ps: u32, a: Option<(u8, u32)>, pay: &[u8]| Pkt {
+            op,
+            qpn: q,
+            psn: ps,
+            aeth: a,
+            payload: pay.to_vec(),
+            ..Default::default()
+        };
+        let ack = |ps: u32, msn: u32| Pkt {
+            op: opcode::ACKNOWLEDGE,
+            qpn: QPN,
+            psn: ps,
+            aeth: Some((aeth::ACK, msn)),
+            ..Default::default()
+        };
+        let (f, m, l, o) = (
+            opcode::READ_RESPONSE_FIRST,
+            opcode::READ_RESPONSE_MIDDLE,
+            opcode::READ_RESPONSE_LAST,
+            opcode::READ_RESPONSE_ONLY,
+        );
+        let d = bytes(&mut r, 3071);
+        let junk = bytes(&mut r, 1024);
+        let e = bytes(&mut r, 70);
+        let (x1, x2, x3, x4, x5) = (
+            0x4000_0003u64,
+            0x4000_0403,
+            0x4000_0803,
+            0x5000_0000,
+            0x6000_0031,
+        );
+        let mut want: HashMap<u64, u8> = HashMap::new();
+        let mut put = |a: u64, p: &[u8]| {
+            for (k, x) in p.iter().enumerate() {
+                assert!(want.insert(a + k as u64, *x).is_none());
+            }
+        };
+        b.send(&ack(10, 11));
+        b.send(&rr(f, QPN, 20, Some((aeth::ACK, 5)), &d[..1024]));
+        b.send(&rr(m, QPN, 21, None, &junk));
+        b.send(&rr(m, QPN, 21, None, &d[1024..2048]));
+        b.send(&rr(l, QPN, 22, Some((0x05, 6)), &d[2048..]));
+        b.send(&rr(o, QPN, 23, Some((aeth::ACK, 7)), &[]));
+        b.send(&rr(o, QPN, 24, Some((aeth::ACK, 8)), &e[..5]));
+        b.send(&rr(o, QPN, 25, Some((aeth::ACK, 9)), &e[5..]));
+        let far = rr(o, QPN, 26, Some((aeth::ACK, 10)), &e[..8]);
+        b.send_frame(&encode_with(&far, |f| f[33] ^= 0x40), false); // foreign IPv4
+        b.send(&rr(o, 300, 27, Some((aeth::ACK, 10)), &e[..8])); // unknown QP
+        b.send(&rr(o, 8, 28, Some((aeth::ACK, 1)), &e[..8])); // QP in ERR: ackproc decides
+        b.send(&ack(30, 12));
+        b.verdicts.extend([
+            (true, x1),
+            (false, 0x7000_0000),
+            (true, x2),
+            (true, x3),
+            (true, x4),
+            (false, 0x7000_1000),
+            (true, x5),
+            (false, 0x7000_2000),
+        ]);
+        put(x1, &d[..1024]);
+        put(x2, &d[1024..2048]);
+        put(x3, &d[2048..]);
+        put(x5, &e[5..]);
+        b.expect_no_qp_write();
+        b.dump("read_responses_placed_on_verdict");
+        let (a, rp) = (aeth::ACK, |p: u64| p as u8);
+        assert_eq!(
+            b.revs,
+            [
+                (QPN, 20, a, 5, rp(RSP_FIRST), 1024),
+                (QPN, 21, a, 0, rp(RSP_MIDDLE), 1024),
+                (QPN, 21, a, 0, rp(RSP_MIDDLE), 1024),
+                (QPN, 22, 0x05, 6, rp(RSP_LAST), 1023),
+                (QPN, 23, a, 7, rp(RSP_ONLY), 0),
+                (QPN, 24, a, 8, rp(RSP_ONLY), 5),
+                (QPN, 25, a, 9, rp(RSP_ONLY), 65),
+                (8, 28, a, 1, rp(RSP_ONLY), 8),
+            ],
+            "seed {seed}"
+        );
+        assert!(b.verdicts.is_empty() && b.vd_wait.is_none() && b.place_wait.is_none());
+        assert_eq!(b.aevs, [(QPN, 10, a, 11), (QPN, 30, a, 12)]);
+        assert_eq!(b.placed, 5, "one placed per ok verdict");
+        assert_eq!(
+            b.dma.cmds,
+            [(x1, 1024), (x2, 1024), (x3, 1023), (x5, 65)],
+            "only the ok verdicts with payload"
+        );
+        assert_eq!(b.dma.mem.len(), want.len(), "bytes written");
+        for (ad, x) in &want {
+            assert_eq!(b.dma.mem.get(ad), Some(x), "byte at {ad:#x}");
+        }
+        assert!(b.acks.is_empty() && b.cpl.got.is_empty());
+        assert_eq!(nonzero(&b), [("cnt_drop_qp", 1), ("cnt_drop_addr", 1)]);
+    }
 }
