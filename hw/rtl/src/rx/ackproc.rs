@@ -1,20 +1,51 @@
 //! Data-path block `ackproc`: the requester side of receive (docs/DATAPATH.md "ackproc").
 //!
-//! One received ACKNOWLEDGE (`ev`) at a time: read the QP context (`ctx`), then walk the SQ
-//! from `sq_ack_ci` towards `sq_ci`, reading each WQE slot (`ring`), and complete (`cpl`) every
-//! WQE the ACK covers; write back `una_psn`/`sq_ack_ci` (and `state` = ERR after a NAK) with
-//! byte enables covering only those fields.
+//! One received ACKNOWLEDGE or RDMA READ RESPONSE (`ev`) at a time: read the QP context
+//! (`ctx`), then walk the SQ from `sq_ack_ci` towards `sq_ci`, reading each WQE slot (`ring`),
+//! and complete (`cpl`) every WQE the event covers; write back `una_psn`/`sq_ack_ci` (and
+//! `state` = ERR after a NAK) with byte enables covering only those fields.
 //!
 //! Semantics (PSNs modulo 2^24; "a at or after b" is `(a - b) mod 2^24 < 2^23`):
-//! * WQE packets n = max(1, ceil(length / (128 << path_mtu))); the oldest unacknowledged WQE
-//!   starts at `una_psn` and ends at `una_psn + n - 1`.
+//! * WQE packets n = max(1, ceil(length / (128 << path_mtu))) (a READ WQE: its response
+//!   packets); the oldest unacknowledged WQE starts at `una_psn` and ends at
+//!   `una_psn + n - 1`.
 //! * ACK (syndrome bits 7:5 = 0) with PSN p: every WQE whose end is at or before p completes
-//!   (SUCCESS, a completion only if SIGNALED), in order, stopping at `sq_ci`.
+//!   (SUCCESS, a completion only if SIGNALED), in order, stopping at `sq_ci` and at the first
+//!   RDMA READ WQE (never completed by an ACK: only its LAST/ONLY response does).
 //! * NAK (kind 3, code in bits 4:0) / RNR NAK (kind 1) with PSN p (the failing packet): WQEs
 //!   ending before p complete as above; the WQE holding p completes with the error status
-//!   (signaled or not), is consumed (`sq_ack_ci` passes it, the driver flushes the rest), and
-//!   the QP goes to ERR. A NAK whose PSN lies beyond every outstanding WQE changes nothing
-//!   but the implicit ACK of the WQEs before it.
+//!   (signaled or not; a READ WQE too), is consumed (`sq_ack_ci` passes it, the driver
+//!   flushes the rest), and the QP goes to ERR. A NAK whose PSN lies beyond every
+//!   outstanding WQE changes nothing but the implicit ACK of the WQEs before it.
+//! * Completion opcode from the WQE opcode: SEND/SEND_IMM -> SEND, RDMA_WRITE(_IMM) ->
+//!   RDMA_WRITE, RDMA_READ -> RDMA_READ.
+//! * The expected READ RESPONSE e of the READ WQE the walk stopped at (first PSN `una_psn`):
+//!   `una_psn + (ack_psn_lo + 1 - una_psn) mod 2^16` when that offset is below 2^15 and below
+//!   n, else `una_psn` (the packet after the last one acknowledged, as the timeout's restart).
+//! * READ RESPONSE (`ev.rsp`; `rpos` FIRST/MIDDLE/LAST/ONLY, `plen`) with PSN p: exactly one
+//!   verdict on `rdv` per event, always (also for an unknown QPN or a QP not RTS/SQD: !ok).
+//!   The WQEs ending before p complete as for an ACK of p - 1 (stopping at the first READ).
+//!   With i = p - una_psn at a READ WQE stop:
+//!   - p == e, position right (n == 1: ONLY; i == 0: FIRST; i == n - 1: LAST; else MIDDLE)
+//!     and length right (FIRST/MIDDLE: the path MTU; LAST/ONLY: length - i * mtu): verdict
+//!     ok, `addr` = local_addr + i * mtu; after `rdv.placed`: `ack_psn_lo` = p, RD_GAP
+//!     cleared, progress (retry counts refilled, timer re-armed); on LAST/ONLY the WQE
+//!     completes (RDMA_READ, SUCCESS, byte_len = length, only if SIGNALED; issued after
+//!     `placed`), una_psn += n, sq_ack_ci + 1. `cnt_rd_rsp` + 1.
+//!   - p after e (in the READ WQE or beyond it): implicit NAK, verdict !ok. Without RD_GAP
+//!     (and no RNR wait): RD_GAP set, `cnt_rd_gap` + 1, one retry taken (as for a sequence
+//!     NAK) and a restart at e on `rs`; no retry left: the READ WQE completes with
+//!     RETRY_EXC_ERR and the QP goes to ERR. With RD_GAP already set: dropped.
+//!   - otherwise (p before e: duplicate; wrong position or length; the stop WQE not a READ;
+//!     nothing outstanding; p before una_psn; QP not RTS/SQD; unknown QPN): verdict !ok.
+//!   Every !ok verdict except the first of a gap counts in `cnt_rd_drop`. READ RESPONSEs
+//!   are not counted in `cnt_ack`/`cnt_nak`/`cnt_ack_ignored`.
+//! * ACK at or after e (ACK PSN p >= e) of the READ WQE the walk stopped at, or a NAK whose
+//!   PSN lies beyond that READ WQE: the responder answered the READ, its responses were
+//!   lost: implicit NAK as above (instead of the NAK's own handling; progress only up to
+//!   e - 1). A NAK whose PSN lies in a READ WQE works as for any WQE.
+//! * Timer expiry clears RD_GAP (the restart goes to the packet after the last acknowledged,
+//!   which is e for a READ WQE).
 //! * Ignored and counted in `cnt_ack_ignored`: QPN >= num_qps, QP state not RTS/SQD, PSN
 //!   before `una_psn` (duplicate / stale), reserved syndrome kinds (2, 4..7).
 //!
