@@ -1,20 +1,51 @@
 //! Data-path block `ackproc`: the requester side of receive (docs/DATAPATH.md "ackproc").
 //!
-//! One received ACKNOWLEDGE (`ev`) at a time: read the QP context (`ctx`), then walk the SQ
-//! from `sq_ack_ci` towards `sq_ci`, reading each WQE slot (`ring`), and complete (`cpl`) every
-//! WQE the ACK covers; write back `una_psn`/`sq_ack_ci` (and `state` = ERR after a NAK) with
-//! byte enables covering only those fields.
+//! One received ACKNOWLEDGE or RDMA READ RESPONSE (`ev`) at a time: read the QP context
+//! (`ctx`), then walk the SQ from `sq_ack_ci` towards `sq_ci`, reading each WQE slot (`ring`),
+//! and complete (`cpl`) every WQE the event covers; write back `una_psn`/`sq_ack_ci` (and
+//! `state` = ERR after a NAK) with byte enables covering only those fields.
 //!
 //! Semantics (PSNs modulo 2^24; "a at or after b" is `(a - b) mod 2^24 < 2^23`):
-//! * WQE packets n = max(1, ceil(length / (128 << path_mtu))); the oldest unacknowledged WQE
-//!   starts at `una_psn` and ends at `una_psn + n - 1`.
+//! * WQE packets n = max(1, ceil(length / (128 << path_mtu))) (a READ WQE: its response
+//!   packets); the oldest unacknowledged WQE starts at `una_psn` and ends at
+//!   `una_psn + n - 1`.
 //! * ACK (syndrome bits 7:5 = 0) with PSN p: every WQE whose end is at or before p completes
-//!   (SUCCESS, a completion only if SIGNALED), in order, stopping at `sq_ci`.
+//!   (SUCCESS, a completion only if SIGNALED), in order, stopping at `sq_ci` and at the first
+//!   RDMA READ WQE (never completed by an ACK: only its LAST/ONLY response does).
 //! * NAK (kind 3, code in bits 4:0) / RNR NAK (kind 1) with PSN p (the failing packet): WQEs
 //!   ending before p complete as above; the WQE holding p completes with the error status
-//!   (signaled or not), is consumed (`sq_ack_ci` passes it, the driver flushes the rest), and
-//!   the QP goes to ERR. A NAK whose PSN lies beyond every outstanding WQE changes nothing
-//!   but the implicit ACK of the WQEs before it.
+//!   (signaled or not; a READ WQE too), is consumed (`sq_ack_ci` passes it, the driver
+//!   flushes the rest), and the QP goes to ERR. A NAK whose PSN lies beyond every
+//!   outstanding WQE changes nothing but the implicit ACK of the WQEs before it.
+//! * Completion opcode from the WQE opcode: SEND/SEND_IMM -> SEND, RDMA_WRITE(_IMM) ->
+//!   RDMA_WRITE, RDMA_READ -> RDMA_READ.
+//! * The expected READ RESPONSE e of the READ WQE the walk stopped at (first PSN `una_psn`):
+//!   `una_psn + (ack_psn_lo + 1 - una_psn) mod 2^16` when that offset is below 2^15 and below
+//!   n, else `una_psn` (the packet after the last one acknowledged, as the timeout's restart).
+//! * READ RESPONSE (`ev.rsp`; `rpos` FIRST/MIDDLE/LAST/ONLY, `plen`) with PSN p: exactly one
+//!   verdict on `rdv` per event, always (also for an unknown QPN or a QP not RTS/SQD: !ok).
+//!   The WQEs ending before p complete as for an ACK of p - 1 (stopping at the first READ).
+//!   With i = p - una_psn at a READ WQE stop:
+//!   - p == e, position right (n == 1: ONLY; i == 0: FIRST; i == n - 1: LAST; else MIDDLE)
+//!     and length right (FIRST/MIDDLE: the path MTU; LAST/ONLY: length - i * mtu): verdict
+//!     ok, `addr` = local_addr + i * mtu; after `rdv.placed`: `ack_psn_lo` = p, RD_GAP
+//!     cleared, progress (retry counts refilled, timer re-armed); on LAST/ONLY the WQE
+//!     completes (RDMA_READ, SUCCESS, byte_len = length, only if SIGNALED; issued after
+//!     `placed`), una_psn += n, sq_ack_ci + 1. `cnt_rd_rsp` + 1.
+//!   - p after e (in the READ WQE or beyond it): implicit NAK, verdict !ok. Without RD_GAP
+//!     (and no RNR wait): RD_GAP set, `cnt_rd_gap` + 1, one retry taken (as for a sequence
+//!     NAK) and a restart at e on `rs`; no retry left: the READ WQE completes with
+//!     RETRY_EXC_ERR and the QP goes to ERR. With RD_GAP already set: dropped.
+//!   - otherwise (p before e: duplicate; wrong position or length; the stop WQE not a READ;
+//!     nothing outstanding; p before una_psn; QP not RTS/SQD; unknown QPN): verdict !ok.
+//!   Every !ok verdict except the first of a gap counts in `cnt_rd_drop`. READ RESPONSEs
+//!   are not counted in `cnt_ack`/`cnt_nak`/`cnt_ack_ignored`.
+//! * ACK at or after e (ACK PSN p >= e) of the READ WQE the walk stopped at, or a NAK whose
+//!   PSN lies beyond that READ WQE: the responder answered the READ, its responses were
+//!   lost: implicit NAK as above (instead of the NAK's own handling; progress only up to
+//!   e - 1). A NAK whose PSN lies in a READ WQE works as for any WQE.
+//! * Timer expiry clears RD_GAP (the restart goes to the packet after the last acknowledged,
+//!   which is e for a READ WQE).
 //! * Ignored and counted in `cnt_ack_ignored`: QPN >= num_qps, QP state not RTS/SQD, PSN
 //!   before `una_psn` (duplicate / stale), reserved syndrome kinds (2, 4..7).
 //!
@@ -24,8 +55,8 @@
 //! completion sink takes one completion per cycle.
 
 use crate::common::bus::{
-    AckEvS, CTX_ADDR_BITS, CplM, CtxPortM, RING_SLOT_BITS, RestartM, RingPortM, TimerExpS,
-    TimerSetM, field_bit, field_bytes,
+    AckEvS, CTX_ADDR_BITS, CplM, CtxPortM, RING_SLOT_BITS, RSP_FIRST, RSP_LAST, RSP_MIDDLE,
+    RSP_ONLY, RdVerdictM, RestartM, RingPortM, TimerExpS, TimerSetM, field_bit, field_bytes,
 };
 use rnic_abi::params::{self, BuildParams};
 use rnic_abi::queue::{QpContext, Wqe, qp_state, req_flag, wc_op, wc_status, wqe_op};
@@ -44,6 +75,14 @@ pub enum AckSt {
     WriteBack,
     Restart,
     TimerSet,
+    /// READ bookkeeping after the walk: verdict, implicit NAK.
+    RdDec,
+    /// The verdict on a READ RESPONSE is offered on `rdv`.
+    Verdict,
+    /// Waiting for `rdv.placed` after an ok verdict.
+    Placed,
+    /// Retiring the READ WQE at the walk's stop (LAST/ONLY accepted, or retries exhausted).
+    RdCpl,
 }
 
 fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
@@ -71,6 +110,15 @@ pub struct AckProc {
     pub cnt_rnr: Signal<Out, Bits<32>>,
     pub cnt_nak_seq: Signal<Out, Bits<32>>,
     pub cnt_retry_exc: Signal<Out, Bits<32>>,
+    /// Verdicts on READ RESPONSE events (to rxresp).
+    pub rdv: RdVerdictM,
+    /// READ RESPONSE packets accepted and placed.
+    pub cnt_rd_rsp: Signal<Out, Bits<32>>,
+    /// Implicit NAKs (a READ RESPONSE or an ACK past the expected READ RESPONSE).
+    pub cnt_rd_gap: Signal<Out, Bits<32>>,
+    /// READ RESPONSE packets dropped (duplicate, out of place, malformed, QP not RTS/SQD,
+    /// nothing outstanding, or a gap already being recovered).
+    pub cnt_rd_drop: Signal<Out, Bits<32>>,
     // ---- constants (ABI offsets in bits, build parameters, codes)
     o_state: Constant<Bits<10>>,
     o_mtu: Constant<Bits<10>>,
@@ -83,6 +131,7 @@ pub struct AckProc {
     o_wflags: Constant<Bits<10>>,
     o_wlen: Constant<Bits<10>>,
     o_wrid: Constant<Bits<10>>,
+    o_wla: Constant<Bits<10>>,
     o_rcnt: Constant<Bits<10>>,
     o_ncnt: Constant<Bits<10>>,
     o_tmo: Constant<Bits<10>>,
@@ -91,6 +140,7 @@ pub struct AckProc {
     o_rflags: Constant<Bits<10>>,
     o_ackp: Constant<Bits<10>>,
     f_wait: Constant<Bits<8>>,
+    f_gap: Constant<Bits<8>>,
     be_walk: Constant<Bits<64>>,
     be_state: Constant<Bits<64>>,
     num_qps: Constant<Bits<24>>,
@@ -102,8 +152,14 @@ pub struct AckProc {
     st_err: Constant<Bits<8>>,
     op_write: Constant<Bits<8>>,
     op_write_imm: Constant<Bits<8>>,
+    op_read: Constant<Bits<8>>,
     wc_send: Constant<Bits<8>>,
     wc_write: Constant<Bits<8>>,
+    wc_read: Constant<Bits<8>>,
+    p_first: Constant<Bits<2>>,
+    p_middle: Constant<Bits<2>>,
+    p_last: Constant<Bits<2>>,
+    p_only: Constant<Bits<2>>,
     s_ok: Constant<Bits<8>>,
     s_retry: Constant<Bits<8>>,
     s_rnr: Constant<Bits<8>>,
@@ -155,6 +211,29 @@ pub struct AckProc {
     n_rnr: DFF<Bits<32>>,
     n_seq: DFF<Bits<32>>,
     n_exc: DFF<Bits<32>>,
+    // ---- READ responses
+    is_rsp: DFF<Bit>,
+    rpos_r: DFF<Bits<2>>,
+    plen_r: DFF<Bits<13>>,
+    ackp0: DFF<Bits<16>>,
+    rd_hit: DFF<Bit>,
+    rd_before: DFF<Bit>,
+    s_la: DFF<Bits<64>>,
+    s_len: DFF<Bits<32>>,
+    s_n: DFF<Bits<24>>,
+    s_wrid: DFF<Bits<64>>,
+    s_sig: DFF<Bit>,
+    v_ok: DFF<Bit>,
+    v_addr: DFF<Bits<64>>,
+    v_early: DFF<Bit>,
+    r_last: DFF<Bit>,
+    rc_err: DFF<Bit>,
+    plc: DFF<Bit>,
+    set_gap: DFF<Bit>,
+    clr_gap: DFF<Bit>,
+    n_rdr: DFF<Bits<32>>,
+    n_gap: DFF<Bits<32>>,
+    n_rdd: DFF<Bits<32>>,
     // ---- WQE read window
     hold: DFF<Bit>,
     infl: DFF<Bits<3>>,
@@ -166,6 +245,8 @@ pub struct AckProc {
     f_n: [DFF<Bits<24>>; WIN],
     f_sig: [DFF<Bit>; WIN],
     f_wr: [DFF<Bit>; WIN],
+    f_rd: [DFF<Bit>; WIN],
+    f_la: [DFF<Bits<64>>; WIN],
     // ---- completion register
     c_v: DFF<Bit>,
     c_wrid: DFF<Bits<64>>,
@@ -174,6 +255,7 @@ pub struct AckProc {
     c_src: DFF<Bits<24>>,
     c_cqn: DFF<Bits<16>>,
     c_wr: DFF<Bit>,
+    c_rd: DFF<Bit>,
     c_status: DFF<Bits<8>>,
     c_idx: DFF<Bits<16>>,
     // ---- counters
@@ -204,6 +286,8 @@ pub struct AckProc {
     h_n: Signal<Local, Bits<24>>,
     h_sig: Signal<Local, Bit>,
     h_wr: Signal<Local, Bit>,
+    h_rd: Signal<Local, Bit>,
+    h_la: Signal<Local, Bits<64>>,
     left: Signal<Local, Bits<24>>,
     qslot: Signal<Local, Bits<RING_SLOT_BITS>>,
     islot: Signal<Local, Bits<RING_SLOT_BITS>>,
@@ -230,6 +314,20 @@ pub struct AckProc {
     nb_now: Signal<Local, Bits<8>>,
     ack_adv: Signal<Local, Bits<16>>,
     n_base: Signal<Local, Bits<8>>,
+    e_g: Signal<Local, Bits<16>>,
+    e_off: Signal<Local, Bits<24>>,
+    e_psn: Signal<Local, Bits<24>>,
+    e_m1: Signal<Local, Bits<16>>,
+    g_gap: Signal<Local, Bit>,
+    g_hold: Signal<Local, Bit>,
+    g_prog: Signal<Local, Bit>,
+    g_adv: Signal<Local, Bits<16>>,
+    g_rb: Signal<Local, Bits<8>>,
+    i_last: Signal<Local, Bit>,
+    pos_ok: Signal<Local, Bit>,
+    len_ok: Signal<Local, Bit>,
+    off32: Signal<Local, Bits<32>>,
+    rest: Signal<Local, Bits<32>>,
 }
 
 impl AckProc {
@@ -264,6 +362,10 @@ impl AckProc {
             cnt_rnr: Default::default(),
             cnt_nak_seq: Default::default(),
             cnt_retry_exc: Default::default(),
+            rdv: Default::default(),
+            cnt_rd_rsp: Default::default(),
+            cnt_rd_gap: Default::default(),
+            cnt_rd_drop: Default::default(),
             o_rcnt: q("retry_cnt"),
             o_ncnt: q("rnr_retry"),
             o_tmo: q("timeout"),
@@ -272,6 +374,7 @@ impl AckProc {
             o_rflags: q("req_flags"),
             o_ackp: q("ack_psn_lo"),
             f_wait: k(req_flag::RNR_WAIT as u64),
+            f_gap: k(req_flag::RD_GAP as u64),
             o_state: q("state"),
             o_mtu: q("path_mtu"),
             o_rqpn: q("remote_qpn"),
@@ -283,6 +386,7 @@ impl AckProc {
             o_wflags: w("flags"),
             o_wlen: w("length"),
             o_wrid: w("wr_id"),
+            o_wla: w("local_addr"),
             be_walk: k(be_walk),
             be_state: k(field_bytes(QpContext::FIELDS, &["state"])),
             num_qps: k(p.num_qps as u64),
@@ -294,8 +398,14 @@ impl AckProc {
             st_err: k(qp_state::ERR as u64),
             op_write: k(wqe_op::RDMA_WRITE as u64),
             op_write_imm: k(wqe_op::RDMA_WRITE_IMM as u64),
+            op_read: k(wqe_op::RDMA_READ as u64),
             wc_send: k(wc_op::SEND as u64),
             wc_write: k(wc_op::RDMA_WRITE as u64),
+            wc_read: k(wc_op::RDMA_READ as u64),
+            p_first: k(RSP_FIRST),
+            p_middle: k(RSP_MIDDLE),
+            p_last: k(RSP_LAST),
+            p_only: k(RSP_ONLY),
             s_ok: k(wc_status::SUCCESS as u64),
             s_retry: k(wc_status::RETRY_EXC_ERR as u64),
             s_rnr: k(wc_status::RNR_RETRY_EXC_ERR as u64),
@@ -345,6 +455,28 @@ impl AckProc {
             n_rnr: Default::default(),
             n_seq: Default::default(),
             n_exc: Default::default(),
+            is_rsp: Default::default(),
+            rpos_r: Default::default(),
+            plen_r: Default::default(),
+            ackp0: Default::default(),
+            rd_hit: Default::default(),
+            rd_before: Default::default(),
+            s_la: Default::default(),
+            s_len: Default::default(),
+            s_n: Default::default(),
+            s_wrid: Default::default(),
+            s_sig: Default::default(),
+            v_ok: Default::default(),
+            v_addr: Default::default(),
+            v_early: Default::default(),
+            r_last: Default::default(),
+            rc_err: Default::default(),
+            plc: Default::default(),
+            set_gap: Default::default(),
+            clr_gap: Default::default(),
+            n_rdr: Default::default(),
+            n_gap: Default::default(),
+            n_rdd: Default::default(),
             hold: Default::default(),
             infl: Default::default(),
             fcnt: Default::default(),
@@ -355,6 +487,8 @@ impl AckProc {
             f_n: Default::default(),
             f_sig: Default::default(),
             f_wr: Default::default(),
+            f_rd: Default::default(),
+            f_la: Default::default(),
             c_v: Default::default(),
             c_wrid: Default::default(),
             c_len: Default::default(),
@@ -362,6 +496,7 @@ impl AckProc {
             c_src: Default::default(),
             c_cqn: Default::default(),
             c_wr: Default::default(),
+            c_rd: Default::default(),
             c_status: Default::default(),
             c_idx: Default::default(),
             n_ack: Default::default(),
@@ -390,6 +525,8 @@ impl AckProc {
             h_n: Default::default(),
             h_sig: Default::default(),
             h_wr: Default::default(),
+            h_rd: Default::default(),
+            h_la: Default::default(),
             left: Default::default(),
             qslot: Default::default(),
             islot: Default::default(),
@@ -416,6 +553,20 @@ impl AckProc {
             nb_now: Default::default(),
             ack_adv: Default::default(),
             n_base: Default::default(),
+            e_g: Default::default(),
+            e_off: Default::default(),
+            e_psn: Default::default(),
+            e_m1: Default::default(),
+            g_gap: Default::default(),
+            g_hold: Default::default(),
+            g_prog: Default::default(),
+            g_adv: Default::default(),
+            g_rb: Default::default(),
+            i_last: Default::default(),
+            pos_ok: Default::default(),
+            len_ok: Default::default(),
+            off32: Default::default(),
+            rest: Default::default(),
         }
     }
 }
@@ -443,6 +594,11 @@ impl Logic for AckProc {
             rflags, dec_r, dec_n, set_wait, clr_wait, need_rs, gbn_psn, need_ts, t_rnr, t_code,
             n_tmo, n_rnr, n_seq, n_exc
         );
+        dff_setup!(
+            self, clock, is_rsp, rpos_r, plen_r, ackp0, rd_hit, rd_before, s_la, s_len, s_n,
+            s_wrid, s_sig, v_ok, v_addr, v_early, r_last, rc_err, plc, set_gap, clr_gap, n_rdr,
+            n_gap, n_rdd, c_rd
+        );
         for i in 0..WIN {
             self.f_wrid[i].clock.next = self.clock.val();
             self.f_wrid[i].d.next = self.f_wrid[i].q.val();
@@ -454,6 +610,10 @@ impl Logic for AckProc {
             self.f_sig[i].d.next = self.f_sig[i].q.val();
             self.f_wr[i].clock.next = self.clock.val();
             self.f_wr[i].d.next = self.f_wr[i].q.val();
+            self.f_rd[i].clock.next = self.clock.val();
+            self.f_rd[i].d.next = self.f_rd[i].q.val();
+            self.f_la[i].clock.next = self.clock.val();
+            self.f_la[i].d.next = self.f_la[i].q.val();
         }
         // ---------------- outputs from registers
         self.cnt_ack.next = self.n_ack.q.val();
@@ -463,6 +623,12 @@ impl Logic for AckProc {
         self.cnt_rnr.next = self.n_rnr.q.val();
         self.cnt_nak_seq.next = self.n_seq.q.val();
         self.cnt_retry_exc.next = self.n_exc.q.val();
+        self.cnt_rd_rsp.next = self.n_rdr.q.val();
+        self.cnt_rd_gap.next = self.n_gap.q.val();
+        self.cnt_rd_drop.next = self.n_rdd.q.val();
+        self.rdv.valid.next = self.st.q.val() == AckSt::Verdict;
+        self.rdv.ok.next = self.v_ok.q.val();
+        self.rdv.addr.next = self.v_addr.q.val();
         self.rs.valid.next = self.st.q.val() == AckSt::Restart;
         self.rs.qpn.next = self.qpn_r.q.val();
         self.rs.psn.next = self.gbn_psn.q.val();
@@ -478,7 +644,9 @@ impl Logic for AckProc {
         self.cpl.imm.next = 0.into();
         self.cpl.qpn.next = self.c_qpn.q.val();
         self.cpl.src_qp.next = self.c_src.q.val();
-        if self.c_wr.q.val() {
+        if self.c_rd.q.val() {
+            self.cpl.opcode.next = self.wc_read.val();
+        } else if self.c_wr.q.val() {
             self.cpl.opcode.next = self.wc_write.val();
         } else {
             self.cpl.opcode.next = self.wc_send.val();
@@ -570,8 +738,10 @@ impl Logic for AckProc {
                 .rdata
                 .val()
                 .get_bits::<16>(self.o_ackp.val().index());
-        self.pr_now.next =
-            !self.is_tmo.q.val() && self.ack_adv.val().any() && !self.ack_adv.val().get_bit(15);
+        self.pr_now.next = !self.is_tmo.q.val()
+            && !self.is_rsp.q.val()
+            && self.ack_adv.val().any()
+            && !self.ack_adv.val().get_bit(15);
         // where a timeout resumes: the packet after the last one acknowledged, when that lies in
         // the oldest WQE (una_psn + (ack_psn_lo + 1 - una_psn) mod 2^16), else una_psn
         self.una_lo.next = self.rd_una.val().get_bits::<16>(0);
@@ -653,6 +823,12 @@ impl Logic for AckProc {
                 self.f_sig[i].d.next = self.ring.rdata.val().get_bit(self.o_wflags.val().index());
                 self.f_wr[i].d.next = (self.w_op.val() == self.op_write.val())
                     || (self.w_op.val() == self.op_write_imm.val());
+                self.f_rd[i].d.next = self.w_op.val() == self.op_read.val();
+                self.f_la[i].d.next = self
+                    .ring
+                    .rdata
+                    .val()
+                    .get_bits::<64>(self.o_wla.val().index());
             }
         }
         if self.rv.val() {
@@ -664,6 +840,8 @@ impl Logic for AckProc {
         self.h_n.next = self.f_n[0].q.val();
         self.h_sig.next = self.f_sig[0].q.val();
         self.h_wr.next = self.f_wr[0].q.val();
+        self.h_rd.next = self.f_rd[0].q.val();
+        self.h_la.next = self.f_la[0].q.val();
         for i in 1..WIN {
             if self.rp.q.val() == self.fidx[i].val() {
                 self.h_wrid.next = self.f_wrid[i].q.val();
@@ -671,6 +849,8 @@ impl Logic for AckProc {
                 self.h_n.next = self.f_n[i].q.val();
                 self.h_sig.next = self.f_sig[i].q.val();
                 self.h_wr.next = self.f_wr[i].q.val();
+                self.h_rd.next = self.f_rd[i].q.val();
+                self.h_la.next = self.f_la[i].q.val();
             }
         }
         // ---------------- per-WQE decision on the FIFO head
@@ -687,14 +867,15 @@ impl Logic for AckProc {
         self.load.next = false;
         self.l_status.next = self.s_ok.val();
         if (self.st.q.val() == AckSt::Walk) && !self.stop.q.val() && (self.fcnt.q.val() != 0) {
-            if !self.left.val().get_bit(23) {
-                // the WQE ends at or before the target: success
+            if !self.left.val().get_bit(23) && !self.h_rd.val() {
+                // the WQE ends at or before the target: success (never a READ WQE: only its
+                // LAST/ONLY response completes it)
                 if !self.h_sig.val() || self.cfree.val() {
                     self.pop.next = true;
                     self.load.next = self.h_sig.val();
                     self.rem.d.next = self.left.val();
                 }
-            } else if self.fatal.q.val() {
+            } else if self.left.val().get_bit(23) && self.fatal.q.val() {
                 // the WQE holds the NAK PSN (or timed out for the last time): error
                 // completion, QP to ERR
                 if self.cfree.val() {
@@ -706,6 +887,16 @@ impl Logic for AckProc {
                 }
             } else {
                 self.stop.d.next = true;
+                if self.h_rd.val() && !self.is_tmo.q.val() {
+                    // stopped at a READ WQE: keep it for the READ bookkeeping after the walk
+                    self.rd_hit.d.next = true;
+                    self.rd_before.d.next = !self.left.val().get_bit(23);
+                    self.s_la.d.next = self.h_la.val();
+                    self.s_len.d.next = self.h_len.val();
+                    self.s_n.d.next = self.h_n.val();
+                    self.s_wrid.d.next = self.h_wrid.val();
+                    self.s_sig.d.next = self.h_sig.val();
+                }
             }
         }
         if self.pop.val() {
@@ -720,6 +911,7 @@ impl Logic for AckProc {
             self.c_wrid.d.next = self.h_wrid.val();
             self.c_len.d.next = self.h_len.val();
             self.c_wr.d.next = self.h_wr.val();
+            self.c_rd.d.next = self.h_rd.val();
             self.c_idx.d.next = self.di.q.val();
             self.c_qpn.d.next = self.qpn_r.q.val();
             self.c_src.d.next = self.rqpn.q.val();
@@ -730,12 +922,60 @@ impl Logic for AckProc {
         } else if !self.rv.val() && self.pop.val() {
             self.fcnt.d.next = self.fcnt.q.val() - 1;
         }
+        // ---------------- READ bookkeeping (from registers, after the walk stopped at a READ WQE)
+        // the expected READ RESPONSE e: the packet after the last one acknowledged when that
+        // lies in the READ WQE (as the timeout's restart PSN), else its first packet (una_psn)
+        self.e_g.next = self.ackp0.q.val() + 1 - self.una.q.val().get_bits::<16>(0);
+        self.e_off.next = 0.into();
+        if !self.e_g.val().get_bit(15) && (bit_cast::<24, 16>(self.e_g.val()) < self.s_n.q.val()) {
+            self.e_off.next = bit_cast::<24, 16>(self.e_g.val());
+        }
+        self.e_psn.next = self.una.q.val() + self.e_off.val();
+        self.e_m1.next = self.e_psn.val().get_bits::<16>(0) - 1;
+        // past e (rem = the event's target - una_psn: ACK p + 1, NAK / RESPONSE p): an implicit
+        // NAK; a NAK only when its PSN lies beyond the READ WQE (one inside it works as before)
+        self.g_gap.next = self.rd_hit.q.val() && (self.rem.q.val() > self.e_off.val());
+        if self.is_nak.q.val() && !self.is_rsp.q.val() {
+            self.g_gap.next = self.rd_hit.q.val() && self.rd_before.q.val();
+        }
+        // no second restart for the same gap, none during an RNR wait
+        self.g_hold.next = (self.rflags.q.val() & (self.f_gap.val() | self.f_wait.val())).any();
+        // an ACK/NAK past e acknowledges only up to e - 1
+        self.g_adv.next = self.e_m1.val() - self.ackp0.q.val();
+        self.g_prog.next =
+            !self.is_rsp.q.val() && self.g_adv.val().any() && !self.g_adv.val().get_bit(15);
+        self.g_rb.next = self.r_left.q.val();
+        if self.dirty.q.val() || self.g_prog.val() {
+            self.g_rb.next = self.r_cnt.q.val();
+        }
+        // the response's position and length in the READ WQE (i = rem)
+        self.i_last.next = (self.rem.q.val() + 1) == self.s_n.q.val();
+        if self.s_n.q.val() == 1 {
+            self.pos_ok.next = self.rpos_r.q.val() == self.p_only.val();
+        } else if !self.rem.q.val().any() {
+            self.pos_ok.next = self.rpos_r.q.val() == self.p_first.val();
+        } else if self.i_last.val() {
+            self.pos_ok.next = self.rpos_r.q.val() == self.p_last.val();
+        } else {
+            self.pos_ok.next = self.rpos_r.q.val() == self.p_middle.val();
+        }
+        self.off32.next = bit_cast::<32, 24>(self.rem.q.val()) << self.sh.q.val();
+        self.rest.next = self.s_len.q.val() - self.off32.val();
+        if self.i_last.val() {
+            self.len_ok.next = bit_cast::<32, 13>(self.plen_r.q.val()) == self.rest.val();
+        } else {
+            self.len_ok.next = bit_cast::<33, 13>(self.plen_r.q.val()) == (self.mtu_m1.q.val() + 1);
+        }
         // ---------------- control
         match self.st.q.val() {
             AckSt::Idle => {
                 self.ev.ready.next = true;
                 self.tmo.ready.next = !self.ev.valid.val();
                 self.is_tmo.d.next = false;
+                self.is_rsp.d.next = false;
+                self.v_ok.d.next = false;
+                self.v_early.d.next = true;
+                self.rc_err.d.next = false;
                 self.t_code.d.next = self.code.val();
                 if !self.ev.valid.val() && self.tmo.valid.val() {
                     // an expired timer: the QP's context decides what it means
@@ -763,7 +1003,20 @@ impl Logic for AckProc {
                     } else {
                         self.err_st.d.next = self.s_op.val();
                     }
-                    if (self.ev.qpn.val() >= self.num_qps.val())
+                    self.is_rsp.d.next = self.ev.rsp.val();
+                    self.rpos_r.d.next = self.ev.rpos.val();
+                    self.plen_r.d.next = self.ev.plen.val();
+                    if self.ev.rsp.val() {
+                        // a READ RESPONSE: its target is p (the WQEs ending before p complete)
+                        self.k_r.d.next = 0.into();
+                        self.is_nak.d.next = true;
+                        if self.ev.qpn.val() >= self.num_qps.val() {
+                            self.n_rdd.d.next = self.n_rdd.q.val() + 1;
+                            self.st.d.next = AckSt::Verdict;
+                        } else {
+                            self.st.d.next = AckSt::CtxRd;
+                        }
+                    } else if (self.ev.qpn.val() >= self.num_qps.val())
                         || !((self.kind.val() == 0)
                             || (self.kind.val() == 1)
                             || (self.kind.val() == 3))
@@ -848,17 +1101,35 @@ impl Logic for AckProc {
                     self.need_ts.d.next = false;
                     self.t_rnr.d.next = false;
                     self.gbn_psn.d.next = self.psn_r.q.val();
+                    self.ackp0.d.next = self
+                        .ctx
+                        .rdata
+                        .val()
+                        .get_bits::<16>(self.o_ackp.val().index());
+                    self.rd_hit.d.next = false;
+                    self.rd_before.d.next = false;
+                    self.set_gap.d.next = false;
+                    self.clr_gap.d.next = false;
+                    self.v_early.d.next = false;
                     self.st.d.next = AckSt::Walk;
                     if !((self.rd_state.val() == self.st_rts.val())
                         || (self.rd_state.val() == self.st_sqd.val()))
                     {
-                        if !self.is_tmo.q.val() {
-                            self.n_ign.d.next = self.n_ign.q.val() + 1;
+                        if self.is_rsp.q.val() {
+                            self.n_rdd.d.next = self.n_rdd.q.val() + 1;
+                            self.v_early.d.next = true;
+                            self.st.d.next = AckSt::Verdict;
+                        } else {
+                            if !self.is_tmo.q.val() {
+                                self.n_ign.d.next = self.n_ign.q.val() + 1;
+                            }
+                            self.st.d.next = AckSt::Idle;
                         }
-                        self.st.d.next = AckSt::Idle;
                     } else if self.is_tmo.q.val() {
                         self.rem.d.next = 0.into();
                         self.gbn_psn.d.next = self.rd_una.val();
+                        // a timeout ends the recovery of a READ RESPONSE gap
+                        self.clr_gap.d.next = (self.rd_flags.val() & self.f_gap.val()).any();
                         if self.rd_wait.val() {
                             // the RNR wait is over: send again from una_psn
                             self.clr_wait.d.next = true;
@@ -884,10 +1155,18 @@ impl Logic for AckProc {
                         || ((self.k_r.q.val() != 0) && self.rd_wait.val())
                     {
                         // stale (before una_psn), or a NAK while waiting out an RNR NAK
-                        self.n_ign.d.next = self.n_ign.q.val() + 1;
-                        self.st.d.next = AckSt::Idle;
+                        if self.is_rsp.q.val() {
+                            self.n_rdd.d.next = self.n_rdd.q.val() + 1;
+                            self.v_early.d.next = true;
+                            self.st.d.next = AckSt::Verdict;
+                        } else {
+                            self.n_ign.d.next = self.n_ign.q.val() + 1;
+                            self.st.d.next = AckSt::Idle;
+                        }
                     } else {
-                        if self.is_nak.q.val() {
+                        if self.is_rsp.q.val() {
+                            // counted when decided
+                        } else if self.is_nak.q.val() {
                             self.n_nak.d.next = self.n_nak.q.val() + 1;
                         } else {
                             self.n_ack.d.next = self.n_ack.q.val() + 1;
@@ -928,6 +1207,116 @@ impl Logic for AckProc {
                     self.fcnt.d.next = 0.into();
                     self.wp.d.next = 0.into();
                     self.rp.d.next = 0.into();
+                    if self.is_rsp.q.val() || self.rd_hit.q.val() {
+                        self.st.d.next = AckSt::RdDec;
+                    } else {
+                        self.st.d.next = AckSt::Post;
+                    }
+                }
+            }
+            AckSt::RdDec => {
+                self.st.d.next = AckSt::Post;
+                self.v_ok.d.next = false;
+                if self.is_rsp.q.val() {
+                    self.st.d.next = AckSt::Verdict;
+                    self.v_addr.d.next = self.s_la.q.val() + bit_cast::<64, 32>(self.off32.val());
+                    self.r_last.d.next = self.i_last.val();
+                    if !self.g_gap.val()
+                        && self.rd_hit.q.val()
+                        && (self.rem.q.val() == self.e_off.val())
+                        && self.pos_ok.val()
+                        && self.len_ok.val()
+                    {
+                        // the expected response, in place: write its payload
+                        self.v_ok.d.next = true;
+                    } else if !self.g_gap.val() || self.g_hold.val() {
+                        // duplicate, out of place, malformed, nothing outstanding, or a gap
+                        // already being recovered
+                        self.n_rdd.d.next = self.n_rdd.q.val() + 1;
+                    }
+                } else if self.g_gap.val() {
+                    // an ACK/NAK past the expected READ RESPONSE: an implicit NAK instead of
+                    // the event's own decision; it acknowledges only up to e - 1
+                    self.dec_r.d.next = false;
+                    self.dec_n.d.next = false;
+                    self.need_rs.d.next = false;
+                    self.need_ts.d.next = false;
+                    self.set_wait.d.next = false;
+                    self.t_rnr.d.next = false;
+                    self.prog.d.next = self.g_prog.val();
+                    self.ackp.d.next = self.ackp0.q.val();
+                    if self.g_prog.val() {
+                        self.ackp.d.next = self.e_m1.val();
+                    }
+                }
+                if self.g_gap.val() && !self.g_hold.val() {
+                    // implicit NAK (once per gap): a retry, go back to e
+                    self.n_gap.d.next = self.n_gap.q.val() + 1;
+                    self.set_gap.d.next = true;
+                    self.gbn_psn.d.next = self.e_psn.val();
+                    if self.g_rb.val().any() {
+                        self.dec_r.d.next = true;
+                        self.need_rs.d.next = true;
+                    } else {
+                        // retries used up: the READ WQE fails, QP to ERR
+                        self.rc_err.d.next = true;
+                        self.set_err.d.next = true;
+                        self.err_st.d.next = self.s_retry.val();
+                        if !self.is_rsp.q.val() {
+                            self.st.d.next = AckSt::RdCpl;
+                        }
+                    }
+                }
+            }
+            AckSt::Verdict => {
+                if self.rdv.ready.val() {
+                    self.plc.d.next = self.rdv.placed.val();
+                    if self.v_ok.q.val() {
+                        self.st.d.next = AckSt::Placed;
+                    } else if self.v_early.q.val() {
+                        self.st.d.next = AckSt::Idle;
+                    } else if self.rc_err.q.val() {
+                        self.st.d.next = AckSt::RdCpl;
+                    } else {
+                        self.st.d.next = AckSt::Post;
+                    }
+                }
+            }
+            AckSt::Placed => {
+                // the payload's DMA write was taken: the response counts as acknowledged
+                if self.plc.q.val() || self.rdv.placed.val() {
+                    self.ackp.d.next = self.psn_r.q.val().get_bits::<16>(0);
+                    self.prog.d.next = true;
+                    self.clr_gap.d.next = true;
+                    self.n_rdr.d.next = self.n_rdr.q.val() + 1;
+                    if self.r_last.q.val() {
+                        self.st.d.next = AckSt::RdCpl;
+                    } else {
+                        self.st.d.next = AckSt::Post;
+                    }
+                }
+            }
+            AckSt::RdCpl => {
+                // retire the READ WQE (LAST/ONLY placed, or retries used up)
+                if self.cfree.val() || !(self.rc_err.q.val() || self.s_sig.q.val()) {
+                    if self.rc_err.q.val() || self.s_sig.q.val() {
+                        self.c_v.d.next = true;
+                        self.c_status.d.next = self.s_ok.val();
+                        if self.rc_err.q.val() {
+                            self.c_status.d.next = self.err_st.q.val();
+                        }
+                        self.c_wrid.d.next = self.s_wrid.q.val();
+                        self.c_len.d.next = self.s_len.q.val();
+                        self.c_wr.d.next = false;
+                        self.c_rd.d.next = true;
+                        self.c_idx.d.next = self.di.q.val();
+                        self.c_qpn.d.next = self.qpn_r.q.val();
+                        self.c_src.d.next = self.rqpn.q.val();
+                        self.c_cqn.d.next = self.cqn.q.val();
+                    }
+                    self.una.d.next = self.una.q.val() + self.s_n.q.val();
+                    self.di.d.next = self.di.q.val() + 1;
+                    self.dirty.d.next = true;
                     self.st.d.next = AckSt::Post;
                 }
             }
@@ -952,11 +1341,20 @@ impl Logic for AckProc {
                 if self.dec_n.q.val() {
                     self.n_left.d.next = self.n_base.val() - 1;
                 }
+                // (set_wait, set_gap and the clears never meet)
                 if self.set_wait.q.val() {
                     self.rflags.d.next = self.rflags.q.val() | self.f_wait.val();
                 }
-                if self.clr_wait.q.val() {
+                if self.set_gap.q.val() {
+                    self.rflags.d.next = self.rflags.q.val() | self.f_gap.val();
+                }
+                if self.clr_wait.q.val() && self.clr_gap.q.val() {
+                    self.rflags.d.next =
+                        self.rflags.q.val() & !(self.f_wait.val() | self.f_gap.val());
+                } else if self.clr_wait.q.val() {
                     self.rflags.d.next = self.rflags.q.val() & !self.f_wait.val();
+                } else if self.clr_gap.q.val() {
+                    self.rflags.d.next = self.rflags.q.val() & !self.f_gap.val();
                 }
                 if self.set_err.q.val()
                     && ((self.err_st.q.val() == self.s_retry.val())
@@ -971,6 +1369,8 @@ impl Logic for AckProc {
                     || self.dec_n.q.val()
                     || self.set_wait.q.val()
                     || self.clr_wait.q.val()
+                    || self.set_gap.q.val()
+                    || self.clr_gap.q.val()
                 {
                     self.st.d.next = AckSt::WriteBack;
                 } else {
@@ -1024,6 +1424,9 @@ impl Logic for AckProc {
             self.n_rnr.d.next = 0.into();
             self.n_seq.d.next = 0.into();
             self.n_exc.d.next = 0.into();
+            self.n_rdr.d.next = 0.into();
+            self.n_gap.d.next = 0.into();
+            self.n_rdd.d.next = 0.into();
         }
     }
 }
@@ -1181,6 +1584,11 @@ mod tests {
                 wqe_op::RDMA_WRITE,
                 wqe_op::RDMA_WRITE_IMM,
             ][self.r.random_range(0..4)];
+            self.post_op(qpn, opcode, len, signaled, tx)
+        }
+
+        /// [`Tb::post`] with a given WQE opcode.
+        fn post_op(&mut self, qpn: u32, opcode: u8, len: u32, signaled: bool, tx: bool) -> u16 {
             let mut flags = self.r.random::<u8>() & !wqe_flag::SIGNALED;
             if signaled {
                 flags |= wqe_flag::SIGNALED;
@@ -1324,11 +1732,16 @@ mod tests {
             }
             self.m.set("tset_ready", !chance(r, self.ev_idle) as u64);
             self.m.set("rs_ready", !chance(r, self.ev_idle) as u64);
+            self.m.set("rdv_ready", !chance(r, self.ev_idle) as u64);
             self.m.tick();
             self.ctx.observe(&mut self.m);
             self.ring.observe(&mut self.m);
             self.cpl.observe(&mut self.m);
             assert!(!self.m.bit("rs_valid"), "a restart without retries");
+            assert!(
+                !self.m.bit("rdv_valid"),
+                "a verdict without a READ RESPONSE"
+            );
             if self.ev_on && self.m.bit("ev_ready") {
                 self.evq.pop_front();
                 self.ev_on = false;
@@ -1410,19 +1823,69 @@ mod tests {
         }
     }
 
-    /// Directed: one ACK per WQE, a mid-WQE ACK, a coalesced ACK, unsignaled WQEs, a
-    /// duplicate, PSN wrap (2^24) and SQ index wrap (2^16), an ACK past `sq_ci`.
-    /// Drive the block by hand for the retransmission test: run until idle, with an optional
-    /// ACK event or timer expiry offered first; returns the restarts (qpn, psn) and timer sets
-    /// (qpn, rnr, code) seen.
-    #[allow(clippy::type_complexity)]
-    fn step_events(
-        t: &mut Tb,
-        ev: Option<(u32, u32, u8)>,
-        tmo: Option<u32>,
-    ) -> (Vec<(u32, u32)>, Vec<(u32, bool, u8)>) {
-        let (mut rs, mut ts) = (vec![], vec![]);
+    /// An event for the hand-driven tests: an ACKNOWLEDGE (`rsp` None) or a READ RESPONSE
+    /// (`rsp` = position, payload length).
+    #[derive(Clone, Copy, Debug)]
+    struct Evt {
+        qpn: u32,
+        psn: u32,
+        syn: u8,
+        rsp: Option<(u64, u32)>,
+    }
+
+    fn ack(qpn: u32, psn: u32, syn: u8) -> Evt {
+        Evt {
+            qpn,
+            psn,
+            syn,
+            rsp: None,
+        }
+    }
+
+    fn rsp(qpn: u32, psn: u32, pos: u64, plen: u32) -> Evt {
+        Evt {
+            qpn,
+            psn: psn & M24,
+            syn: if pos == RSP_MIDDLE { aeth::ACK } else { 0x1F },
+            rsp: Some((pos, plen)),
+        }
+    }
+
+    /// What one hand-driven event produced.
+    #[derive(Debug, Default)]
+    struct Step {
+        /// restarts (qpn, psn)
+        rs: Vec<(u32, u32)>,
+        /// timer sets (qpn, rnr, code)
+        ts: Vec<(u32, bool, u8)>,
+        /// verdicts (ok, addr)
+        vd: Vec<(bool, u64)>,
+        /// the cycle of the `placed` pulse
+        placed: Option<u64>,
+        /// the cycles the completions of this step were taken, and their opcodes
+        cpl: Vec<(u64, u8)>,
+    }
+
+    /// The byte enables of the walk's write-back.
+    fn walk_be() -> u64 {
+        field_mask("una_psn")
+            | field_mask("ack_psn_lo")
+            | field_mask("sq_ack_ci")
+            | field_mask("retry_left")
+            | field_mask("rnr_left")
+            | field_mask("req_flags")
+    }
+
+    /// Drive the block by hand: run until idle, with an optional event or timer expiry
+    /// offered first, random backpressure on rs, tset, cpl, rdv (and the stores), `placed`
+    /// 1..5 cycles after an ok verdict was taken. Checks: exactly one verdict for a READ
+    /// RESPONSE, none otherwise; context writes only with the walk's byte enables.
+    fn step_full(t: &mut Tb, ev: Option<Evt>, tmo: Option<u32>) -> Step {
+        let mut o = Step::default();
+        let want_vd = ev.is_some_and(|e| e.rsp.is_some()) as usize;
         let (mut ev, mut tmo) = (ev, tmo);
+        let nw = t.ctx.writes.len();
+        let mut pend: Option<u64> = None;
         let mut idle = 0;
         for _ in 0..5000 {
             let r = &mut t.r;
@@ -1430,42 +1893,84 @@ mod tests {
             t.ring.drive(&mut t.m, r);
             t.cpl.drive(&mut t.m, r);
             t.m.set("ev_valid", ev.is_some() as u64);
-            if let Some((q, p, syn)) = ev {
-                t.m.set("ev_qpn", q as u64);
-                t.m.set("ev_psn", p as u64);
-                t.m.set("ev_syndrome", syn as u64);
+            if let Some(e) = ev {
+                t.m.set("ev_qpn", e.qpn as u64);
+                t.m.set("ev_psn", e.psn as u64);
+                t.m.set("ev_syndrome", e.syn as u64);
+                t.m.set("ev_rsp", e.rsp.is_some() as u64);
+                let (pos, plen) = e.rsp.unwrap_or((0, 0));
+                t.m.set("ev_rpos", pos);
+                t.m.set("ev_plen", plen as u64);
             }
             t.m.set("tmo_valid", tmo.is_some() as u64);
             t.m.set("tmo_qpn", tmo.unwrap_or(0) as u64);
-            let (rr, tr) = (!chance(r, 0.3), !chance(r, 0.3));
+            let (rr, tr, vr) = (!chance(r, 0.3), !chance(r, 0.3), !chance(r, 0.3));
             t.m.set("rs_ready", rr as u64);
             t.m.set("tset_ready", tr as u64);
+            t.m.set("rdv_ready", vr as u64);
+            let pl = pend == Some(t.m.cycle);
+            t.m.set("rdv_placed", pl as u64);
+            if pl {
+                o.placed = Some(t.m.cycle);
+                pend = None;
+            }
+            let c = t.m.cycle;
+            let n = t.cpl.got.len();
             t.m.tick();
             t.ctx.observe(&mut t.m);
             t.ring.observe(&mut t.m);
             t.cpl.observe(&mut t.m);
+            if t.cpl.got.len() > n {
+                o.cpl.push((c, t.cpl.got[n].1.opcode));
+            }
             if ev.is_some() && t.m.bit("ev_ready") {
                 ev = None;
             } else if tmo.is_some() && t.m.bit("tmo_ready") {
                 tmo = None;
             }
             if rr && t.m.bit("rs_valid") {
-                rs.push((t.m.get("rs_qpn") as u32, t.m.get("rs_psn") as u32));
+                o.rs.push((t.m.get("rs_qpn") as u32, t.m.get("rs_psn") as u32));
             }
             if tr && t.m.bit("tset_valid") {
-                ts.push((
+                o.ts.push((
                     t.m.get("tset_qpn") as u32,
                     t.m.bit("tset_rnr"),
                     t.m.get("tset_code") as u8,
                 ));
             }
-            let quiet = ev.is_none() && tmo.is_none() && t.m.bit("ev_ready");
+            if vr && t.m.bit("rdv_valid") {
+                let ok = t.m.bit("rdv_ok");
+                o.vd.push((ok, t.m.get("rdv_addr")));
+                if ok {
+                    pend = Some(t.m.cycle + t.r.random_range(0..5));
+                }
+            }
+            let quiet = ev.is_none() && tmo.is_none() && pend.is_none() && t.m.bit("ev_ready");
             idle = if quiet { idle + 1 } else { 0 };
             if idle == 8 {
-                return (rs, ts);
+                assert_eq!(o.vd.len(), want_vd, "verdicts: {:?}", o.vd);
+                for &(idx, be) in &t.ctx.writes[nw..] {
+                    assert!(idx < P.num_qps, "write to record {idx}");
+                    assert!(
+                        be == walk_be() || be == walk_be() | field_mask("state"),
+                        "byte enables {be:#x}"
+                    );
+                }
+                return o;
             }
         }
         panic!("ackproc did not settle");
+    }
+
+    /// [`step_full`] for an ACKNOWLEDGE (qpn, psn, syndrome) or a timer: (restarts, timer sets).
+    #[allow(clippy::type_complexity)]
+    fn step_events(
+        t: &mut Tb,
+        ev: Option<(u32, u32, u8)>,
+        tmo: Option<u32>,
+    ) -> (Vec<(u32, u32)>, Vec<(u32, bool, u8)>) {
+        let o = step_full(t, ev.map(|(q, p, s)| ack(q, p, s)), tmo);
+        (o.rs, o.ts)
     }
 
     /// Retransmission decisions: a PSN sequence NAK completes what it acknowledges and asks
@@ -1601,6 +2106,8 @@ mod tests {
         assert_eq!(t.cpl.got.last().unwrap().1.status, wc_status::RETRY_EXC_ERR);
     }
 
+    /// Directed: one ACK per WQE, a mid-WQE ACK, a coalesced ACK, unsignaled WQEs, a
+    /// duplicate, PSN wrap (2^24) and SQ index wrap (2^16), an ACK past `sq_ci`.
     #[test]
     fn acks_directed() {
         let mut t = Tb::new(1, 0.3);
@@ -1927,5 +2434,410 @@ mod tests {
             );
             assert!(per < 1.3, "{per} cycles per WQE");
         }
+    }
+
+    // ---------------- RDMA READ
+
+    fn qctx(t: &Tb, q: u32) -> QpContext {
+        QpContext::decode(&t.ctx.get(P.ctx_base(0) + q))
+    }
+
+    /// Retry counts (and `timeout` 9) of a QP set up with [`Tb::qp`].
+    fn set_retries(t: &mut Tb, q: u32, rc: u8, nc: u8) {
+        let c = &mut t.qps.get_mut(&q).unwrap().ctx;
+        (
+            c.retry_cnt,
+            c.retry_left,
+            c.rnr_retry,
+            c.rnr_left,
+            c.timeout,
+        ) = (rc, rc, nc, nc, 9);
+        t.store(q);
+    }
+
+    /// Change the state in the QP's live context record (not the model's stale copy).
+    fn poke_state(t: &mut Tb, q: u32, st: u8) {
+        let mut x = qctx(t, q);
+        x.state = st;
+        t.ctx.rec.insert(P.ctx_base(0) + q, x.encode());
+    }
+
+    /// The transmitted WQE `k` (0 = oldest posted) of a QP: (local_addr, wr_id).
+    fn sent(t: &Tb, q: u32, k: usize) -> (u64, u64) {
+        let s = &t.qps[&q].sent[k];
+        (s.wqe.local_addr, s.wqe.wr_id)
+    }
+
+    fn counters(t: &Tb) -> [u64; 3] {
+        [
+            t.m.get("cnt_rd_rsp"),
+            t.m.get("cnt_rd_gap"),
+            t.m.get("cnt_rd_drop"),
+        ]
+    }
+
+    /// A READ response accepted at `addr`, and the READ completion of the step taken after
+    /// `placed`.
+    fn accepted(s: &Step, addr: u64) {
+        assert_eq!(s.vd, vec![(true, addr)]);
+        let p = s.placed.expect("placed");
+        assert!(
+            s.cpl.iter().all(|&(c, op)| op != wc_op::RDMA_READ || c > p),
+            "completion before placed: {s:?}"
+        );
+        assert!(s.rs.is_empty(), "no restart on an accepted response");
+    }
+
+    /// READ WQEs of 1 and 3 packets completed by their responses (verdict addresses
+    /// local_addr + i * mtu, the completion after `placed`, opcode RDMA_READ, una_psn /
+    /// sq_ack_ci advanced, ack_psn_lo, timer re-armed), PSN and SQ index wrap; an unsignaled
+    /// READ advances without a completion.
+    #[test]
+    fn read_responses_complete() {
+        let mut t = Tb::new(31, 0.3);
+        let q = 3;
+        t.qp(q, 1, M24 - 1, 0xFFFF, qp_state::RTS); // MTU 256
+        set_retries(&mut t, q, 3, 2);
+        let i0 = t.post_op(q, wqe_op::RDMA_READ, 100, true, true); // PSN ..FE
+        let i1 = t.post_op(q, wqe_op::RDMA_READ, 600, true, true); // ..FF, 0, 1
+        t.post_op(q, wqe_op::RDMA_READ, 512, false, true); // 2, 3 unsignaled
+        let (la0, id0) = sent(&t, q, 0);
+        let (la1, id1) = sent(&t, q, 1);
+        let (la2, _) = sent(&t, q, 2);
+        // ONLY
+        let s = step_full(&mut t, Some(rsp(q, M24 - 1, RSP_ONLY, 100)), None);
+        accepted(&s, la0);
+        assert_eq!(s.ts, vec![(q, false, 9)], "progress re-arms the timer");
+        assert_eq!(t.cpl.got.len(), 1);
+        let c = t.cpl.got[0].1;
+        assert_eq!(
+            (
+                c.opcode, c.status, c.byte_len, c.wr_id, c.sq_index, c.qp_num
+            ),
+            (wc_op::RDMA_READ, wc_status::SUCCESS, 100, id0, i0, q)
+        );
+        let x = qctx(&t, q);
+        assert_eq!((x.una_psn, x.sq_ack_ci, x.ack_psn_lo), (M24, 0, 0xFFFE));
+        // FIRST, MIDDLE: placed, no completion
+        let s = step_full(&mut t, Some(rsp(q, M24, RSP_FIRST, 256)), None);
+        accepted(&s, la1);
+        let s = step_full(&mut t, Some(rsp(q, 0, RSP_MIDDLE, 256)), None);
+        accepted(&s, la1.wrapping_add(256));
+        assert_eq!(t.cpl.got.len(), 1);
+        let x = qctx(&t, q);
+        assert_eq!((x.una_psn, x.sq_ack_ci, x.ack_psn_lo), (M24, 0, 0));
+        // LAST: the completion
+        let s = step_full(&mut t, Some(rsp(q, 1, RSP_LAST, 88)), None);
+        accepted(&s, la1.wrapping_add(512));
+        assert_eq!(s.cpl.len(), 1);
+        let c = t.cpl.got[1].1;
+        assert_eq!(
+            (c.opcode, c.status, c.byte_len, c.wr_id, c.sq_index),
+            (wc_op::RDMA_READ, wc_status::SUCCESS, 600, id1, i1)
+        );
+        let x = qctx(&t, q);
+        assert_eq!((x.una_psn, x.sq_ack_ci), (2, 1));
+        // unsignaled READ: advances silently
+        let s = step_full(&mut t, Some(rsp(q, 2, RSP_FIRST, 256)), None);
+        accepted(&s, la2);
+        let s = step_full(&mut t, Some(rsp(q, 3, RSP_LAST, 256)), None);
+        accepted(&s, la2.wrapping_add(256));
+        assert!(s.cpl.is_empty());
+        let x = qctx(&t, q);
+        assert_eq!(
+            (x.una_psn, x.sq_ack_ci, x.retry_left, x.req_flags, x.state),
+            (4, 2, 3, 0, qp_state::RTS)
+        );
+        assert_eq!(t.cpl.got.len(), 2);
+        assert_eq!(counters(&t), [6, 0, 0]);
+        assert_eq!(t.m.get("cnt_ack") + t.m.get("cnt_nak"), 0);
+    }
+
+    /// A WRITE before a READ is completed by the READ's FIRST response (implicit ACK); the
+    /// READ's LAST completes the READ; an ACK then completes the WRITE after it. A plain ACK
+    /// never completes a READ WQE.
+    #[test]
+    fn read_implicit_ack_and_plain_ack() {
+        let mut t = Tb::new(32, 0.3);
+        let q = 12;
+        t.qp(q, 2, 1000, 40, qp_state::RTS); // MTU 512
+        set_retries(&mut t, q, 2, 2);
+        t.post_op(q, wqe_op::RDMA_WRITE, 1000, true, true); // 1000, 1001
+        t.post_op(q, wqe_op::RDMA_READ, 1000, true, true); // 1002, 1003
+        t.post_op(q, wqe_op::RDMA_WRITE_IMM, 10, true, true); // 1004
+        let (la, _) = sent(&t, q, 1);
+        let s = step_full(&mut t, Some(rsp(q, 1002, RSP_FIRST, 512)), None);
+        accepted(&s, la);
+        assert_eq!(t.cpl.got.len(), 1);
+        let c = t.cpl.got[0].1;
+        assert_eq!((c.opcode, c.sq_index), (wc_op::RDMA_WRITE, 40));
+        assert_eq!(qctx(&t, q).una_psn, 1002);
+        // an ACK of the READ's first packet (before e = 1003): nothing
+        let s = step_full(&mut t, Some(ack(q, 1002, aeth::ACK)), None);
+        assert!(s.rs.is_empty() && s.cpl.is_empty());
+        let s = step_full(&mut t, Some(rsp(q, 1003, RSP_LAST, 488)), None);
+        accepted(&s, la.wrapping_add(512));
+        let c = t.cpl.got[1].1;
+        assert_eq!(
+            (c.opcode, c.sq_index, c.byte_len),
+            (wc_op::RDMA_READ, 41, 1000)
+        );
+        let s = step_full(&mut t, Some(ack(q, 1004, aeth::ACK)), None);
+        assert!(s.rs.is_empty() && s.vd.is_empty());
+        let c = t.cpl.got[2].1;
+        assert_eq!((c.opcode, c.sq_index), (wc_op::RDMA_WRITE, 42));
+        let x = qctx(&t, q);
+        assert_eq!((x.una_psn, x.sq_ack_ci, x.req_flags), (1005, 43, 0));
+
+        // SEND then READ (3 packets): ACKs complete the SEND only
+        let q = 13;
+        t.qp(q, 1, 50, 0, qp_state::RTS); // MTU 256
+        set_retries(&mut t, q, 2, 0);
+        t.post_op(q, wqe_op::SEND, 10, true, true); // 50
+        t.post_op(q, wqe_op::RDMA_READ, 700, true, true); // 51, 52, 53
+        let n0 = t.cpl.got.len();
+        let s = step_full(&mut t, Some(ack(q, 50, aeth::ACK)), None);
+        assert!(s.rs.is_empty());
+        assert_eq!(t.cpl.got.len(), n0 + 1);
+        assert_eq!(t.cpl.got[n0].1.opcode, wc_op::SEND);
+        let (la, _) = sent(&t, q, 1);
+        let s = step_full(&mut t, Some(rsp(q, 51, RSP_FIRST, 256)), None);
+        accepted(&s, la);
+        // an ACK at the READ's first packet (p < e = 52): nothing at all
+        let before = t.ctx.get(P.ctx_base(0) + q);
+        let s = step_full(&mut t, Some(ack(q, 51, aeth::ACK)), None);
+        assert!(s.rs.is_empty() && s.cpl.is_empty());
+        assert_eq!(t.ctx.get(P.ctx_base(0) + q), before);
+        // an ACK at the READ's end (its responses from e were lost): implicit NAK, restart
+        // at e = 52, one retry; the READ does not complete
+        let s = step_full(&mut t, Some(ack(q, 53, aeth::ACK)), None);
+        assert_eq!(s.rs, vec![(q, 52)]);
+        assert!(s.cpl.is_empty());
+        let x = qctx(&t, q);
+        assert_eq!(
+            (
+                x.una_psn,
+                x.sq_ack_ci,
+                x.retry_left,
+                x.req_flags,
+                x.ack_psn_lo
+            ),
+            (51, 1, 1, req_flag::RD_GAP, 51)
+        );
+        // the same ACK again, and one far past sq_psn: no second restart, no refill
+        for p in [53, 90] {
+            let s = step_full(&mut t, Some(ack(q, p, aeth::ACK)), None);
+            assert!(s.rs.is_empty() && s.cpl.is_empty(), "ACK {p}");
+            let x = qctx(&t, q);
+            assert_eq!((x.retry_left, x.ack_psn_lo, x.una_psn), (1, 51, 51));
+        }
+        assert_eq!(counters(&t)[1], 1);
+        // the re-sent responses complete it
+        let s = step_full(&mut t, Some(rsp(q, 52, RSP_MIDDLE, 256)), None);
+        accepted(&s, la.wrapping_add(256));
+        assert_eq!(qctx(&t, q).req_flags, 0, "RD_GAP cleared");
+        let s = step_full(&mut t, Some(rsp(q, 53, RSP_LAST, 188)), None);
+        accepted(&s, la.wrapping_add(512));
+        assert_eq!(t.cpl.got.last().unwrap().1.opcode, wc_op::RDMA_READ);
+        let x = qctx(&t, q);
+        assert_eq!((x.una_psn, x.sq_ack_ci, x.retry_left), (54, 2, 2));
+
+        // an ACK past a READ that was never answered: restart at its first PSN
+        let q = 14;
+        t.qp(q, 3, M24, 7, qp_state::RTS);
+        set_retries(&mut t, q, 1, 0);
+        t.post_op(q, wqe_op::RDMA_READ, 2048, true, true); // M24, 0
+        t.post_op(q, wqe_op::RDMA_WRITE, 1, true, true); // 1
+        let n0 = t.cpl.got.len();
+        let s = step_full(&mut t, Some(ack(q, 1, aeth::ACK)), None);
+        assert_eq!(s.rs, vec![(q, M24)]);
+        assert_eq!(t.cpl.got.len(), n0);
+        assert_eq!(qctx(&t, q).req_flags, req_flag::RD_GAP);
+        // a NAK beyond the READ (for the WRITE after it) is the same gap: nothing more
+        let s = step_full(&mut t, Some(ack(q, 1, aeth::NAK_REM_ACCESS)), None);
+        assert!(s.rs.is_empty() && s.cpl.is_empty());
+        assert_eq!(qctx(&t, q).state, qp_state::RTS);
+        assert_eq!(counters(&t), [5, 2, 0]);
+    }
+
+    /// A gap: response i = 2 while e = 1 is dropped, one restart at e, RD_GAP; a later
+    /// response does not restart again; the re-sent responses from e are accepted and
+    /// complete the WQE. A timeout clears RD_GAP (restart at e); a gap without retries left
+    /// ends the READ with RETRY_EXC_ERR (opcode RDMA_READ) and the QP in ERR.
+    #[test]
+    fn read_gap_recovery() {
+        let mut t = Tb::new(33, 0.3);
+        let q = 20;
+        t.qp(q, 1, 300, 9, qp_state::RTS);
+        set_retries(&mut t, q, 2, 0);
+        t.post_op(q, wqe_op::RDMA_READ, 1000, true, true); // 300..303
+        let (la, id) = sent(&t, q, 0);
+        let s = step_full(&mut t, Some(rsp(q, 300, RSP_FIRST, 256)), None);
+        accepted(&s, la);
+        let s = step_full(&mut t, Some(rsp(q, 302, RSP_MIDDLE, 256)), None);
+        assert_eq!(s.vd, vec![(false, s.vd[0].1)]);
+        assert_eq!(s.rs, vec![(q, 301)]);
+        let x = qctx(&t, q);
+        assert_eq!(
+            (x.una_psn, x.retry_left, x.req_flags, x.ack_psn_lo),
+            (300, 1, req_flag::RD_GAP, 300)
+        );
+        assert_eq!(counters(&t), [1, 1, 0]);
+        let s = step_full(&mut t, Some(rsp(q, 303, RSP_LAST, 232)), None);
+        assert!(!s.vd[0].0 && s.rs.is_empty());
+        assert_eq!(qctx(&t, q).retry_left, 1);
+        assert_eq!(counters(&t), [1, 1, 1]);
+        for (i, pos, len) in [
+            (1, RSP_MIDDLE, 256),
+            (2, RSP_MIDDLE, 256),
+            (3, RSP_LAST, 232),
+        ] {
+            let s = step_full(&mut t, Some(rsp(q, 300 + i, pos, len)), None);
+            accepted(&s, la.wrapping_add(256 * i as u64));
+            assert_eq!(qctx(&t, q).req_flags, 0);
+        }
+        let c = t.cpl.got.last().unwrap().1;
+        assert_eq!(
+            (c.opcode, c.status, c.wr_id, c.byte_len),
+            (wc_op::RDMA_READ, wc_status::SUCCESS, id, 1000)
+        );
+        assert_eq!(counters(&t), [4, 1, 1]);
+
+        // timeout: back to e, RD_GAP cleared, so the next gap restarts again
+        let q = 21;
+        t.qp(q, 5, 0, 0, qp_state::RTS); // MTU 4096
+        set_retries(&mut t, q, 3, 0);
+        t.post_op(q, wqe_op::RDMA_READ, 3 * 4096, false, true); // 0, 1, 2
+        let (la, _) = sent(&t, q, 0);
+        accepted(
+            &step_full(&mut t, Some(rsp(q, 0, RSP_FIRST, 4096)), None),
+            la,
+        );
+        let s = step_full(&mut t, Some(rsp(q, 2, RSP_LAST, 4096)), None);
+        assert_eq!(s.rs, vec![(q, 1)]);
+        let s = step_full(&mut t, None, Some(q));
+        assert_eq!(s.rs, vec![(q, 1)], "timeout: restart at e");
+        let x = qctx(&t, q);
+        assert_eq!((x.retry_left, x.req_flags), (1, 0));
+        let s = step_full(&mut t, Some(rsp(q, 2, RSP_LAST, 4096)), None);
+        assert_eq!(s.rs, vec![(q, 1)], "a new gap after the timeout");
+        assert_eq!(qctx(&t, q).retry_left, 0);
+        // the last retry is used: the next gap (after a timeout) ends the READ
+        let s = step_full(&mut t, None, Some(q));
+        assert!(s.rs.is_empty(), "no retry left: {s:?}");
+        let c = t.cpl.got.last().unwrap().1;
+        assert_eq!(
+            (c.opcode, c.status),
+            (wc_op::RDMA_READ, wc_status::RETRY_EXC_ERR)
+        );
+        assert_eq!(qctx(&t, q).state, qp_state::ERR);
+
+        // a gap with no retry left ends the READ (unsignaled: the error completes anyway)
+        let q = 22;
+        t.qp(q, 1, 77, 3, qp_state::RTS);
+        set_retries(&mut t, q, 0, 0);
+        t.post_op(q, wqe_op::RDMA_READ, 300, false, true); // 77, 78
+        t.post_op(q, wqe_op::RDMA_READ, 300, true, true);
+        let n0 = t.cpl.got.len();
+        let s = step_full(&mut t, Some(rsp(q, 78, RSP_LAST, 44)), None);
+        assert!(!s.vd[0].0 && s.rs.is_empty());
+        assert_eq!(t.cpl.got.len(), n0 + 1);
+        let c = t.cpl.got[n0].1;
+        assert_eq!(
+            (c.opcode, c.status, c.sq_index),
+            (wc_op::RDMA_READ, wc_status::RETRY_EXC_ERR, 3)
+        );
+        let x = qctx(&t, q);
+        assert_eq!((x.state, x.sq_ack_ci, x.una_psn), (qp_state::ERR, 4, 79));
+        assert_eq!(t.m.get("cnt_retry_exc"), 2);
+        assert_eq!(counters(&t), [5, 4, 1]);
+    }
+
+    /// Responses dropped with a !ok verdict and no state change: a duplicate (p < e), wrong
+    /// lengths, wrong opcodes for the position, QP not RTS/SQD, unknown QPN, nothing
+    /// outstanding, PSN inside a SEND, stale (before una_psn). A NAK inside a READ WQE
+    /// gives it the error status (opcode RDMA_READ).
+    #[test]
+    fn read_drops() {
+        let mut t = Tb::new(34, 0.3);
+        let q = 30;
+        t.qp(q, 1, 500, 0, qp_state::RTS);
+        set_retries(&mut t, q, 2, 2);
+        t.post_op(q, wqe_op::RDMA_READ, 600, true, true); // 500, 501, 502
+        t.post_op(q, wqe_op::SEND, 10, true, true); // 503
+        t.post_op(q, wqe_op::RDMA_READ, 0, true, true); // 504 (ONLY, no payload)
+        let (la, _) = sent(&t, q, 0);
+        accepted(
+            &step_full(&mut t, Some(rsp(q, 500, RSP_FIRST, 256)), None),
+            la,
+        );
+        let mut drops = 0;
+        let mut dropped = |t: &mut Tb, e: Evt| {
+            let before = t.ctx.get(P.ctx_base(0) + e.qpn.min(255));
+            let n = t.cpl.got.len();
+            let s = step_full(t, Some(e), None);
+            assert!(!s.vd[0].0, "{e:?} accepted");
+            assert!(
+                s.rs.is_empty() && s.ts.is_empty() && t.cpl.got.len() == n,
+                "{e:?}"
+            );
+            assert_eq!(t.ctx.get(P.ctx_base(0) + e.qpn.min(255)), before, "{e:?}");
+            drops += 1;
+            assert_eq!(counters(t)[2], drops, "{e:?}");
+        };
+        dropped(&mut t, rsp(q, 500, RSP_FIRST, 256)); // duplicate
+        dropped(&mut t, rsp(q, 499, RSP_LAST, 256)); // stale
+        dropped(&mut t, rsp(q, 501, RSP_MIDDLE, 255)); // short MIDDLE
+        dropped(&mut t, rsp(q, 501, RSP_MIDDLE, 257)); // long MIDDLE
+        dropped(&mut t, rsp(q, 501, RSP_FIRST, 256)); // FIRST in the middle
+        dropped(&mut t, rsp(q, 501, RSP_LAST, 256)); // LAST in the middle
+        dropped(&mut t, rsp(q, 501, RSP_ONLY, 256));
+        accepted(
+            &step_full(&mut t, Some(rsp(q, 501, RSP_MIDDLE, 256)), None),
+            la.wrapping_add(256),
+        );
+        dropped(&mut t, rsp(q, 502, RSP_LAST, 87)); // LAST: length is 88
+        dropped(&mut t, rsp(q, 502, RSP_LAST, 89));
+        dropped(&mut t, rsp(q, 502, RSP_MIDDLE, 256));
+        poke_state(&mut t, q, qp_state::ERR);
+        dropped(&mut t, rsp(q, 502, RSP_LAST, 88)); // QP not RTS/SQD
+        poke_state(&mut t, q, qp_state::SQD);
+        dropped(&mut t, rsp(P.num_qps, 502, RSP_LAST, 88)); // unknown QP
+        dropped(&mut t, rsp(M24, 502, RSP_LAST, 88));
+        let s = step_full(&mut t, Some(rsp(q, 502, RSP_LAST, 88)), None);
+        accepted(&s, la.wrapping_add(512));
+        // PSN 503 lies in the SEND (the stop WQE is not a READ): dropped
+        dropped(&mut t, rsp(q, 503, RSP_ONLY, 0));
+        // the SEND is ACKed; the zero-length READ: FIRST / ONLY with a payload are wrong
+        step_full(&mut t, Some(ack(q, 503, aeth::ACK)), None);
+        dropped(&mut t, rsp(q, 504, RSP_FIRST, 0));
+        dropped(&mut t, rsp(q, 504, RSP_ONLY, 1));
+        let s = step_full(&mut t, Some(rsp(q, 504, RSP_ONLY, 0)), None);
+        assert!(s.vd[0].0);
+        let x = qctx(&t, q);
+        assert_eq!((x.una_psn, x.sq_ack_ci, x.state), (505, 3, qp_state::SQD));
+        // nothing outstanding
+        dropped(&mut t, rsp(q, 505, RSP_ONLY, 0));
+        dropped(&mut t, rsp(q, 504, RSP_ONLY, 0));
+        let got: Vec<u8> = t.cpl.got.iter().map(|c| c.1.opcode).collect();
+        assert_eq!(got, vec![wc_op::RDMA_READ, wc_op::SEND, wc_op::RDMA_READ]);
+        assert_eq!(counters(&t), [4, 0, drops]);
+        assert_eq!(t.m.get("cnt_ack_ignored"), 0);
+
+        // NAKs inside a READ WQE: as before (error status, or a restart at the NAK PSN)
+        let q = 31;
+        t.qp(q, 1, 10, 0, qp_state::RTS);
+        set_retries(&mut t, q, 2, 0);
+        t.post_op(q, wqe_op::RDMA_READ, 400, false, true); // 10, 11
+        let s = step_full(&mut t, Some(ack(q, 10, aeth::NAK_PSN_SEQ_ERR)), None);
+        assert_eq!(s.rs, vec![(q, 10)]);
+        let s = step_full(&mut t, Some(ack(q, 10, aeth::NAK_INV_REQ)), None);
+        assert!(s.rs.is_empty());
+        let c = t.cpl.got.last().unwrap().1;
+        assert_eq!(
+            (c.opcode, c.status),
+            (wc_op::RDMA_READ, wc_status::REM_INV_REQ_ERR)
+        );
+        assert_eq!(qctx(&t, q).state, qp_state::ERR);
     }
 }
