@@ -1,15 +1,17 @@
 //! `rxresp`: the receive side of the data path (docs/DATAPATH.md "rxresp"): RX packet buffer,
-//! header parser + ICRC check, dispatch (ACKNOWLEDGE -> ackproc, drops), and the RC responder
-//! for SEND / RDMA WRITE requests (PSN and opcode-sequence checks, access checks, receive WQEs,
-//! payload DMA writes, receive completions, ACK/NAK requests).
+//! header parser + ICRC check, dispatch (ACKNOWLEDGE and READ RESPONSE -> ackproc, READ
+//! RESPONSE payloads placed on ackproc's verdict, drops), and the RC responder for SEND / RDMA
+//! WRITE / RDMA READ requests (PSN and opcode-sequence checks, access checks, receive WQEs,
+//! payload DMA writes, receive completions, responder jobs: ACK/NAKs and READs to answer).
 //!
 //! [`RxResp`] is three sub-blocks joined by typed bundles (all connections between them are
 //! combinational; every register lives in exactly one of them):
 //!
 //! ```text
 //!  rx --> Ingress ---- head (RxHdr: head of the header FIFO, pop) ---> Responder --> ctx, ring,
-//!         packet buffer, parser + ICRC,                                  |           cpl, ack,
-//!         verdict, header FIFO  ---> chk (RxCheck, to rxstat)            |           ackev, wr.cmd
+//!         packet buffer, parser + ICRC,                                  |           cpl, rsp,
+//!         verdict, header FIFO  ---> chk (RxCheck, to rxstat)            |           ackev, rdv,
+//!                                                                        |           wr.cmd
 //!            ^      |                                                    | job (MoveJob)
 //!            |      +-- buf (PktBufRd: read port of the packet buffer) --v
 //!            +------------- free_ptr ------------------------------- Mover --> wr.dat
@@ -32,11 +34,12 @@
 //!    buffer is freed in order); drop counters (`cnt_drop_parse`, `cnt_drop_icrc`) count here.
 //!    Every frame's parser + ICRC result also leaves on `chk` (the `rxstat` counters).
 //! 2. **[`responder::Responder`]** (dispatcher + RC responder FSM), one frame at a time from
-//!    the header FIFO: dropped frames, ACKNOWLEDGE (-> `ackev`), unsupported opcodes
+//!    the header FIFO: dropped frames, ACKNOWLEDGE (-> `ackev`), READ RESPONSE (-> `ackev`,
+//!    then ackproc's verdict on `rdv`, then the payload's DMA write), unsupported opcodes
 //!    (`cnt_drop_opcode`), unknown QPs (`cnt_drop_qp`), and requests: reads `QpContext` and
 //!    `RqState`, checks, reads the receive WQE (ring) and the MR (ctx) as needed, then issues
 //!    in parallel the DMA write command, the completion (after the command was taken), the
-//!    ACK/NAK, the `RqState` write (byte enables: every responder field, never `rq_pi`) and a
+//!    responder job (`rsp`: ACK/NAK or READ), the `RqState` write (byte enables: every responder field, never `rq_pi`) and a
 //!    *mover job*, and pops the header FIFO.
 //! 3. **[`mover::Mover`]**: streams the payload of each job from the packet buffer to
 //!    `wr.dat_*`, shifted by the payload offset (4 possible: 54, 58, 70, 74 bytes; a 4-way mux
@@ -80,7 +83,34 @@
 //!   for them) are checked here (QP state: ackproc's business).
 //! * CNP (BTH opcode 0x81) for a QP in RTR/RTS addressed to us: counted (`cnt_rx_cnp`),
 //!   dropped; otherwise dropped like a request.
-//! * every ACK/NAK request carries the QP's `traffic_class` (`ack.tos`: txbuild's TOS byte).
+//! * every responder job carries the QP's `traffic_class` (`rsp.tos`: the TOS byte of the
+//!   ACK / READ RESPONSE frames).
+//! * responder jobs (`rsp`, [`RspJobM`]) are one stream in decision order: ACK/NAKs with
+//!   `read` = 0 (va, len, mtu 0) and READs to answer with `read` = 1, so an ACK never
+//!   overtakes the READ responses of an earlier request.
+//! * READ REQUEST (0x0C), in sequence: a multi-packet SEND or WRITE in progress is an opcode
+//!   sequence error (NAK invalid request, QP to ERR; a SEND's receive WQE completed with
+//!   REM_INV_REQ_ERR as above). Then, in this order: QP access REMOTE_READ (else NAK remote
+//!   access error), RETH DMA length <= 2^31 (else NAK invalid request), for a length > 0 the
+//!   MR check as for a WRITE but with MR access REMOTE_READ (key index < num_mrs, valid, key,
+//!   PD, bounds; else NAK remote access error); each failure is class C (QP to ERR) and does
+//!   not advance rq_psn (`cnt_nak_acc` / `cnt_nak_inv`). A length of 0 needs no MR (C9-88
+//!   analog). Pass: rq_psn + n with n = max(1, ceil(len / path MTU)), msn + 1, NAK_SENT
+//!   cleared, and a READ job (PSN = the request's, va, len, mtu = the QP's `path_mtu`,
+//!   syndrome ACK, the new msn); no separate ACK, whatever AckReq says (the responses
+//!   acknowledge). Counted in `cnt_rx_req` and `cnt_rx_read`.
+//! * duplicate READ REQUEST (PSN before rq_psn, in the 2^23 window): executed again from the
+//!   request (the requester may re-request from the middle with its own PSN, va and length):
+//!   the same QP access / length / MR checks, then a READ job with the request's PSN and the
+//!   current msn; failing: dropped silently. No state change. `cnt_rx_dup` always,
+//!   `cnt_rx_read` when answered. A future-PSN READ: NAK PSN sequence error as any request.
+//! * READ RESPONSE (0x0D FIRST .. 0x10 ONLY): QPN range, P_Key and destination IPv4 / MAC as
+//!   for an ACKNOWLEDGE (QP state: ackproc's business), then `ackev` with `rsp` = 1, `rpos`
+//!   (`RSP_*`), `plen` = payload bytes without pad, the AETH syndrome / MSN (MIDDLE: ACK, 0).
+//!   The responder then takes ackproc's verdict on `rdv`: ok and plen > 0 -> DMA write of the
+//!   payload at the verdict's `addr` (command + mover job), `rdv.placed` pulses in the cycle
+//!   the command is taken; ok and plen 0 -> `placed` in the cycle after the verdict; !ok ->
+//!   dropped (the buffer freed). Nothing is placed without an ok verdict.
 
 pub mod ingress;
 pub mod mover;

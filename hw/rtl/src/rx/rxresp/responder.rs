@@ -1,7 +1,9 @@
 //! Responder of [`super::RxResp`]: the dispatcher and RC responder FSM, one frame at a time
 //! from the head of the header FIFO (see the module documentation of `rx::rxresp`): QP context,
 //! RQ state, receive WQE and MR reads, the checks, then the DMA write command, completion,
-//! ACK/NAK, `RqState` write-back and the mover job, in parallel.
+//! responder job (ACK/NAK or READ), `RqState` write-back and the mover job, in parallel. A READ
+//! RESPONSE goes to ackproc (`ackev`) first and waits for its verdict (`rdv`) before the
+//! DMA write of its payload.
 
 use super::{BUF_BITS, MoveJobM, RxHdrS};
 use crate::common::bus::{

@@ -1739,7 +1739,8 @@ fn rd_req(ps: u32, va: u64, key: u32, len: u32) -> Pkt {
 /// length, the path MTU and the new MSN, no ACK (AckReq set or not); rq_psn advanced by
 /// n = max(1, ceil(len / MTU)) (3000 -> 3, 1024 -> 1, 1025 -> 2, 0 -> 1, 2^31 -> 2^21), shown
 /// by the WRITEs at the following PSNs being executed and ACKed; a zero-length READ with rkey
-/// 0 and va 0 needs no MR. No DMA for the READs, no QP write.
+/// 0 and va 0 needs no MR; a future-PSN READ gets the PSN sequence NAK. No DMA for the READs,
+/// no QP write.
 #[test]
 fn read_requests_in_sequence() {
     for (seed, idle, stall) in [(41, 0.0, 0.0), (42, 0.5, 0.4)] {
@@ -1779,6 +1780,11 @@ fn read_requests_in_sequence() {
         let nxt = 9 + (1 << 21);
         b.send(&wr_only(QPN, nxt, va + 0x800, rkey(), &d, true));
         jobs.push(b.ack(psn(nxt), aeth::ACK, 8));
+        // a future READ: NAK PSN sequence error (NAK_SENT); the READ at rq_psn clears it
+        b.send(&rd_req(psn(nxt + 5), va, rkey(), 64));
+        jobs.push(b.ack(psn(nxt + 1), aeth::NAK_PSN_SEQ_ERR, 8));
+        b.send(&rd_req(psn(nxt + 1), va + 8, rkey(), 64));
+        jobs.push(b.rdjob(psn(nxt + 1), va + 8, 64, 9));
         b.expect_no_qp_write();
         b.dump("read_requests_in_sequence");
         assert_eq!(b.acks, jobs, "seed {seed}");
@@ -1788,8 +1794,11 @@ fn read_requests_in_sequence() {
             "only the WRITEs"
         );
         let s = b.rqs(QPN);
-        assert_eq!((s.rq_psn, s.msn, s.flags), (psn(nxt + 1), 8, 0));
-        assert_eq!(nonzero(&b), [("cnt_rx_req", 8), ("cnt_rx_read", 5)]);
+        assert_eq!((s.rq_psn, s.msn, s.flags), (psn(nxt + 2), 9, 0));
+        assert_eq!(
+            nonzero(&b),
+            [("cnt_rx_req", 9), ("cnt_nak_seq", 1), ("cnt_rx_read", 6)]
+        );
     }
 }
 
