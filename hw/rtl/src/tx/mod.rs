@@ -1,5 +1,7 @@
-//! TX: SQ scheduler + requester, transport timers, frame builder + TX arbiter.
+//! TX: SQ scheduler + requester, transport timers, response generator, frame builder + TX
+//! arbiter.
 
 pub mod acktimer;
+pub mod rdresp;
 pub mod txbuild;
 pub mod txreq;
