@@ -3,8 +3,8 @@
 //! Ethernet frames, `irq_req`), all synchronous to `clk`, `rst` synchronous active high.
 
 use crate::common::bus::{
-    AckEvM, AxilS, CplM, CtxPortM, DmaRdM, DmaWrM, HostAxiM, RestartM, RingPortM, RxCheckM,
-    StreamM, StreamS, TimerExpM, TimerSetM, WqeAxiS,
+    AckEvM, AxilS, CplM, CtxPortM, DmaRdM, DmaWrM, HostAxiM, RdVerdictM, RestartM, RingPortM,
+    RspJobM, RxCheckM, StreamM, StreamS, TimerExpM, TimerSetM, WqeAxiS,
 };
 use crate::cq::cqwriter::CqWriter;
 use crate::ctx::ctxstore::CtxStore;
@@ -21,6 +21,7 @@ use crate::hostif::ringmem::RingMem;
 use crate::rx::ackproc::AckProc;
 use crate::rx::rxresp::RxResp;
 use crate::tx::acktimer::AckTimer;
+use crate::tx::rdresp::RdResp;
 use crate::tx::txbuild::TxBuild;
 use crate::tx::txreq::{TxDescM, TxReq};
 use rnic_abi::params::BuildParams;
@@ -50,6 +51,7 @@ pub struct RnicTop {
     cqw: CqWriter,
     txq: TxReq,
     txb: TxBuild,
+    rdr: RdResp,
     rxr: RxResp,
     ackp: AckProc,
     tmr: AckTimer,
@@ -80,6 +82,7 @@ impl RnicTop {
             cqw: Default::default(),
             txq: Default::default(),
             txb: Default::default(),
+            rdr: Default::default(),
             rxr: Default::default(),
             ackp: Default::default(),
             tmr: Default::default(),
@@ -148,6 +151,7 @@ impl Logic for RnicTop {
         self.cqw.clock.next = self.clk.val();
         self.txq.clock.next = self.clk.val();
         self.txb.clock.next = self.clk.val();
+        self.rdr.clock.next = self.clk.val();
         self.rxr.clock.next = self.clk.val();
         self.ackp.clock.next = self.clk.val();
         self.tmr.clock.next = self.clk.val();
@@ -156,6 +160,7 @@ impl Logic for RnicTop {
         self.cqw.rst.next = self.rst.val();
         self.txq.rst.next = self.rst.val();
         self.txb.rst.next = self.rst.val();
+        self.rdr.rst.next = self.rst.val();
         self.rxr.rst.next = self.rst.val();
         self.ackp.rst.next = self.rst.val();
         self.tmr.rst.next = self.rst.val();
@@ -175,24 +180,12 @@ impl Logic for RnicTop {
         CplM::join(&mut self.txq.cpl, &mut self.cqw.tx);
         CplM::join(&mut self.rxr.cpl, &mut self.cqw.rx);
         CplM::join(&mut self.ackp.cpl, &mut self.cqw.ack);
-        // TEMPORARY (h-resp2, until tx/rdresp is wired by the integrator): rxresp's job port
-        // feeds txbuild's ACK port; READ jobs are taken and dropped, no READ verdicts
-        self.txb.ack.valid.next = self.rxr.rsp.valid.val() && !self.rxr.rsp.read.val();
-        self.rxr.rsp.ready.next = self.txb.ack.ready.val() || self.rxr.rsp.read.val();
-        self.txb.ack.dmac.next = self.rxr.rsp.dmac.val();
-        self.txb.ack.smac.next = self.rxr.rsp.smac.val();
-        self.txb.ack.sip.next = self.rxr.rsp.sip.val();
-        self.txb.ack.dip.next = self.rxr.rsp.dip.val();
-        self.txb.ack.sport.next = self.rxr.rsp.sport.val();
-        self.txb.ack.tos.next = self.rxr.rsp.tos.val();
-        self.txb.ack.dqpn.next = self.rxr.rsp.dqpn.val();
-        self.txb.ack.psn.next = self.rxr.rsp.psn.val();
-        self.txb.ack.syndrome.next = self.rxr.rsp.syndrome.val();
-        self.txb.ack.msn.next = self.rxr.rsp.msn.val();
-        self.rxr.rdv.valid.next = false;
-        self.rxr.rdv.ok.next = false;
-        self.rxr.rdv.addr.next = 0.into();
+        // the responder's ACK/NAKs and READ jobs, in decision order, become ACKNOWLEDGE and
+        // READ RESPONSE descriptors (rdresp), which txbuild takes before txreq's
+        RspJobM::join(&mut self.rxr.rsp, &mut self.rdr.job);
+        TxDescM::join(&mut self.rdr.desc, &mut self.txb.rsp);
         AckEvM::join(&mut self.rxr.ackev, &mut self.ackp.ev);
+        RdVerdictM::join(&mut self.ackp.rdv, &mut self.rxr.rdv);
         // retransmission: txreq arms the QP timers, ackproc re-arms them and takes their
         // expiries, and hands go-back-N restarts to txreq
         TimerSetM::join(&mut self.txq.arm, &mut self.tmr.a);
@@ -251,6 +244,10 @@ impl Logic for RnicTop {
         self.engs.cnt[31].next = self.ackp.cnt_nak_seq.val();
         self.engs.cnt[32].next = self.rxr.cnt_rx_cnp.val();
         self.engs.cnt[33].next = self.ackp.cnt_retry_exc.val();
+        self.engs.cnt[34].next = self.rxr.cnt_rx_read.val();
+        self.engs.cnt[35].next = self.ackp.cnt_rd_rsp.val();
+        self.engs.cnt[36].next = self.ackp.cnt_rd_gap.val();
+        self.engs.cnt[37].next = self.ackp.cnt_rd_drop.val();
         self.engs.cnt[15].next = self.ackp.cnt_ack.val();
         self.engs.cnt[16].next = self.ackp.cnt_nak.val();
         self.engs.cnt[17].next = self.ackp.cnt_ack_ignored.val();
