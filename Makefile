@@ -42,7 +42,7 @@ test-rust:
 test-vm:
 	bash tests/vm/run.sh ci
 
-# the small interop matrix (write_bw + send_bw 4 KiB at MTU 1024, both directions); the full one: make interop
+# the small interop matrix (write_bw + send_bw + read_bw 4 KiB at MTU 1024, both directions); the full one: make interop
 test-interop:
 	bash tests/interop/run.sh small
 

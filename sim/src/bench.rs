@@ -148,6 +148,9 @@ pub fn run(cfg: WorldConfig) -> Result<String, crate::Error> {
         (BenchOp::Send, 4096, 256),
         (BenchOp::Send, 65536, 32),
         (BenchOp::Write, 64, 256),
+        (BenchOp::Read, 4096, 256),
+        (BenchOp::Read, 65536, 32),
+        (BenchOp::Read, 64, 256),
     ] {
         let r = rig.measure(&qa, &qb, op, size, iters, 32)?;
         rig.audit()?;

@@ -70,6 +70,8 @@ pub fn pattern(seed: u64, len: usize) -> Vec<u8> {
 pub enum BenchOp {
     Write,
     Send,
+    /// RDMA READ: A reads B's buffer into its own (the data flows B -> A).
+    Read,
 }
 
 impl BenchOp {
@@ -77,6 +79,7 @@ impl BenchOp {
         match self {
             BenchOp::Write => "WRITE",
             BenchOp::Send => "SEND",
+            BenchOp::Read => "READ",
         }
     }
 }
@@ -110,18 +113,19 @@ impl Row {
 }
 
 /// The wire limit of one message: payload / (payload + per-packet headers) * 100 Gb/s, with
-/// Ethernet+IPv4+UDP+BTH (54), a RETH (16) on the first packet of a WRITE, the ICRC (4), the
-/// pad to 4 bytes, the Ethernet minimum frame of 60 bytes, and 24 bytes of preamble, FCS and
-/// inter-frame gap per packet.
+/// Ethernet+IPv4+UDP+BTH (54), a RETH (16) on the first packet of a WRITE, an AETH (4) on a
+/// READ RESPONSE FIRST/LAST/ONLY, the ICRC (4), the pad to 4 bytes, the Ethernet minimum frame
+/// of 60 bytes, and 24 bytes of preamble, FCS and inter-frame gap per packet (for a READ: of
+/// the responses, the direction the data flows).
 pub fn wire_limit_gbps(op: BenchOp, bytes: usize, mtu: usize) -> f64 {
     let n = bytes.div_ceil(mtu).max(1);
     let mut wire = 0usize;
     for i in 0..n {
         let payload = if i == n - 1 { bytes - i * mtu } else { mtu };
-        let reth = if op == BenchOp::Write && i == 0 {
-            16
-        } else {
-            0
+        let reth = match op {
+            BenchOp::Write if i == 0 => 16,
+            BenchOp::Read if i == 0 || i == n - 1 => 4,
+            _ => 0,
         };
         let frame = (54 + reth + payload.next_multiple_of(4) + 4).max(60);
         wire += frame + rnic_abi::roce::WIRE_OVERHEAD_BYTES;
@@ -144,12 +148,12 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// `make run`: WRITE and SEND, 64 B .. 1 MiB, MTU 1024 and 4096.
+    /// `make run`: WRITE, SEND and READ, 64 B .. 1 MiB, MTU 1024 and 4096.
     pub fn full() -> Plan {
         Plan {
             mtus: vec![Mtu::Mtu1024, Mtu::Mtu4096],
             sizes: (0..=7).map(|k| 64usize << (2 * k)).collect(),
-            ops: vec![BenchOp::Write, BenchOp::Send],
+            ops: vec![BenchOp::Write, BenchOp::Send, BenchOp::Read],
             bytes_per_row: 2 << 20,
             min_iters: 4,
             max_iters: 128,
@@ -161,7 +165,7 @@ impl Plan {
         Plan {
             mtus: vec![Mtu::Mtu1024],
             sizes: vec![64, 4096, 65536],
-            ops: vec![BenchOp::Write, BenchOp::Send],
+            ops: vec![BenchOp::Write, BenchOp::Send, BenchOp::Read],
             bytes_per_row: 256 << 10,
             min_iters: 2,
             max_iters: 16,
@@ -206,8 +210,10 @@ pub struct Rig<'c> {
     pub b: &'c Context<SimNic>,
     /// A's source buffer (local read only: the device may never write it).
     pub src: MemoryRegion<'c, SimNic>,
-    /// B's destination (local + remote write).
+    /// B's destination (local + remote write), also what A's READs read (remote read).
     pub dst: MemoryRegion<'c, SimNic>,
+    /// Where A's READs land (local write).
+    pub a_dst: MemoryRegion<'c, SimNic>,
     pub a_cq: CompletionQueue<'c, SimNic>,
     pub b_cq: CompletionQueue<'c, SimNic>,
     pub a_pd: ProtectionDomain<'c, SimNic>,
@@ -230,14 +236,16 @@ impl<'c> Rig<'c> {
         let src = a_pd.reg_mr(&a.alloc_buf(bytes)?, AccessFlags::empty())?;
         let dst = b_pd.reg_mr(
             &b.alloc_buf(bytes)?,
-            AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
+            AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
         )?;
+        let a_dst = a_pd.reg_mr(&a.alloc_buf(bytes)?, AccessFlags::LOCAL_WRITE)?;
         Ok(Rig {
             world: world.clone(),
             a,
             b,
             src,
             dst,
+            a_dst,
             a_cq,
             b_cq,
             a_pd,
@@ -261,6 +269,7 @@ impl<'c> Rig<'c> {
         let qb = self.b_pd.create_qp(&self.b_cq, &self.b_cq, caps)?;
         let attr = ConnectAttr {
             path_mtu: mtu,
+            access: AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
             ..ConnectAttr::default()
         };
         // the endpoints cross as bytes, as they would over a socket
@@ -280,7 +289,10 @@ impl<'c> Rig<'c> {
     /// (it grows by 16 bytes per byte written). Returns the bytes audited so far.
     pub fn audit(&self) -> Result<u64, Error> {
         let allowed = [
-            vec![(self.a_cq.ring().iova(), self.a_cq.ring().len())],
+            vec![
+                (self.a_cq.ring().iova(), self.a_cq.ring().len()),
+                (self.a_dst.iova(), self.a_dst.len()),
+            ],
             vec![
                 (self.dst.iova(), self.dst.len()),
                 (self.b_cq.ring().iova(), self.b_cq.ring().len()),
@@ -339,13 +351,24 @@ impl<'c> Rig<'c> {
         let what = format!("{} {size} B", op.name());
         self.seed.set(self.seed.get() + 1);
         let data = pattern(self.seed.get(), size);
-        self.src.write(0, &data)?;
         let fill_len = (size + 64).min(self.dst.len());
-        self.dst.write(0, &vec![FILL; fill_len])?;
-        let sge = self.src.sge(0, size)?;
+        let sge = if op == BenchOp::Read {
+            // B's buffer is the source, A's the destination
+            self.dst.write(0, &data)?;
+            self.a_dst.write(0, &vec![FILL; fill_len])?;
+            self.a_dst.sge(0, size)?
+        } else {
+            self.src.write(0, &data)?;
+            self.dst.write(0, &vec![FILL; fill_len])?;
+            self.src.sge(0, size)?
+        };
         let wr = |i: usize| {
             let o = match op {
                 BenchOp::Write => SendOp::RdmaWrite {
+                    remote_addr: self.dst.iova(),
+                    rkey: self.dst.rkey(),
+                },
+                BenchOp::Read => SendOp::RdmaRead {
                     remote_addr: self.dst.iova(),
                     rkey: self.dst.rkey(),
                 },
@@ -411,7 +434,7 @@ impl<'c> Rig<'c> {
             if n > 0 || m > 0 {
                 c_end = self.cycle();
             }
-            if done == iters && (op == BenchOp::Write || rdone == iters) {
+            if done == iters && (op != BenchOp::Send || rdone == iters) {
                 break;
             }
             if n == 0 && m == 0 {
@@ -424,7 +447,16 @@ impl<'c> Rig<'c> {
                 self.a.relax()?;
             }
         }
-        self.wait_dst(0, &data, &what)?;
+        if op == BenchOp::Read {
+            // the READ completions were written after the data: it is there
+            let mut got = vec![0u8; size + 1];
+            let n = (size + 1).min(self.a_dst.len());
+            self.a_dst.read(0, &mut got[..n])?;
+            ensure!(got[..size] == data[..], "{what}: READ data differs from the source");
+            ensure!(n == size || got[size] == FILL, "{what}: byte after the READ buffer written");
+        } else {
+            self.wait_dst(0, &data, &what)?;
+        }
         ensure!(
             self.a_cq.poll(&mut wc[..4])? == 0 && self.b_cq.poll(&mut wc[..4])? == 0,
             "{what}: completions left over"

@@ -24,10 +24,17 @@ pub struct RocePkt {
 /// Bytes of extended headers an RC opcode carries (RETH, ImmDt, AETH).
 pub fn ext_header_bytes(opcode: u8) -> usize {
     match opcode {
-        op::WRITE_FIRST | op::WRITE_ONLY => 16,
+        op::WRITE_FIRST | op::WRITE_ONLY | op::READ_REQUEST => 16,
         op::WRITE_ONLY_IMM => 20,
         op::SEND_LAST_IMM | op::SEND_ONLY_IMM | op::WRITE_LAST_IMM => 4,
-        op::ACKNOWLEDGE => 4,
+        op::ACKNOWLEDGE
+        | op::READ_RESPONSE_FIRST
+        | op::READ_RESPONSE_LAST
+        | op::READ_RESPONSE_ONLY => 4,
+        // AETH + AtomicAckETH
+        op::ATOMIC_ACKNOWLEDGE => 12,
+        // AtomicETH
+        op::COMPARE_SWAP | op::FETCH_ADD => 28,
         _ => 0,
     }
 }

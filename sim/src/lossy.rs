@@ -2,8 +2,9 @@
 //! loss tests (`tests/tests/reliable.rs`) and the loss rows of `make bench`.
 //!
 //! Two NICs, `qps` QP pairs (even pairs send A -> B, odd pairs B -> A, so both directions run at
-//! once), path MTUs 1024/256/4096/512 by pair, RDMA WRITE, WRITE with immediate, SEND and SEND
-//! with immediate of 0 B to 16 KiB, at most [`DEPTH`] messages in flight per pair (one
+//! once), path MTUs 1024/256/4096/512 by pair, RDMA WRITE, WRITE with immediate, SEND, SEND
+//! with immediate and RDMA READ (the pair's requester reads the peer's source slot into its own
+//! destination slot) of 0 B to 16 KiB, at most [`DEPTH`] messages in flight per pair (one
 //! destination slot each). Every completion is checked (status, opcode, length, immediate,
 //! exactly one requester and one responder completion per message), every destination slot
 //! must hold the message's bytes, the host-memory audit must be clean and no completion may
@@ -45,7 +46,8 @@ impl<'c> Side<'c> {
         let bytes = qps * DEPTH * SLOT;
         let sbuf = ctx.alloc_buf(bytes)?;
         let dbuf = ctx.alloc_buf(bytes)?;
-        let src = pd.reg_mr(&sbuf, AccessFlags::empty())?;
+        // the device reads sources for WRITE/SEND (local) and for the peer's READs (remote)
+        let src = pd.reg_mr(&sbuf, AccessFlags::REMOTE_READ)?;
         let dst = pd.reg_mr(&dbuf, AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE)?;
         Ok(Side {
             ctx,
@@ -72,7 +74,7 @@ impl<'c> Side<'c> {
 /// Connection attributes: local ACK timeout exponent, retry counts; RNR timer code 1 (10 us).
 pub fn attr(mtu: Mtu, timeout: u8, retry_cnt: u8, rnr_retry: u8) -> ConnectAttr {
     ConnectAttr {
-        access: AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
+        access: AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
         path_mtu: mtu,
         rts: RtsAttr {
             timeout,
@@ -93,7 +95,7 @@ fn counters(ctx: &Ctx) -> Result<HashMap<&'static str, u32>, Error> {
 struct Msg {
     pair: usize,
     slot: usize,
-    /// 0 WRITE, 1 WRITE_IMM, 2 SEND, 3 SEND_IMM
+    /// 0 WRITE, 1 WRITE_IMM, 2 SEND, 3 SEND_IMM, 4 READ
     kind: u8,
     data: Vec<u8>,
     wr_id: u64,
@@ -103,7 +105,7 @@ struct Msg {
 
 impl Msg {
     fn consumes_recv(&self) -> bool {
-        self.kind != 0
+        self.kind != 0 && self.kind != 4
     }
     fn imm(&self) -> Option<u32> {
         [1, 3]
@@ -249,7 +251,7 @@ pub fn run(
                 let slot = k * DEPTH + i % DEPTH;
                 let h = seed ^ ((k as u64) << 32) ^ i as u64;
                 let mut len = LENS[(h.wrapping_mul(0x9E37_79B9) >> 7) as usize % LENS.len()];
-                let mut kind = ((h >> 3) % 4) as u8;
+                let mut kind = ((h >> 3) % 5) as u8;
                 if let Some(l) = write_only {
                     (kind, len) = (0, l.min(SLOT));
                 }
@@ -260,8 +262,25 @@ pub fn run(
                     data: crate::demo::pattern(h, len),
                     wr_id: ((k as u64) << 40) | i as u64,
                     req_done: false,
-                    recv_done: kind == 0,
+                    recv_done: kind == 0 || kind == 4,
                 };
+                if kind == 4 {
+                    // READ: the requester s reads the peer's source slot into its own
+                    // destination slot
+                    d.src.write(slot * SLOT, &m.data)?;
+                    let op = SendOp::RdmaRead {
+                        remote_addr: d.src.remote_addr(slot * SLOT)?,
+                        rkey: d.src.rkey(),
+                    };
+                    let mut wr = SendWr::new(m.wr_id, op);
+                    if len > 0 {
+                        wr = wr.sge(s.dst.sge(slot * SLOT, len)?);
+                    }
+                    qs.post_send(&[wr])?;
+                    per_pair[k] += 1;
+                    inflight.insert(m.wr_id, m);
+                    continue;
+                }
                 s.src.write(slot * SLOT, &m.data)?;
                 let addr = d.dst.remote_addr(slot * SLOT)?;
                 if m.consumes_recv() {
@@ -330,6 +349,13 @@ pub fn run(
                 } else {
                     ensure!(side == sender, "send completion on the receiver: {c:?}");
                     ensure!(!m.req_done, "second send completion: {c:?}");
+                    let want = match m.kind {
+                        0 | 1 => WcOpcode::RdmaWrite,
+                        4 => WcOpcode::RdmaRead,
+                        _ => WcOpcode::Send,
+                    };
+                    ensure!(c.opcode == want, "opcode: {c:?}");
+                    ensure!(c.byte_len as usize == m.data.len(), "length: {c:?}");
                     m.req_done = true;
                 }
                 if m.req_done && m.recv_done {
@@ -337,8 +363,13 @@ pub fn run(
                         continue;
                     };
                     // the destination holds the message exactly (WRITE data may land a
-                    // little after the ACK that completed the requester)
-                    let d = if m.pair % 2 == 0 { &b } else { &a };
+                    // little after the ACK that completed the requester); a READ's lands
+                    // in the requester's own destination slot
+                    let d = if (m.pair % 2 == 0) != (m.kind == 4) {
+                        &b
+                    } else {
+                        &a
+                    };
                     let mut buf = vec![0u8; m.data.len()];
                     let t = d.ctx.now_ns()?;
                     loop {
@@ -413,6 +444,10 @@ pub fn report(name: &str, o: &Outcome) -> String {
         "rx_dup",
         "drop_icrc",
         "retry_exc",
+        "rx_read",
+        "rd_rsp",
+        "rd_gap",
+        "rd_drop",
     ];
     let f = |c: &HashMap<&str, u32>| {
         keys.iter()

@@ -178,11 +178,11 @@ perf_bin() {
 matrix() {
   local kind=$1 dir t m s n
   if [ "$kind" = small ]; then
-    for dir in rxe2rnic rnic2rxe; do for t in write_bw send_bw; do echo "$dir $t 1024 4096 20 -"; done; done
+    for dir in rxe2rnic rnic2rxe; do for t in write_bw send_bw read_bw; do echo "$dir $t 1024 4096 20 -"; done; done
     return
   fi
   for dir in rxe2rnic rnic2rxe; do
-    for t in write_bw send_bw write_lat send_lat; do
+    for t in write_bw send_bw read_bw write_lat send_lat read_lat; do
       for m in 1024 4096; do
         for s in 1 64 4096 65536; do
           case $t in *_lat) n=50;; *) n=$([ "$s" -ge 65536 ] && echo 20 || echo 50);; esac
@@ -195,7 +195,7 @@ matrix() {
     echo "$dir data 4096 65536 4 -"
     echo "$dir write_bw 1024 65536 20 netem"
   done
-  for t in read_bw read_lat atomic_bw; do echo "both $t 1024 64 0 NOTBUILT"; done
+  echo "both atomic_bw 1024 64 0 NOTBUILT"
 }
 
 build() {

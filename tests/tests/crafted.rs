@@ -723,3 +723,107 @@ fn inject_rx_write_only_4096_lands_and_is_acked() {
 fn a_cannot_send(f: &[u8]) -> bool {
     f.len() > rnic_abi::regs::mac::BUF_BYTES as usize
 }
+
+/// RDMA READ REQUESTs crafted by scapy (IBTA 9.7.4.1.4 / 9.7.5.1.3): an in-sequence READ is
+/// answered with READ RESPONSE FIRST + LAST (AETH ACK with the new MSN on both, payload from
+/// the MR, the first one exactly one path MTU); a duplicate READ that re-requests only the
+/// rest from the missing PSN is executed again (RESPONSE ONLY with that PSN, no state change);
+/// a zero-length READ with rkey 0 gets a RESPONSE ONLY without payload; a WRITE after them is
+/// ACKed after the responses (one ordered stream); a READ with a wrong rkey gets NAK remote
+/// access and moves the QP to ERR; a READ to a QP without REMOTE_READ likewise. Memory is
+/// never written by a READ, no completion is made, every frame B sent passes both oracles.
+#[test]
+fn scapy_read_requests_answered_as_specified() {
+    let (w, mut a, mut b) = pair(WorldConfig::default());
+    let s = setup(&mut b);
+    // QP 4: READ and WRITE allowed, MTU 4096, expects PSN 100; MR 3: remote read of wbuf
+    qp(&mut b, 4, 100);
+    qp(&mut b, 5, 300);
+    let mut q = QpContext::decode(&b.read_context(ctx::TABLE_QP, 4).unwrap());
+    q.access = (access::REMOTE_WRITE | access::REMOTE_READ) as u8;
+    b.write_context(ctx::TABLE_QP, 4, &q.encode()).unwrap();
+    let rdkey = make_key(3, 0x44);
+    let mr = MrEntry {
+        key: rdkey,
+        pd: PD,
+        iova: s.wbuf.iova,
+        length: 8192,
+        access: access::REMOTE_READ | access::REMOTE_WRITE,
+        flags: 1,
+    };
+    b.write_context(ctx::TABLE_MR, 3, &mr.encode()).unwrap();
+    let data: Vec<u8> = (0..8192u32).map(|i| (i * 13 + 7) as u8).collect();
+    b.device().dma_write(&s.wbuf, 0, &data).unwrap();
+    let base = b.engine_counters().unwrap();
+    let cnt = |b: &mut Rnic<SimNic>, n: &str| {
+        b.engine_counter(n).unwrap() - base.iter().find(|x| x.0 == n).unwrap().1
+    };
+    let va = s.wbuf.iova + 3;
+    let rd = |qpn, psn, va: u64, key, len: usize| spec(qpn, psn, opcode::READ_REQUEST, &[], &reth(va, key, len));
+    let frames = oracle::craft(&format!(
+        "[{}]",
+        [
+            rd(4, 100, va, rdkey, 5000),
+            // the requester lost the LAST and re-requests from PSN 101 (IBTA 9.7.4.1.4)
+            rd(4, 101, va + 4096, rdkey, 904),
+            rd(4, 102, 0, 0, 0),
+            spec(4, 103, opcode::WRITE_ONLY, &[9u8; 16], &reth(s.wbuf.iova + 4096 + 1000, rdkey, 16)),
+            rd(4, 104, va, rdkey ^ 0x100, 64),
+            rd(5, 300, va, rdkey, 64),
+        ]
+        .join(",")
+    ));
+    let from = sent_by_b(&mut b, 0).len();
+    for f in &frames[..4] {
+        a.mac_send(f).unwrap();
+    }
+    let got = wait_frames(&mut b, from, 5);
+    settle(&mut b);
+    let got: Vec<_> = got.iter().map(|f| rnic_tests::parse_roce(f).expect("RoCE frame")).collect();
+    let shape: Vec<_> = got
+        .iter()
+        .map(|p| (p.opcode, p.psn, p.ext.clone(), p.payload.len()))
+        .collect();
+    let aeth_msn = |m: u32| {
+        let mut v = vec![aeth::ACK];
+        v.extend_from_slice(&m.to_be_bytes()[1..]);
+        v
+    };
+    assert_eq!(
+        shape,
+        [
+            (opcode::READ_RESPONSE_FIRST, 100, aeth_msn(1), 4096),
+            (opcode::READ_RESPONSE_LAST, 101, aeth_msn(1), 904),
+            // the duplicate: executed again from its own RETH, MSN unchanged
+            (opcode::READ_RESPONSE_ONLY, 101, aeth_msn(1), 904),
+            (opcode::READ_RESPONSE_ONLY, 102, aeth_msn(2), 0),
+            (opcode::ACKNOWLEDGE, 103, aeth_msn(3), 0),
+        ],
+        "B's answers in order"
+    );
+    assert_eq!(got[0].payload, data[3..4099], "FIRST payload");
+    assert_eq!(got[1].payload, data[4099..5003], "LAST payload");
+    assert_eq!(got[2].payload, data[4099..5003], "re-requested payload");
+    for p in &got {
+        assert_eq!(p.dqpn, PEER_QPN, "responses go to the peer QP");
+    }
+    // the bad rkey and the QP without REMOTE_READ: NAK remote access, QP to ERR
+    for (k, (f, qpn)) in [(&frames[4], 4u32), (&frames[5], 5)].into_iter().enumerate() {
+        let n0 = sent_by_b(&mut b, 0).len();
+        a.mac_send(f).unwrap();
+        let nak = wait_frames(&mut b, n0, 1);
+        settle(&mut b);
+        assert_eq!(nak.len(), 1, "case {k}: one answer");
+        let (op, _, syn, _) = ack_fields(&nak[0]);
+        assert_eq!((op, syn), (opcode::ACKNOWLEDGE, aeth::NAK_REM_ACCESS), "case {k}");
+        assert_eq!(qp_state_of(&mut b, qpn), qp_state::ERR, "case {k}: QP {qpn} state");
+    }
+    let mut want = data.clone();
+    want[4096 + 1000..4096 + 1016].fill(9);
+    assert_eq!(mem(&mut b, &s.wbuf), want, "only the WRITE changed memory");
+    assert!(mem(&mut b, &s.cq).iter().all(|&x| x == 0), "no completion");
+    assert_eq!(cnt(&mut b, "rx_read"), 3);
+    assert_eq!(cnt(&mut b, "nak_acc"), 2);
+    let pcap = rnic_sim::pcap::to_pcap(w.borrow().wire.iter().filter(|(l, _)| *l == 1).map(|(_, f)| f)).unwrap();
+    assert!(oracle::check_capture("crafted-read", &pcap) >= 7);
+}

@@ -123,7 +123,7 @@ fn real_main() -> anyhow::Result<i32> {
     })?;
     if !test.supported() {
         eprintln!(
-            "rnic-perf: {}: not supported by this NIC build yet (RDMA READ and atomics are not built)",
+            "rnic-perf: {}: not supported by this NIC build yet (atomics are not built)",
             test.name()
         );
         return Ok(2);

@@ -3,7 +3,8 @@
 //!
 //! Buffer layout (as perftest's, so a perftest peer's addressing fits): one MR of
 //! `2 * qps * slot` bytes, QP i sends from slot i and is written to / receives into slot
-//! `qps + i`, whose address is what we advertise.
+//! `qps + i`, whose address is what we advertise (and what a peer's READs read: the server
+//! fills it with the data pattern for the read tests). Our own READs land in slot `qps + i`.
 
 use super::oob::{BwReport, Dest, Incoming, Oob};
 use super::{Mode, Params, Report, Row, TestKind};
@@ -47,7 +48,7 @@ impl<'c, D: Device> Rig<'_, 'c, D> {
         let ep = self.qps[q].endpoint()?;
         Ok(Dest {
             lid: 0,
-            out_reads: 1,
+            out_reads: 16,
             qpn: ep.qpn,
             psn: ep.psn,
             rkey: self.mr.rkey(),
@@ -133,7 +134,10 @@ pub fn run<D: Device>(
         .max(64)
         .next_multiple_of(64);
     let buf = ctx.alloc_buf(2 * p.qps as usize * slot)?;
-    let mr = pd.reg_mr(&buf, AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE)?;
+    let mr = pd.reg_mr(
+        &buf,
+        AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
+    )?;
     let mut qps = Vec::new();
     for _ in 0..p.qps {
         qps.push(pd.create_qp(
@@ -161,6 +165,10 @@ pub fn run<D: Device>(
     for q in 0..rig.qps.len() {
         let pat = crate::demo::pattern(q as u64 + 1, slot);
         rig.mr.write(rig.send_off(q), &pat)?;
+        // what a peer's READs read
+        if matches!(p.test, TestKind::ReadBw | TestKind::ReadLat) && p.mode() == Mode::Server {
+            rig.mr.write(rig.recv_off(q), &crate::demo::pattern(1, slot))?;
+        }
     }
     for q in 0..rig.qps.len() {
         let mine = rig.my_dest(q)?;
@@ -186,7 +194,9 @@ pub fn run<D: Device>(
         rig.qps[q].connect(
             &ep,
             &ConnectAttr {
-                access: AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
+                access: AccessFlags::LOCAL_WRITE
+                    | AccessFlags::REMOTE_WRITE
+                    | AccessFlags::REMOTE_READ,
                 path_mtu,
                 ..ConnectAttr::default()
             },
@@ -241,11 +251,19 @@ fn client<D: Device>(
     report: &mut Report,
 ) -> anyhow::Result<()> {
     match p.test {
-        TestKind::WriteBw => {
-            // perftest's write_bw hand shakes once more before the traffic
+        TestKind::WriteBw | TestKind::ReadBw => {
+            // perftest's write_bw and read_bw hand shake once more before the traffic
             oob.keys(my0)?;
+            let op = if p.test == TestKind::ReadBw {
+                BwOp::Read
+            } else {
+                BwOp::Write
+            };
             for s in sizes(p) {
-                report.rows.push(bw_loop(rig, p, s, false)?);
+                report.rows.push(bw_loop(rig, p, s, op)?);
+                if op == BwOp::Read && p.verify {
+                    verify_read(rig, s as usize, report)?;
+                }
             }
             oob.keys(my0)?;
             let last = report.rows.last().cloned().unwrap_or_default();
@@ -265,7 +283,7 @@ fn client<D: Device>(
             }
             for s in sizes(p) {
                 oob.keys(my0)?;
-                report.rows.push(bw_loop(rig, p, s, true)?);
+                report.rows.push(bw_loop(rig, p, s, BwOp::Send)?);
                 if p.all {
                     oob.keys(my0)?;
                 }
@@ -281,7 +299,51 @@ fn client<D: Device>(
                 report.rows.push(lat_loop(rig, p, s, active)?);
             }
         }
+        TestKind::ReadLat => {
+            // as the other latency tests: two hand shakes before the traffic; the server
+            // is passive (its NIC answers the READs)
+            oob.keys(my0)?;
+            oob.keys(my0)?;
+            for s in sizes(p) {
+                report.rows.push(read_lat_loop(rig, p, s)?);
+                if p.verify {
+                    verify_read(rig, s.max(1) as usize, report)?;
+                }
+            }
+        }
         _ => bail!("{} is not supported by this NIC build yet", p.test.name()),
+    }
+    Ok(())
+}
+
+/// What a bandwidth loop posts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BwOp {
+    Write,
+    Send,
+    /// RDMA READ of the peer's advertised slot into our slot `qps + i`.
+    Read,
+}
+
+/// A READ's landing slot holds the pattern an rnic-perf server (or tests/interop's rxe side)
+/// put in its advertised slot.
+fn verify_read<D: Device>(
+    rig: &mut Rig<'_, '_, D>,
+    size: usize,
+    report: &mut Report,
+) -> anyhow::Result<()> {
+    let want = crate::demo::pattern(1, size);
+    for q in 0..rig.qps.len() {
+        let mut got = vec![0u8; size];
+        rig.mr.read(rig.recv_off(q), &mut got)?;
+        if let Some(k) = (0..size).find(|k| got[*k] != want[*k]) {
+            bail!(
+                "READ data check: QP {q} byte {k} of {size}: {:#04x}, expected {:#04x}",
+                got[k],
+                want[k]
+            );
+        }
+        report.verified += 1;
     }
     Ok(())
 }
@@ -292,7 +354,7 @@ fn bw_loop<D: Device>(
     rig: &mut Rig<'_, '_, D>,
     p: &Params,
     size: u64,
-    send: bool,
+    bop: BwOp,
 ) -> anyhow::Result<Row> {
     let nq = rig.qps.len();
     let iters = p.iters;
@@ -313,15 +375,24 @@ fn bw_loop<D: Device>(
                 && posted[q] - done[q] < depth
             {
                 let n = posted[q];
-                let sge = rig.mr.sge(rig.send_off(q), size as usize)?;
-                let op = if send {
-                    SendOp::Send
-                } else {
-                    SendOp::RdmaWrite {
-                        remote_addr: rig.rem[q].vaddr,
-                        rkey: rig.rem[q].rkey,
-                    }
+                let (op, off) = match bop {
+                    BwOp::Send => (SendOp::Send, rig.send_off(q)),
+                    BwOp::Write => (
+                        SendOp::RdmaWrite {
+                            remote_addr: rig.rem[q].vaddr,
+                            rkey: rig.rem[q].rkey,
+                        },
+                        rig.send_off(q),
+                    ),
+                    BwOp::Read => (
+                        SendOp::RdmaRead {
+                            remote_addr: rig.rem[q].vaddr,
+                            rkey: rig.rem[q].rkey,
+                        },
+                        rig.recv_off(q),
+                    ),
                 };
+                let sge = rig.mr.sge(off, size as usize)?;
                 let wr = if size == 0 {
                     SendWr::new(n, op)
                 } else {
@@ -365,6 +436,51 @@ fn bw_loop<D: Device>(
         msgs / nq as u64,
         msgs,
         ns,
+        w0.elapsed().as_secs_f64(),
+    ))
+}
+
+/// READ latency (perftest's read_lat): one READ at a time, posted -> completed, in device
+/// time; the peer's NIC answers by itself.
+fn read_lat_loop<D: Device>(
+    rig: &mut Rig<'_, '_, D>,
+    p: &Params,
+    size: u64,
+) -> anyhow::Result<Row> {
+    let size = size.max(1);
+    let mut wc = vec![WorkCompletion::default(); 16];
+    let mut samples_ns = Vec::with_capacity(p.iters as usize);
+    let mut samples_wall = Vec::with_capacity(p.iters as usize);
+    let w0 = Instant::now();
+    for k in 0..p.iters {
+        let sge = rig.mr.sge(rig.recv_off(0), size as usize)?;
+        let op = SendOp::RdmaRead {
+            remote_addr: rig.rem[0].vaddr,
+            rkey: rig.rem[0].rkey,
+        };
+        let t = (rig.ctx.now_ns()?, Instant::now());
+        rig.qps[0].post_send(&[SendWr::new(k, op).sge(sge)])?;
+        let t_wait = Instant::now();
+        loop {
+            let n = rig.poll(&mut wc)?;
+            if wc[..n].iter().any(|w| w.opcode == WcOpcode::RdmaRead) {
+                break;
+            }
+            if n == 0 {
+                if t_wait.elapsed() > STALL {
+                    bail!("read_lat: READ {k} not completed for {} s", STALL.as_secs());
+                }
+                rig.ctx.relax()?;
+            }
+        }
+        samples_ns.push(rig.ctx.now_ns()?.saturating_sub(t.0));
+        samples_wall.push(t.1.elapsed().as_secs_f64() * 1e6);
+    }
+    Ok(Row::lat(
+        size,
+        p.iters,
+        &mut samples_ns,
+        &mut samples_wall,
         w0.elapsed().as_secs_f64(),
     ))
 }

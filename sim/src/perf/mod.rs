@@ -1,6 +1,6 @@
 //! rnic-perf: perftest for this NIC. It speaks perftest's out-of-band TCP exchange
-//! ([`oob`]) so either side can be an unmodified `ib_write_bw`, `ib_send_bw`, `ib_write_lat`
-//! or `ib_send_lat` (e.g. Linux rdma_rxe), or another rnic-perf. The traffic loops are in
+//! ([`oob`]) so either side can be an unmodified `ib_write_bw`, `ib_send_bw`, `ib_read_bw`,
+//! `ib_write_lat`, `ib_send_lat` or `ib_read_lat` (e.g. Linux rdma_rxe), or another rnic-perf. The traffic loops are in
 //! [`engine`], the only module that uses the verbs API.
 
 pub mod engine;
@@ -44,12 +44,9 @@ impl TestKind {
             TestKind::ReadLat => "read_lat",
         }
     }
-    /// Tests the NIC cannot run yet (RDMA READ and atomics are not built).
+    /// Tests the NIC cannot run yet (atomics are not built).
     pub fn supported(self) -> bool {
-        !matches!(
-            self,
-            TestKind::ReadBw | TestKind::AtomicBw | TestKind::ReadLat
-        )
+        !matches!(self, TestKind::AtomicBw)
     }
     pub fn is_lat(self) -> bool {
         matches!(
