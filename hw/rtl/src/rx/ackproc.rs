@@ -26,7 +26,9 @@
 //!   verdict on `rdv` per event, always (also for an unknown QPN or a QP not RTS/SQD: !ok).
 //!   The WQEs ending before p complete as for an ACK of p - 1 (stopping at the first READ).
 //!   With i = p - una_psn at a READ WQE stop:
-//!   - p == e, position right (n == 1: ONLY; i == 0: FIRST; i == n - 1: LAST; else MIDDLE)
+//!   - p == e, position right (n == 1: ONLY; i == 0: FIRST; i == n - 1: LAST, or ONLY when
+//!     a restart re-requested just the last packet; else MIDDLE, or FIRST: a READ re-requested
+//!     from response i after a restart is answered as a new READ, FIRST first)
 //!     and length right (FIRST/MIDDLE: the path MTU; LAST/ONLY: length - i * mtu): verdict
 //!     ok, `addr` = local_addr + i * mtu; after `rdv.placed`: `ack_psn_lo` = p, RD_GAP
 //!     cleared, progress (retry counts refilled, timer re-armed); on LAST/ONLY the WQE
@@ -948,16 +950,21 @@ impl Logic for AckProc {
         if self.dirty.q.val() || self.g_prog.val() {
             self.g_rb.next = self.r_cnt.q.val();
         }
-        // the response's position and length in the READ WQE (i = rem)
+        // the response's position and length in the READ WQE (i = rem). A READ re-requested
+        // from response i > 0 after a go-back-N restart is answered as a new READ (IBTA
+        // 9.7.4.1.4, rxe): FIRST at i (ONLY when i is the last packet), so a FIRST is
+        // accepted in the middle and an ONLY at the end; the end-ness must always match
         self.i_last.next = (self.rem.q.val() + 1) == self.s_n.q.val();
         if self.s_n.q.val() == 1 {
             self.pos_ok.next = self.rpos_r.q.val() == self.p_only.val();
         } else if !self.rem.q.val().any() {
             self.pos_ok.next = self.rpos_r.q.val() == self.p_first.val();
         } else if self.i_last.val() {
-            self.pos_ok.next = self.rpos_r.q.val() == self.p_last.val();
+            self.pos_ok.next = self.rpos_r.q.val() == self.p_last.val()
+                || self.rpos_r.q.val() == self.p_only.val();
         } else {
-            self.pos_ok.next = self.rpos_r.q.val() == self.p_middle.val();
+            self.pos_ok.next = self.rpos_r.q.val() == self.p_middle.val()
+                || self.rpos_r.q.val() == self.p_first.val();
         }
         self.off32.next = bit_cast::<32, 24>(self.rem.q.val()) << self.sh.q.val();
         self.rest.next = self.s_len.q.val() - self.off32.val();
@@ -2687,8 +2694,9 @@ mod tests {
         assert!(!s.vd[0].0 && s.rs.is_empty());
         assert_eq!(qctx(&t, q).retry_left, 1);
         assert_eq!(counters(&t), [1, 1, 1]);
+        // the re-request from 301 is answered as a new READ: FIRST, MIDDLE, LAST
         for (i, pos, len) in [
-            (1, RSP_MIDDLE, 256),
+            (1, RSP_FIRST, 256),
             (2, RSP_MIDDLE, 256),
             (3, RSP_LAST, 232),
         ] {
@@ -2789,7 +2797,6 @@ mod tests {
         dropped(&mut t, rsp(q, 499, RSP_LAST, 256)); // stale
         dropped(&mut t, rsp(q, 501, RSP_MIDDLE, 255)); // short MIDDLE
         dropped(&mut t, rsp(q, 501, RSP_MIDDLE, 257)); // long MIDDLE
-        dropped(&mut t, rsp(q, 501, RSP_FIRST, 256)); // FIRST in the middle
         dropped(&mut t, rsp(q, 501, RSP_LAST, 256)); // LAST in the middle
         dropped(&mut t, rsp(q, 501, RSP_ONLY, 256));
         accepted(
@@ -2799,6 +2806,7 @@ mod tests {
         dropped(&mut t, rsp(q, 502, RSP_LAST, 87)); // LAST: length is 88
         dropped(&mut t, rsp(q, 502, RSP_LAST, 89));
         dropped(&mut t, rsp(q, 502, RSP_MIDDLE, 256));
+        dropped(&mut t, rsp(q, 502, RSP_FIRST, 88)); // the end must be LAST / ONLY
         poke_state(&mut t, q, qp_state::ERR);
         dropped(&mut t, rsp(q, 502, RSP_LAST, 88)); // QP not RTS/SQD
         poke_state(&mut t, q, qp_state::SQD);
