@@ -2840,4 +2840,163 @@ mod tests {
         );
         assert_eq!(qctx(&t, q).state, qp_state::ERR);
     }
+
+    /// Random READ / WRITE / SEND WQEs against a responder model over a lossy return path:
+    /// the responder answers the first transmission with READ RESPONSEs and ACKs in PSN
+    /// order, a retransmission (from every restart on `rs`) with the responses again and
+    /// duplicate ACKs (rq_psn - 1); 15% of the frames are lost; a timer expiry is delivered
+    /// when nothing is in flight. Every READ response PSN must be accepted exactly once at
+    /// its address, every WQE complete in order with SUCCESS and its opcode, the QP stay RTS.
+    #[test]
+    fn read_random_lossy() {
+        let mut t = Tb::new(35, 0.3);
+        let (mut rsp_total, mut gaps) = (0u64, 0u64);
+        for round in 0..40u32 {
+            let q = 100 + round;
+            let mtu_e = t.r.random_range(1..=5u8);
+            let mtu = 128u32 << mtu_e;
+            let psn0 = if round % 2 == 0 {
+                M24 - t.r.random_range(0..8)
+            } else {
+                t.r.random::<u32>() & M24
+            };
+            let ci0: u16 = t.r.random();
+            t.qp(q, mtu_e, psn0, ci0, qp_state::RTS);
+            set_retries(&mut t, q, 7, 0);
+            let k = t.r.random_range(4..24usize);
+            for _ in 0..k {
+                let op = [
+                    wqe_op::RDMA_READ,
+                    wqe_op::RDMA_READ,
+                    wqe_op::RDMA_WRITE,
+                    wqe_op::SEND,
+                ][t.r.random_range(0..4)];
+                let len = match t.r.random_range(0..4) {
+                    0 => 0,
+                    1 => t.r.random_range(1..mtu),
+                    2 => mtu * t.r.random_range(1..4),
+                    _ => t.r.random_range(1..4 * mtu),
+                };
+                let sig = t.r.random_bool(0.8);
+                t.post_op(q, op, len, sig, true);
+            }
+            let sent: Vec<Sent> = t.qps[&q].sent.iter().cloned().collect();
+            let total = sent.iter().map(|x| x.n).sum::<u32>();
+            let off = |p: u32| p.wrapping_sub(psn0) & M24;
+            // the responder's answer to a transmission from PSN offset `from`
+            let answer = |from: u32, first: bool| -> Vec<Evt> {
+                let mut v = vec![];
+                for w in &sent {
+                    let (wo, n) = (off(w.psn), w.n);
+                    if wo + n <= from {
+                        continue;
+                    }
+                    if w.wqe.opcode == wqe_op::RDMA_READ {
+                        for i in from.saturating_sub(wo)..n {
+                            let pos = if n == 1 {
+                                RSP_ONLY
+                            } else if i == 0 {
+                                RSP_FIRST
+                            } else if i == n - 1 {
+                                RSP_LAST
+                            } else {
+                                RSP_MIDDLE
+                            };
+                            let plen = if i == n - 1 {
+                                w.wqe.length - i * mtu
+                            } else {
+                                mtu
+                            };
+                            v.push(rsp(q, w.psn + i, pos, plen));
+                        }
+                    } else if first {
+                        v.push(ack(q, (w.psn + n - 1) & M24, aeth::ACK));
+                    } else {
+                        v.push(ack(q, (psn0 + total - 1) & M24, aeth::ACK));
+                    }
+                }
+                v
+            };
+            let mut wire: VecDeque<Evt> = answer(0, true).into();
+            let mut placed: HashMap<u32, u32> = HashMap::new();
+            let n0 = t.cpl.got.len();
+            let mut tmos = 0;
+            while qctx(&t, q).sq_ack_ci != ci0.wrapping_add(k as u16) {
+                let s = match wire.pop_front() {
+                    Some(_) if t.r.random_bool(0.15) => continue,
+                    Some(e) => {
+                        let s = step_full(&mut t, Some(e), None);
+                        if let Some(&(true, addr)) = s.vd.first() {
+                            let o = off(e.psn);
+                            let w = sent
+                                .iter()
+                                .find(|w| o >= off(w.psn) && o < off(w.psn) + w.n)
+                                .unwrap();
+                            let i = o - off(w.psn);
+                            assert_eq!(
+                                addr,
+                                w.wqe.local_addr.wrapping_add((i * mtu) as u64),
+                                "round {round} PSN {:#x}",
+                                e.psn
+                            );
+                            *placed.entry(e.psn).or_default() += 1;
+                        }
+                        s
+                    }
+                    None => {
+                        tmos += 1;
+                        assert!(tmos < 200, "round {round}: no progress");
+                        step_full(&mut t, None, Some(q))
+                    }
+                };
+                for &(rq, rp) in &s.rs {
+                    assert_eq!(rq, q);
+                    let from = off(rp).max(off(qctx(&t, q).una_psn));
+                    if from < total {
+                        wire.extend(answer(from, false));
+                    }
+                }
+                assert_eq!(qctx(&t, q).state, qp_state::RTS, "round {round}");
+            }
+            // every READ response PSN accepted exactly once
+            let mut want: Vec<u32> = sent
+                .iter()
+                .filter(|w| w.wqe.opcode == wqe_op::RDMA_READ)
+                .flat_map(|w| (0..w.n).map(move |i| (w.psn + i) & M24))
+                .collect();
+            want.sort();
+            let mut got: Vec<u32> = placed.keys().copied().collect();
+            got.sort();
+            assert_eq!(got, want, "round {round}: accepted READ responses");
+            assert!(placed.values().all(|&c| c == 1));
+            rsp_total += want.len() as u64;
+            // completions in order, SUCCESS, opcode from the WQE
+            let cq: Vec<(u16, u8, u8, u64)> = t.cpl.got[n0..]
+                .iter()
+                .map(|c| (c.1.sq_index, c.1.opcode, c.1.status, c.1.wr_id))
+                .collect();
+            let wq: Vec<(u16, u8, u8, u64)> = sent
+                .iter()
+                .filter(|w| w.wqe.flags & wqe_flag::SIGNALED != 0)
+                .map(|w| {
+                    let op = match w.wqe.opcode {
+                        wqe_op::RDMA_READ => wc_op::RDMA_READ,
+                        wqe_op::RDMA_WRITE => wc_op::RDMA_WRITE,
+                        _ => wc_op::SEND,
+                    };
+                    (w.idx, op, wc_status::SUCCESS, w.wqe.wr_id)
+                })
+                .collect();
+            assert_eq!(cq, wq, "round {round}: completions");
+            let x = qctx(&t, q);
+            assert_eq!((x.una_psn, x.req_flags), ((psn0 + total) & M24, 0));
+            gaps = t.m.get("cnt_rd_gap");
+        }
+        assert_eq!(t.m.get("cnt_rd_rsp"), rsp_total);
+        println!(
+            "read_random_lossy: {rsp_total} READ responses placed, {gaps} implicit NAKs, {} dropped",
+            t.m.get("cnt_rd_drop")
+        );
+        assert!(gaps > 5);
+    }
 }
