@@ -38,8 +38,8 @@
 //!     RETRY_EXC_ERR and the QP goes to ERR. With RD_GAP already set: dropped.
 //!   - otherwise (p before e: duplicate; wrong position or length; the stop WQE not a READ;
 //!     nothing outstanding; p before una_psn; QP not RTS/SQD; unknown QPN): verdict !ok.
-//!   Every !ok verdict except the first of a gap counts in `cnt_rd_drop`. READ RESPONSEs
-//!   are not counted in `cnt_ack`/`cnt_nak`/`cnt_ack_ignored`.
+//!   - counting: every !ok verdict except the first of a gap counts in `cnt_rd_drop`; READ
+//!     RESPONSEs are not counted in `cnt_ack`/`cnt_nak`/`cnt_ack_ignored`.
 //! * ACK at or after e (ACK PSN p >= e) of the READ WQE the walk stopped at, or a NAK whose
 //!   PSN lies beyond that READ WQE: the responder answered the READ, its responses were
 //!   lost: implicit NAK as above (instead of the NAK's own handling; progress only up to
