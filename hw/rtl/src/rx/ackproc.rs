@@ -1887,12 +1887,16 @@ mod tests {
         let nw = t.ctx.writes.len();
         let mut pend: Option<u64> = None;
         let mut idle = 0;
+        // random idle before the event is offered
+        let mut delay: u32 = t.r.random_range(0..4);
         for _ in 0..5000 {
             let r = &mut t.r;
             t.ctx.drive(&mut t.m, r);
             t.ring.drive(&mut t.m, r);
             t.cpl.drive(&mut t.m, r);
-            t.m.set("ev_valid", ev.is_some() as u64);
+            let offer = ev.is_some() && delay == 0;
+            delay = delay.saturating_sub(1);
+            t.m.set("ev_valid", offer as u64);
             if let Some(e) = ev {
                 t.m.set("ev_qpn", e.qpn as u64);
                 t.m.set("ev_psn", e.psn as u64);
@@ -1923,9 +1927,9 @@ mod tests {
             if t.cpl.got.len() > n {
                 o.cpl.push((c, t.cpl.got[n].1.opcode));
             }
-            if ev.is_some() && t.m.bit("ev_ready") {
+            if offer && t.m.bit("ev_ready") {
                 ev = None;
-            } else if tmo.is_some() && t.m.bit("tmo_ready") {
+            } else if !offer && tmo.is_some() && t.m.bit("tmo_ready") {
                 tmo = None;
             }
             if rr && t.m.bit("rs_valid") {
@@ -1942,7 +1946,7 @@ mod tests {
                 let ok = t.m.bit("rdv_ok");
                 o.vd.push((ok, t.m.get("rdv_addr")));
                 if ok {
-                    pend = Some(t.m.cycle + t.r.random_range(0..5));
+                    pend = Some(t.m.cycle + t.r.random_range(0..8));
                 }
             }
             let quiet = ev.is_none() && tmo.is_none() && pend.is_none() && t.m.bit("ev_ready");
