@@ -218,6 +218,7 @@ pub struct AckProc {
     ackp0: DFF<Bits<16>>,
     rd_hit: DFF<Bit>,
     rd_before: DFF<Bit>,
+    tmo_e: DFF<Bit>,
     s_la: DFF<Bits<64>>,
     s_len: DFF<Bits<32>>,
     s_n: DFF<Bits<24>>,
@@ -308,9 +309,6 @@ pub struct AckProc {
     acked: Signal<Local, Bits<24>>,
     pr_now: Signal<Local, Bit>,
     rb_now: Signal<Local, Bits<8>>,
-    una_lo: Signal<Local, Bits<16>>,
-    acked_gap: Signal<Local, Bits<16>>,
-    resume: Signal<Local, Bits<24>>,
     nb_now: Signal<Local, Bits<8>>,
     ack_adv: Signal<Local, Bits<16>>,
     n_base: Signal<Local, Bits<8>>,
@@ -461,6 +459,7 @@ impl AckProc {
             ackp0: Default::default(),
             rd_hit: Default::default(),
             rd_before: Default::default(),
+            tmo_e: Default::default(),
             s_la: Default::default(),
             s_len: Default::default(),
             s_n: Default::default(),
@@ -547,9 +546,6 @@ impl AckProc {
             acked: Default::default(),
             pr_now: Default::default(),
             rb_now: Default::default(),
-            una_lo: Default::default(),
-            acked_gap: Default::default(),
-            resume: Default::default(),
             nb_now: Default::default(),
             ack_adv: Default::default(),
             n_base: Default::default(),
@@ -595,7 +591,7 @@ impl Logic for AckProc {
             n_tmo, n_rnr, n_seq, n_exc
         );
         dff_setup!(
-            self, clock, is_rsp, rpos_r, plen_r, ackp0, rd_hit, rd_before, s_la, s_len, s_n,
+            self, clock, is_rsp, rpos_r, plen_r, ackp0, rd_hit, rd_before, tmo_e, s_la, s_len, s_n,
             s_wrid, s_sig, v_ok, v_addr, v_early, r_last, rc_err, plc, set_gap, clr_gap, n_rdr,
             n_gap, n_rdd, c_rd
         );
@@ -742,20 +738,6 @@ impl Logic for AckProc {
             && !self.is_rsp.q.val()
             && self.ack_adv.val().any()
             && !self.ack_adv.val().get_bit(15);
-        // where a timeout resumes: the packet after the last one acknowledged, when that lies in
-        // the oldest WQE (una_psn + (ack_psn_lo + 1 - una_psn) mod 2^16), else una_psn
-        self.una_lo.next = self.rd_una.val().get_bits::<16>(0);
-        self.acked_gap.next = self
-            .ctx
-            .rdata
-            .val()
-            .get_bits::<16>(self.o_ackp.val().index())
-            + 1
-            - self.una_lo.val();
-        self.resume.next = self.rd_una.val();
-        if !self.acked_gap.val().get_bit(15) {
-            self.resume.next = self.rd_una.val() + bit_cast::<24, 16>(self.acked_gap.val());
-        }
         // retries this event may use: the full counts after progress, else what is left
         self.rb_now.next = self.rd_rleft.val();
         self.nb_now.next = self.rd_nleft.val();
@@ -887,9 +869,10 @@ impl Logic for AckProc {
                 }
             } else {
                 self.stop.d.next = true;
-                if self.h_rd.val() && !self.is_tmo.q.val() {
-                    // stopped at a READ WQE: keep it for the READ bookkeeping after the walk
-                    self.rd_hit.d.next = true;
+                if (self.h_rd.val() && !self.is_tmo.q.val()) || self.tmo_e.q.val() {
+                    // stopped at a READ WQE (or at the oldest WQE for a timeout's restart):
+                    // keep it for the bookkeeping after the walk
+                    self.rd_hit.d.next = !self.tmo_e.q.val();
                     self.rd_before.d.next = !self.left.val().get_bit(23);
                     self.s_la.d.next = self.h_la.val();
                     self.s_len.d.next = self.h_len.val();
@@ -924,7 +907,8 @@ impl Logic for AckProc {
         }
         // ---------------- READ bookkeeping (from registers, after the walk stopped at a READ WQE)
         // the expected READ RESPONSE e: the packet after the last one acknowledged when that
-        // lies in the READ WQE (as the timeout's restart PSN), else its first packet (una_psn)
+        // lies in the WQE at the walk's stop (a READ WQE; the oldest WQE for a timeout's
+        // restart PSN), else its first packet (una_psn)
         self.e_g.next = self.ackp0.q.val() + 1 - self.una.q.val().get_bits::<16>(0);
         self.e_off.next = 0.into();
         if !self.e_g.val().get_bit(15) && (bit_cast::<24, 16>(self.e_g.val()) < self.s_n.q.val()) {
@@ -1108,6 +1092,7 @@ impl Logic for AckProc {
                         .get_bits::<16>(self.o_ackp.val().index());
                     self.rd_hit.d.next = false;
                     self.rd_before.d.next = false;
+                    self.tmo_e.d.next = false;
                     self.set_gap.d.next = false;
                     self.clr_gap.d.next = false;
                     self.v_early.d.next = false;
@@ -1141,10 +1126,11 @@ impl Logic for AckProc {
                         } else {
                             self.n_tmo.d.next = self.n_tmo.q.val() + 1;
                             if self.rd_rleft.val().any() {
+                                // the walk reads the oldest WQE (rem 0: it stops there) for
+                                // its n; the restart PSN e is decided after it (RdDec)
                                 self.dec_r.d.next = true;
                                 self.need_rs.d.next = true;
-                                self.stop.d.next = true;
-                                self.gbn_psn.d.next = self.resume.val();
+                                self.tmo_e.d.next = true;
                             } else {
                                 // retries used up: the oldest WQE fails (rem 0: it holds
                                 // una_psn)
@@ -1207,7 +1193,7 @@ impl Logic for AckProc {
                     self.fcnt.d.next = 0.into();
                     self.wp.d.next = 0.into();
                     self.rp.d.next = 0.into();
-                    if self.is_rsp.q.val() || self.rd_hit.q.val() {
+                    if self.is_rsp.q.val() || self.rd_hit.q.val() || self.tmo_e.q.val() {
                         self.st.d.next = AckSt::RdDec;
                     } else {
                         self.st.d.next = AckSt::Post;
@@ -1217,6 +1203,10 @@ impl Logic for AckProc {
             AckSt::RdDec => {
                 self.st.d.next = AckSt::Post;
                 self.v_ok.d.next = false;
+                if self.tmo_e.q.val() {
+                    // a timeout resumes at the packet after the last one acknowledged, e
+                    self.gbn_psn.d.next = self.e_psn.val();
+                }
                 if self.is_rsp.q.val() {
                     self.st.d.next = AckSt::Verdict;
                     self.v_addr.d.next = self.s_la.q.val() + bit_cast::<64, 32>(self.off32.val());
@@ -3002,5 +2992,38 @@ mod tests {
             t.m.get("cnt_rd_drop")
         );
         assert!(gaps > 5);
+    }
+
+    /// A timeout restarts at the packet after the last one acknowledged only when that lies
+    /// in the oldest WQE (the same rule as a READ's expected response), else at una_psn: an
+    /// ACK past everything sent leaves ack_psn_lo beyond the WQEs sent later.
+    #[test]
+    fn timeout_restart_inside_oldest() {
+        let mut t = Tb::new(36, 0.3);
+        let q = 40;
+        t.qp(q, 1, 100, 0, qp_state::RTS);
+        set_retries(&mut t, q, 3, 0);
+        t.post_op(q, wqe_op::SEND, 10, true, true); // 100
+        let s = step_full(&mut t, Some(ack(q, 110, aeth::ACK)), None);
+        assert!(s.rs.is_empty());
+        let x = qctx(&t, q);
+        assert_eq!((x.una_psn, x.ack_psn_lo, x.sq_ack_ci), (101, 110, 1));
+        // the model's copy of the context follows the block's before posting more
+        t.qps.get_mut(&q).unwrap().ctx = x;
+        t.qps.get_mut(&q).unwrap().sent.clear();
+        t.post_op(q, wqe_op::RDMA_WRITE, 10, true, true); // 101
+        t.post_op(q, wqe_op::RDMA_READ, 300, true, true); // 102, 103
+        let s = step_full(&mut t, None, Some(q));
+        assert_eq!(s.rs, vec![(q, 101)], "restart inside the oldest WQE");
+        // the WRITE is ACKed, the READ's FIRST placed: a timeout resumes at its second packet
+        step_full(&mut t, Some(ack(q, 101, aeth::ACK)), None);
+        let (la, _) = sent(&t, q, 1);
+        accepted(
+            &step_full(&mut t, Some(rsp(q, 102, RSP_FIRST, 256)), None),
+            la,
+        );
+        let s = step_full(&mut t, None, Some(q));
+        assert_eq!(s.rs, vec![(q, 103)]);
+        assert_eq!(qctx(&t, q).retry_left, 2);
     }
 }
