@@ -44,8 +44,9 @@
 //!   PSN lies beyond that READ WQE: the responder answered the READ, its responses were
 //!   lost: implicit NAK as above (instead of the NAK's own handling; progress only up to
 //!   e - 1). A NAK whose PSN lies in a READ WQE works as for any WQE.
-//! * Timer expiry clears RD_GAP (the restart goes to the packet after the last acknowledged,
-//!   which is e for a READ WQE).
+//! * Timer expiry clears RD_GAP; with a retry left the walk reads the oldest WQE and the
+//!   restart goes to its e (the same rule as above: the packet after the last acknowledged
+//!   when that lies in the oldest WQE, else `una_psn`).
 //! * Ignored and counted in `cnt_ack_ignored`: QPN >= num_qps, QP state not RTS/SQD, PSN
 //!   before `una_psn` (duplicate / stale), reserved syndrome kinds (2, 4..7).
 //!
