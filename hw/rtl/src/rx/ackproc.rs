@@ -40,14 +40,15 @@
 //!     RETRY_EXC_ERR and the QP goes to ERR. With RD_GAP already set: dropped.
 //!   - otherwise (p before e: duplicate; wrong position or length; the stop WQE not a READ;
 //!     nothing outstanding; p before una_psn; QP not RTS/SQD; unknown QPN): verdict !ok.
-//!   Every !ok verdict except the first of a gap counts in `cnt_rd_drop`. READ RESPONSEs
-//!   are not counted in `cnt_ack`/`cnt_nak`/`cnt_ack_ignored`.
+//!   - counting: every !ok verdict except the first of a gap counts in `cnt_rd_drop`; READ
+//!     RESPONSEs are not counted in `cnt_ack`/`cnt_nak`/`cnt_ack_ignored`.
 //! * ACK at or after e (ACK PSN p >= e) of the READ WQE the walk stopped at, or a NAK whose
 //!   PSN lies beyond that READ WQE: the responder answered the READ, its responses were
 //!   lost: implicit NAK as above (instead of the NAK's own handling; progress only up to
 //!   e - 1). A NAK whose PSN lies in a READ WQE works as for any WQE.
-//! * Timer expiry clears RD_GAP (the restart goes to the packet after the last acknowledged,
-//!   which is e for a READ WQE).
+//! * Timer expiry clears RD_GAP; with a retry left the walk reads the oldest WQE and the
+//!   restart goes to its e (the same rule as above: the packet after the last acknowledged
+//!   when that lies in the oldest WQE, else `una_psn`).
 //! * Ignored and counted in `cnt_ack_ignored`: QPN >= num_qps, QP state not RTS/SQD, PSN
 //!   before `una_psn` (duplicate / stale), reserved syndrome kinds (2, 4..7).
 //!
@@ -220,6 +221,7 @@ pub struct AckProc {
     ackp0: DFF<Bits<16>>,
     rd_hit: DFF<Bit>,
     rd_before: DFF<Bit>,
+    tmo_e: DFF<Bit>,
     s_la: DFF<Bits<64>>,
     s_len: DFF<Bits<32>>,
     s_n: DFF<Bits<24>>,
@@ -310,9 +312,6 @@ pub struct AckProc {
     acked: Signal<Local, Bits<24>>,
     pr_now: Signal<Local, Bit>,
     rb_now: Signal<Local, Bits<8>>,
-    una_lo: Signal<Local, Bits<16>>,
-    acked_gap: Signal<Local, Bits<16>>,
-    resume: Signal<Local, Bits<24>>,
     nb_now: Signal<Local, Bits<8>>,
     ack_adv: Signal<Local, Bits<16>>,
     n_base: Signal<Local, Bits<8>>,
@@ -463,6 +462,7 @@ impl AckProc {
             ackp0: Default::default(),
             rd_hit: Default::default(),
             rd_before: Default::default(),
+            tmo_e: Default::default(),
             s_la: Default::default(),
             s_len: Default::default(),
             s_n: Default::default(),
@@ -549,9 +549,6 @@ impl AckProc {
             acked: Default::default(),
             pr_now: Default::default(),
             rb_now: Default::default(),
-            una_lo: Default::default(),
-            acked_gap: Default::default(),
-            resume: Default::default(),
             nb_now: Default::default(),
             ack_adv: Default::default(),
             n_base: Default::default(),
@@ -597,7 +594,7 @@ impl Logic for AckProc {
             n_tmo, n_rnr, n_seq, n_exc
         );
         dff_setup!(
-            self, clock, is_rsp, rpos_r, plen_r, ackp0, rd_hit, rd_before, s_la, s_len, s_n,
+            self, clock, is_rsp, rpos_r, plen_r, ackp0, rd_hit, rd_before, tmo_e, s_la, s_len, s_n,
             s_wrid, s_sig, v_ok, v_addr, v_early, r_last, rc_err, plc, set_gap, clr_gap, n_rdr,
             n_gap, n_rdd, c_rd
         );
@@ -744,20 +741,6 @@ impl Logic for AckProc {
             && !self.is_rsp.q.val()
             && self.ack_adv.val().any()
             && !self.ack_adv.val().get_bit(15);
-        // where a timeout resumes: the packet after the last one acknowledged, when that lies in
-        // the oldest WQE (una_psn + (ack_psn_lo + 1 - una_psn) mod 2^16), else una_psn
-        self.una_lo.next = self.rd_una.val().get_bits::<16>(0);
-        self.acked_gap.next = self
-            .ctx
-            .rdata
-            .val()
-            .get_bits::<16>(self.o_ackp.val().index())
-            + 1
-            - self.una_lo.val();
-        self.resume.next = self.rd_una.val();
-        if !self.acked_gap.val().get_bit(15) {
-            self.resume.next = self.rd_una.val() + bit_cast::<24, 16>(self.acked_gap.val());
-        }
         // retries this event may use: the full counts after progress, else what is left
         self.rb_now.next = self.rd_rleft.val();
         self.nb_now.next = self.rd_nleft.val();
@@ -889,9 +872,10 @@ impl Logic for AckProc {
                 }
             } else {
                 self.stop.d.next = true;
-                if self.h_rd.val() && !self.is_tmo.q.val() {
-                    // stopped at a READ WQE: keep it for the READ bookkeeping after the walk
-                    self.rd_hit.d.next = true;
+                if (self.h_rd.val() && !self.is_tmo.q.val()) || self.tmo_e.q.val() {
+                    // stopped at a READ WQE (or at the oldest WQE for a timeout's restart):
+                    // keep it for the bookkeeping after the walk
+                    self.rd_hit.d.next = !self.tmo_e.q.val();
                     self.rd_before.d.next = !self.left.val().get_bit(23);
                     self.s_la.d.next = self.h_la.val();
                     self.s_len.d.next = self.h_len.val();
@@ -926,7 +910,8 @@ impl Logic for AckProc {
         }
         // ---------------- READ bookkeeping (from registers, after the walk stopped at a READ WQE)
         // the expected READ RESPONSE e: the packet after the last one acknowledged when that
-        // lies in the READ WQE (as the timeout's restart PSN), else its first packet (una_psn)
+        // lies in the WQE at the walk's stop (a READ WQE; the oldest WQE for a timeout's
+        // restart PSN), else its first packet (una_psn)
         self.e_g.next = self.ackp0.q.val() + 1 - self.una.q.val().get_bits::<16>(0);
         self.e_off.next = 0.into();
         if !self.e_g.val().get_bit(15) && (bit_cast::<24, 16>(self.e_g.val()) < self.s_n.q.val()) {
@@ -1115,6 +1100,7 @@ impl Logic for AckProc {
                         .get_bits::<16>(self.o_ackp.val().index());
                     self.rd_hit.d.next = false;
                     self.rd_before.d.next = false;
+                    self.tmo_e.d.next = false;
                     self.set_gap.d.next = false;
                     self.clr_gap.d.next = false;
                     self.v_early.d.next = false;
@@ -1148,10 +1134,11 @@ impl Logic for AckProc {
                         } else {
                             self.n_tmo.d.next = self.n_tmo.q.val() + 1;
                             if self.rd_rleft.val().any() {
+                                // the walk reads the oldest WQE (rem 0: it stops there) for
+                                // its n; the restart PSN e is decided after it (RdDec)
                                 self.dec_r.d.next = true;
                                 self.need_rs.d.next = true;
-                                self.stop.d.next = true;
-                                self.gbn_psn.d.next = self.resume.val();
+                                self.tmo_e.d.next = true;
                             } else {
                                 // retries used up: the oldest WQE fails (rem 0: it holds
                                 // una_psn)
@@ -1214,7 +1201,7 @@ impl Logic for AckProc {
                     self.fcnt.d.next = 0.into();
                     self.wp.d.next = 0.into();
                     self.rp.d.next = 0.into();
-                    if self.is_rsp.q.val() || self.rd_hit.q.val() {
+                    if self.is_rsp.q.val() || self.rd_hit.q.val() || self.tmo_e.q.val() {
                         self.st.d.next = AckSt::RdDec;
                     } else {
                         self.st.d.next = AckSt::Post;
@@ -1224,6 +1211,10 @@ impl Logic for AckProc {
             AckSt::RdDec => {
                 self.st.d.next = AckSt::Post;
                 self.v_ok.d.next = false;
+                if self.tmo_e.q.val() {
+                    // a timeout resumes at the packet after the last one acknowledged, e
+                    self.gbn_psn.d.next = self.e_psn.val();
+                }
                 if self.is_rsp.q.val() {
                     self.st.d.next = AckSt::Verdict;
                     self.v_addr.d.next = self.s_la.q.val() + bit_cast::<64, 32>(self.off32.val());
@@ -1894,12 +1885,16 @@ mod tests {
         let nw = t.ctx.writes.len();
         let mut pend: Option<u64> = None;
         let mut idle = 0;
+        // random idle before the event is offered
+        let mut delay: u32 = t.r.random_range(0..4);
         for _ in 0..5000 {
             let r = &mut t.r;
             t.ctx.drive(&mut t.m, r);
             t.ring.drive(&mut t.m, r);
             t.cpl.drive(&mut t.m, r);
-            t.m.set("ev_valid", ev.is_some() as u64);
+            let offer = ev.is_some() && delay == 0;
+            delay = delay.saturating_sub(1);
+            t.m.set("ev_valid", offer as u64);
             if let Some(e) = ev {
                 t.m.set("ev_qpn", e.qpn as u64);
                 t.m.set("ev_psn", e.psn as u64);
@@ -1930,9 +1925,9 @@ mod tests {
             if t.cpl.got.len() > n {
                 o.cpl.push((c, t.cpl.got[n].1.opcode));
             }
-            if ev.is_some() && t.m.bit("ev_ready") {
+            if offer && t.m.bit("ev_ready") {
                 ev = None;
-            } else if tmo.is_some() && t.m.bit("tmo_ready") {
+            } else if !offer && tmo.is_some() && t.m.bit("tmo_ready") {
                 tmo = None;
             }
             if rr && t.m.bit("rs_valid") {
@@ -1949,7 +1944,7 @@ mod tests {
                 let ok = t.m.bit("rdv_ok");
                 o.vd.push((ok, t.m.get("rdv_addr")));
                 if ok {
-                    pend = Some(t.m.cycle + t.r.random_range(0..5));
+                    pend = Some(t.m.cycle + t.r.random_range(0..8));
                 }
             }
             let quiet = ev.is_none() && tmo.is_none() && pend.is_none() && t.m.bit("ev_ready");
@@ -2847,5 +2842,197 @@ mod tests {
             (wc_op::RDMA_READ, wc_status::REM_INV_REQ_ERR)
         );
         assert_eq!(qctx(&t, q).state, qp_state::ERR);
+    }
+
+    /// Random READ / WRITE / SEND WQEs against a responder model over a lossy return path:
+    /// the responder answers the first transmission with READ RESPONSEs and ACKs in PSN
+    /// order, a retransmission (from every restart on `rs`) with the responses again and
+    /// duplicate ACKs (rq_psn - 1); 15% of the frames are lost; a timer expiry is delivered
+    /// when nothing is in flight. Every READ response PSN must be accepted exactly once at
+    /// its address, every WQE complete in order with SUCCESS and its opcode, the QP stay RTS.
+    #[test]
+    fn read_random_lossy() {
+        let mut t = Tb::new(35, 0.3);
+        let (mut rsp_total, mut gaps) = (0u64, 0u64);
+        for round in 0..40u32 {
+            let q = 100 + round;
+            let mtu_e = t.r.random_range(1..=5u8);
+            let mtu = 128u32 << mtu_e;
+            let psn0 = if round % 2 == 0 {
+                M24 - t.r.random_range(0..8)
+            } else {
+                t.r.random::<u32>() & M24
+            };
+            let ci0: u16 = t.r.random();
+            t.qp(q, mtu_e, psn0, ci0, qp_state::RTS);
+            set_retries(&mut t, q, 7, 0);
+            let k = t.r.random_range(4..24usize);
+            for _ in 0..k {
+                let op = [
+                    wqe_op::RDMA_READ,
+                    wqe_op::RDMA_READ,
+                    wqe_op::RDMA_WRITE,
+                    wqe_op::SEND,
+                ][t.r.random_range(0..4)];
+                let len = match t.r.random_range(0..4) {
+                    0 => 0,
+                    1 => t.r.random_range(1..mtu),
+                    2 => mtu * t.r.random_range(1..4),
+                    _ => t.r.random_range(1..4 * mtu),
+                };
+                let sig = t.r.random_bool(0.8);
+                t.post_op(q, op, len, sig, true);
+            }
+            let sent: Vec<Sent> = t.qps[&q].sent.iter().cloned().collect();
+            let total = sent.iter().map(|x| x.n).sum::<u32>();
+            let off = |p: u32| p.wrapping_sub(psn0) & M24;
+            // the responder's answer to a transmission from PSN offset `from`
+            let answer = |from: u32, first: bool| -> Vec<Evt> {
+                let mut v = vec![];
+                for w in &sent {
+                    let (wo, n) = (off(w.psn), w.n);
+                    if wo + n <= from {
+                        continue;
+                    }
+                    if w.wqe.opcode == wqe_op::RDMA_READ {
+                        for i in from.saturating_sub(wo)..n {
+                            let pos = if n == 1 {
+                                RSP_ONLY
+                            } else if i == 0 {
+                                RSP_FIRST
+                            } else if i == n - 1 {
+                                RSP_LAST
+                            } else {
+                                RSP_MIDDLE
+                            };
+                            let plen = if i == n - 1 {
+                                w.wqe.length - i * mtu
+                            } else {
+                                mtu
+                            };
+                            v.push(rsp(q, w.psn + i, pos, plen));
+                        }
+                    } else if first {
+                        v.push(ack(q, (w.psn + n - 1) & M24, aeth::ACK));
+                    } else {
+                        v.push(ack(q, (psn0 + total - 1) & M24, aeth::ACK));
+                    }
+                }
+                v
+            };
+            let mut wire: VecDeque<Evt> = answer(0, true).into();
+            let mut placed: HashMap<u32, u32> = HashMap::new();
+            let n0 = t.cpl.got.len();
+            let mut tmos = 0;
+            while qctx(&t, q).sq_ack_ci != ci0.wrapping_add(k as u16) {
+                let s = match wire.pop_front() {
+                    Some(_) if t.r.random_bool(0.15) => continue,
+                    Some(e) => {
+                        let s = step_full(&mut t, Some(e), None);
+                        if let Some(&(true, addr)) = s.vd.first() {
+                            let o = off(e.psn);
+                            let w = sent
+                                .iter()
+                                .find(|w| o >= off(w.psn) && o < off(w.psn) + w.n)
+                                .unwrap();
+                            let i = o - off(w.psn);
+                            assert_eq!(
+                                addr,
+                                w.wqe.local_addr.wrapping_add((i * mtu) as u64),
+                                "round {round} PSN {:#x}",
+                                e.psn
+                            );
+                            *placed.entry(e.psn).or_default() += 1;
+                        }
+                        s
+                    }
+                    None => {
+                        tmos += 1;
+                        assert!(tmos < 200, "round {round}: no progress");
+                        step_full(&mut t, None, Some(q))
+                    }
+                };
+                for &(rq, rp) in &s.rs {
+                    assert_eq!(rq, q);
+                    let from = off(rp).max(off(qctx(&t, q).una_psn));
+                    if from < total {
+                        wire.extend(answer(from, false));
+                    }
+                }
+                assert_eq!(qctx(&t, q).state, qp_state::RTS, "round {round}");
+            }
+            // every READ response PSN accepted exactly once
+            let mut want: Vec<u32> = sent
+                .iter()
+                .filter(|w| w.wqe.opcode == wqe_op::RDMA_READ)
+                .flat_map(|w| (0..w.n).map(move |i| (w.psn + i) & M24))
+                .collect();
+            want.sort();
+            let mut got: Vec<u32> = placed.keys().copied().collect();
+            got.sort();
+            assert_eq!(got, want, "round {round}: accepted READ responses");
+            assert!(placed.values().all(|&c| c == 1));
+            rsp_total += want.len() as u64;
+            // completions in order, SUCCESS, opcode from the WQE
+            let cq: Vec<(u16, u8, u8, u64)> = t.cpl.got[n0..]
+                .iter()
+                .map(|c| (c.1.sq_index, c.1.opcode, c.1.status, c.1.wr_id))
+                .collect();
+            let wq: Vec<(u16, u8, u8, u64)> = sent
+                .iter()
+                .filter(|w| w.wqe.flags & wqe_flag::SIGNALED != 0)
+                .map(|w| {
+                    let op = match w.wqe.opcode {
+                        wqe_op::RDMA_READ => wc_op::RDMA_READ,
+                        wqe_op::RDMA_WRITE => wc_op::RDMA_WRITE,
+                        _ => wc_op::SEND,
+                    };
+                    (w.idx, op, wc_status::SUCCESS, w.wqe.wr_id)
+                })
+                .collect();
+            assert_eq!(cq, wq, "round {round}: completions");
+            let x = qctx(&t, q);
+            assert_eq!((x.una_psn, x.req_flags), ((psn0 + total) & M24, 0));
+            gaps = t.m.get("cnt_rd_gap");
+        }
+        assert_eq!(t.m.get("cnt_rd_rsp"), rsp_total);
+        println!(
+            "read_random_lossy: {rsp_total} READ responses placed, {gaps} implicit NAKs, {} dropped",
+            t.m.get("cnt_rd_drop")
+        );
+        assert!(gaps > 5);
+    }
+
+    /// A timeout restarts at the packet after the last one acknowledged only when that lies
+    /// in the oldest WQE (the same rule as a READ's expected response), else at una_psn: an
+    /// ACK past everything sent leaves ack_psn_lo beyond the WQEs sent later.
+    #[test]
+    fn timeout_restart_inside_oldest() {
+        let mut t = Tb::new(36, 0.3);
+        let q = 40;
+        t.qp(q, 1, 100, 0, qp_state::RTS);
+        set_retries(&mut t, q, 3, 0);
+        t.post_op(q, wqe_op::SEND, 10, true, true); // 100
+        let s = step_full(&mut t, Some(ack(q, 110, aeth::ACK)), None);
+        assert!(s.rs.is_empty());
+        let x = qctx(&t, q);
+        assert_eq!((x.una_psn, x.ack_psn_lo, x.sq_ack_ci), (101, 110, 1));
+        // the model's copy of the context follows the block's before posting more
+        t.qps.get_mut(&q).unwrap().ctx = x;
+        t.qps.get_mut(&q).unwrap().sent.clear();
+        t.post_op(q, wqe_op::RDMA_WRITE, 10, true, true); // 101
+        t.post_op(q, wqe_op::RDMA_READ, 300, true, true); // 102, 103
+        let s = step_full(&mut t, None, Some(q));
+        assert_eq!(s.rs, vec![(q, 101)], "restart inside the oldest WQE");
+        // the WRITE is ACKed, the READ's FIRST placed: a timeout resumes at its second packet
+        step_full(&mut t, Some(ack(q, 101, aeth::ACK)), None);
+        let (la, _) = sent(&t, q, 1);
+        accepted(
+            &step_full(&mut t, Some(rsp(q, 102, RSP_FIRST, 256)), None),
+            la,
+        );
+        let s = step_full(&mut t, None, Some(q));
+        assert_eq!(s.rs, vec![(q, 103)]);
+        assert_eq!(qctx(&t, q).retry_left, 2);
     }
 }
