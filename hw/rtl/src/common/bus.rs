@@ -389,45 +389,6 @@ pub struct CplS {
     pub wqe_idx: Signal<In, Bits<16>>,
 }
 
-/// ACK/NAK to send (responder -> TX builder), source side, valid/ready. Addressing comes
-/// from the responder's QP context: MACs as 48-bit numbers with the first wire octet in bits
-/// 47:40, IPv4 addresses host order (first wire octet in bits 31:24).
-#[derive(Clone, Debug, Default, LogicInterface)]
-#[join = "AckReqS"]
-pub struct AckReqM {
-    pub valid: Signal<Out, Bit>,
-    pub ready: Signal<In, Bit>,
-    pub dmac: Signal<Out, Bits<48>>,
-    pub smac: Signal<Out, Bits<48>>,
-    pub sip: Signal<Out, Bits<32>>,
-    pub dip: Signal<Out, Bits<32>>,
-    pub sport: Signal<Out, Bits<16>>,
-    /// The QP's `traffic_class` (IPv4 TOS = its DSCP bits with ECN ECT(0), as data packets).
-    pub tos: Signal<Out, Bits<8>>,
-    pub dqpn: Signal<Out, Bits<24>>,
-    pub psn: Signal<Out, Bits<24>>,
-    pub syndrome: Signal<Out, Bits<8>>,
-    pub msn: Signal<Out, Bits<24>>,
-}
-
-/// ACK/NAK to send, builder side.
-#[derive(Clone, Debug, Default, LogicInterface)]
-#[join = "AckReqM"]
-pub struct AckReqS {
-    pub valid: Signal<In, Bit>,
-    pub ready: Signal<Out, Bit>,
-    pub dmac: Signal<In, Bits<48>>,
-    pub smac: Signal<In, Bits<48>>,
-    pub sip: Signal<In, Bits<32>>,
-    pub dip: Signal<In, Bits<32>>,
-    pub sport: Signal<In, Bits<16>>,
-    pub tos: Signal<In, Bits<8>>,
-    pub dqpn: Signal<In, Bits<24>>,
-    pub psn: Signal<In, Bits<24>>,
-    pub syndrome: Signal<In, Bits<8>>,
-    pub msn: Signal<In, Bits<24>>,
-}
-
 /// A received, checked ACKNOWLEDGE (RX dispatcher -> ACK processor), source side, valid/ready.
 /// `qpn` is the BTH destination QP (our local QP number).
 #[derive(Clone, Debug, Default, LogicInterface)]
@@ -504,8 +465,9 @@ pub struct RdVerdictS {
 /// and `msn`) or an RDMA READ to answer (`read` = 1: READ RESPONSE packets for `len` bytes
 /// read from host address `va`, PSNs `psn`, `psn`+1, ..., segmented at the path MTU
 /// 128 << `mtu`, AETH = `syndrome` (ACK) + `msn` on FIRST/LAST/ONLY). Addressing from the
-/// responder's QP context as in [`AckReqM`]. One stream, so an ACK never overtakes the READ
-/// responses of requests before it (IBTA 9.5: responses in PSN order).
+/// responder's QP context: MACs as 48-bit numbers with the first wire octet in bits 47:40,
+/// IPv4 addresses host order (first wire octet in bits 31:24). One stream, so an ACK never
+/// overtakes the READ responses of requests before it (IBTA 9.5: responses in PSN order).
 #[derive(Clone, Debug, Default, LogicInterface)]
 #[join = "RspJobS"]
 pub struct RspJobM {

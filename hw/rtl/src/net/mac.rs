@@ -1,6 +1,6 @@
 //! MAC address byte order: records (the ABI's `[u8; 6]` fields) hold the wire octets in order,
 //! record byte 0 = first octet, so in a little-endian record image the first octet is bits
-//! 7:0; on the data path's buses (`TxDescM::dmac`, `AckReqM::smac`, ...) the first octet is
+//! 7:0; on the data path's buses (`TxDescM::dmac`, `RspJobM::smac`, ...) the first octet is
 //! bits 47:40. One block turns the one into the other (`#[hdl_gen]` has no functions).
 
 use rust_hdl::prelude::*;
