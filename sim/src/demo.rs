@@ -452,8 +452,14 @@ impl<'c> Rig<'c> {
             let mut got = vec![0u8; size + 1];
             let n = (size + 1).min(self.a_dst.len());
             self.a_dst.read(0, &mut got[..n])?;
-            ensure!(got[..size] == data[..], "{what}: READ data differs from the source");
-            ensure!(n == size || got[size] == FILL, "{what}: byte after the READ buffer written");
+            ensure!(
+                got[..size] == data[..],
+                "{what}: READ data differs from the source"
+            );
+            ensure!(
+                n == size || got[size] == FILL,
+                "{what}: byte after the READ buffer written"
+            );
         } else {
             self.wait_dst(0, &data, &what)?;
         }

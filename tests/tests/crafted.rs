@@ -759,7 +759,9 @@ fn scapy_read_requests_answered_as_specified() {
         b.engine_counter(n).unwrap() - base.iter().find(|x| x.0 == n).unwrap().1
     };
     let va = s.wbuf.iova + 3;
-    let rd = |qpn, psn, va: u64, key, len: usize| spec(qpn, psn, opcode::READ_REQUEST, &[], &reth(va, key, len));
+    let rd = |qpn, psn, va: u64, key, len: usize| {
+        spec(qpn, psn, opcode::READ_REQUEST, &[], &reth(va, key, len))
+    };
     let frames = oracle::craft(&format!(
         "[{}]",
         [
@@ -767,7 +769,13 @@ fn scapy_read_requests_answered_as_specified() {
             // the requester lost the LAST and re-requests from PSN 101 (IBTA 9.7.4.1.4)
             rd(4, 101, va + 4096, rdkey, 904),
             rd(4, 102, 0, 0, 0),
-            spec(4, 103, opcode::WRITE_ONLY, &[9u8; 16], &reth(s.wbuf.iova + 4096 + 1000, rdkey, 16)),
+            spec(
+                4,
+                103,
+                opcode::WRITE_ONLY,
+                &[9u8; 16],
+                &reth(s.wbuf.iova + 4096 + 1000, rdkey, 16)
+            ),
             rd(4, 104, va, rdkey ^ 0x100, 64),
             rd(5, 300, va, rdkey, 64),
         ]
@@ -779,7 +787,10 @@ fn scapy_read_requests_answered_as_specified() {
     }
     let got = wait_frames(&mut b, from, 5);
     settle(&mut b);
-    let got: Vec<_> = got.iter().map(|f| rnic_tests::parse_roce(f).expect("RoCE frame")).collect();
+    let got: Vec<_> = got
+        .iter()
+        .map(|f| rnic_tests::parse_roce(f).expect("RoCE frame"))
+        .collect();
     let shape: Vec<_> = got
         .iter()
         .map(|p| (p.opcode, p.psn, p.ext.clone(), p.payload.len()))
@@ -808,15 +819,26 @@ fn scapy_read_requests_answered_as_specified() {
         assert_eq!(p.dqpn, PEER_QPN, "responses go to the peer QP");
     }
     // the bad rkey and the QP without REMOTE_READ: NAK remote access, QP to ERR
-    for (k, (f, qpn)) in [(&frames[4], 4u32), (&frames[5], 5)].into_iter().enumerate() {
+    for (k, (f, qpn)) in [(&frames[4], 4u32), (&frames[5], 5)]
+        .into_iter()
+        .enumerate()
+    {
         let n0 = sent_by_b(&mut b, 0).len();
         a.mac_send(f).unwrap();
         let nak = wait_frames(&mut b, n0, 1);
         settle(&mut b);
         assert_eq!(nak.len(), 1, "case {k}: one answer");
         let (op, _, syn, _) = ack_fields(&nak[0]);
-        assert_eq!((op, syn), (opcode::ACKNOWLEDGE, aeth::NAK_REM_ACCESS), "case {k}");
-        assert_eq!(qp_state_of(&mut b, qpn), qp_state::ERR, "case {k}: QP {qpn} state");
+        assert_eq!(
+            (op, syn),
+            (opcode::ACKNOWLEDGE, aeth::NAK_REM_ACCESS),
+            "case {k}"
+        );
+        assert_eq!(
+            qp_state_of(&mut b, qpn),
+            qp_state::ERR,
+            "case {k}: QP {qpn} state"
+        );
     }
     let mut want = data.clone();
     want[4096 + 1000..4096 + 1016].fill(9);
@@ -824,6 +846,13 @@ fn scapy_read_requests_answered_as_specified() {
     assert!(mem(&mut b, &s.cq).iter().all(|&x| x == 0), "no completion");
     assert_eq!(cnt(&mut b, "rx_read"), 3);
     assert_eq!(cnt(&mut b, "nak_acc"), 2);
-    let pcap = rnic_sim::pcap::to_pcap(w.borrow().wire.iter().filter(|(l, _)| *l == 1).map(|(_, f)| f)).unwrap();
+    let pcap = rnic_sim::pcap::to_pcap(
+        w.borrow()
+            .wire
+            .iter()
+            .filter(|(l, _)| *l == 1)
+            .map(|(_, f)| f),
+    )
+    .unwrap();
     assert!(oracle::check_capture("crafted-read", &pcap) >= 7);
 }

@@ -91,7 +91,13 @@ fn counters(ctx: &Ctx) -> String {
         .unwrap_or_else(|e| e.to_string())
 }
 
-fn wait_wc(a: &Side, b: &Side, cq: &CompletionQueue<SimNic>, n: usize, what: &str) -> Vec<WorkCompletion> {
+fn wait_wc(
+    a: &Side,
+    b: &Side,
+    cq: &CompletionQueue<SimNic>,
+    n: usize,
+    what: &str,
+) -> Vec<WorkCompletion> {
     match cq.wait(n, WAIT_NS) {
         Ok(w) => w,
         Err(e) => panic!(
@@ -163,7 +169,13 @@ fn audit(w: &SharedWorld, marks: (usize, usize), a: &Side, b: &Side, what: &str)
             panic!("{what}: {e}");
         }
         for (name, v) in s.ctx.engine_counters().unwrap() {
-            let never = ["db_bad", "drop_icrc", "drop_parse", "cq_overflow", "dma_bus_err"];
+            let never = [
+                "db_bad",
+                "drop_icrc",
+                "drop_parse",
+                "cq_overflow",
+                "dma_bus_err",
+            ];
             assert!(
                 !never.contains(&name) || v == 0,
                 "{what}: NIC {nic} counter {name} = {v}"
@@ -178,6 +190,7 @@ fn marks(w: &SharedWorld) -> (usize, usize) {
 
 /// The READ REQUEST and READ RESPONSE packets of one READ of `len` bytes at `mtu`: checked
 /// field by field against IBTA (9.4.3 RETH, 9.4.4 AETH, 9.7.4.1.4 response segmentation).
+#[allow(clippy::too_many_arguments)]
 fn check_wire(
     w: &SharedWorld,
     since: usize,
@@ -189,14 +202,25 @@ fn check_wire(
     what: &str,
 ) {
     let reqs = roce_sent(w, 0, since);
-    let req: Vec<_> = reqs.iter().filter(|p| p.opcode == op::READ_REQUEST).collect();
+    let req: Vec<_> = reqs
+        .iter()
+        .filter(|p| p.opcode == op::READ_REQUEST)
+        .collect();
     assert_eq!(req.len(), 1, "{what}: READ REQUESTs sent by A");
     let r = req[0];
     assert!(r.ackreq, "{what}: READ REQUEST AckReq");
     assert!(r.payload.is_empty(), "{what}: READ REQUEST payload");
     assert_eq!(r.ext.len(), 16, "{what}: RETH");
-    assert_eq!(u64::from_be_bytes(r.ext[0..8].try_into().unwrap()), remote_addr, "{what}: RETH va");
-    assert_eq!(u32::from_be_bytes(r.ext[8..12].try_into().unwrap()), rkey, "{what}: RETH rkey");
+    assert_eq!(
+        u64::from_be_bytes(r.ext[0..8].try_into().unwrap()),
+        remote_addr,
+        "{what}: RETH va"
+    );
+    assert_eq!(
+        u32::from_be_bytes(r.ext[8..12].try_into().unwrap()),
+        rkey,
+        "{what}: RETH rkey"
+    );
     assert_eq!(
         u32::from_be_bytes(r.ext[12..16].try_into().unwrap()) as usize,
         len,
@@ -217,7 +241,11 @@ fn check_wire(
             _ => op::READ_RESPONSE_MIDDLE,
         };
         assert_eq!(p.opcode, want_op, "{what}: response {i} opcode");
-        assert_eq!(p.psn, (r.psn + i as u32) & PSN_MASK, "{what}: response {i} PSN");
+        assert_eq!(
+            p.psn,
+            (r.psn + i as u32) & PSN_MASK,
+            "{what}: response {i} PSN"
+        );
         if want_op == op::READ_RESPONSE_MIDDLE {
             assert!(p.ext.is_empty(), "{what}: MIDDLE carries no AETH");
         } else {
@@ -242,7 +270,13 @@ fn read_all_sizes_and_mtus() {
         let (w, ca, cb) = verbs_pair(cfg);
         let a = Side::new(&ca, 256 * 1024, 64);
         let b = Side::new(&cb, 256 * 1024, 64);
-        let mtus = [Mtu::Mtu256, Mtu::Mtu512, Mtu::Mtu1024, Mtu::Mtu2048, Mtu::Mtu4096];
+        let mtus = [
+            Mtu::Mtu256,
+            Mtu::Mtu512,
+            Mtu::Mtu1024,
+            Mtu::Mtu2048,
+            Mtu::Mtu4096,
+        ];
         let qps: Vec<_> = mtus
             .iter()
             .map(|&m| {
@@ -297,7 +331,11 @@ fn read_all_sizes_and_mtus() {
         assert_eq!(b.cq.poll(&mut wc).unwrap(), 0, "{name}: responder CQEs");
         let c = b.ctx.engine_counters().unwrap();
         let get = |n: &str| c.iter().find(|x| x.0 == n).unwrap().1;
-        assert_eq!(get("rx_read") as usize, mtus.len() * SIZES.len(), "{name}: rx_read");
+        assert_eq!(
+            get("rx_read") as usize,
+            mtus.len() * SIZES.len(),
+            "{name}: rx_read"
+        );
         audit(&w, m0, &a, &b, name);
     }
 }
@@ -317,7 +355,10 @@ fn one_mib_read() {
     qa.post_send(&[read_wr(&a, &b, 9, len, 3, 100)]).unwrap();
     let wc = wait_wc(&a, &b, &a.cq, 1, "1 MiB READ");
     let dt = ca.now_ns().unwrap() - t0;
-    assert_eq!((wc[0].status, wc[0].opcode, wc[0].byte_len), (WcStatus::Success, WcOpcode::RdmaRead, len as u32));
+    assert_eq!(
+        (wc[0].status, wc[0].opcode, wc[0].byte_len),
+        (WcStatus::Success, WcOpcode::RdmaRead, len as u32)
+    );
     check_dst(&a, &data, 100, "1 MiB READ");
     // 1 MiB at ~98 Gb/s of wire goodput is ~86 us; allow the round trip and start-up
     assert!(dt < 200_000, "1 MiB READ took {dt} ns of device time");
@@ -328,11 +369,29 @@ fn one_mib_read() {
 /// with REM_ACCESS_ERR, nothing lands in its buffer, the responder's QP goes to ERR.
 #[test]
 fn read_access_errors() {
-    let cases: [(&str, Box<dyn Fn(&Side, &Side) -> (u64, u32)>, bool); 4] = [
-        ("wrong rkey", Box::new(|_, b| (b.src.remote_addr(0).unwrap(), b.src.rkey() ^ 0x100)), true),
-        ("out of bounds", Box::new(|_, b| (b.src.remote_addr(b.src.len() - 8).unwrap(), b.src.rkey())), true),
-        ("MR without REMOTE_READ", Box::new(|_, b| (b.dst.remote_addr(0).unwrap(), b.dst.rkey())), true),
-        ("QP without REMOTE_READ", Box::new(|_, b| (b.src.remote_addr(0).unwrap(), b.src.rkey())), false),
+    // (what, the READ's remote address and rkey, whether the responder's QP allows READ)
+    type Target = Box<dyn Fn(&Side, &Side) -> (u64, u32)>;
+    let cases: [(&str, Target, bool); 4] = [
+        (
+            "wrong rkey",
+            Box::new(|_, b| (b.src.remote_addr(0).unwrap(), b.src.rkey() ^ 0x100)),
+            true,
+        ),
+        (
+            "out of bounds",
+            Box::new(|_, b| (b.src.remote_addr(b.src.len() - 8).unwrap(), b.src.rkey())),
+            true,
+        ),
+        (
+            "MR without REMOTE_READ",
+            Box::new(|_, b| (b.dst.remote_addr(0).unwrap(), b.dst.rkey())),
+            true,
+        ),
+        (
+            "QP without REMOTE_READ",
+            Box::new(|_, b| (b.src.remote_addr(0).unwrap(), b.src.rkey())),
+            false,
+        ),
     ];
     for (what, target, qp_read) in cases {
         let (w, ca, cb) = verbs_pair(WorldConfig::default());
@@ -347,16 +406,24 @@ fn read_access_errors() {
         let m0 = marks(&w);
         a.dst.write(0, &vec![FILL; 4096]).unwrap();
         let (remote_addr, rkey) = target(&a, &b);
-        let wr = SendWr::new(5, SendOp::RdmaRead { remote_addr, rkey }).sge(a.dst.sge(0, 1000).unwrap());
+        let wr =
+            SendWr::new(5, SendOp::RdmaRead { remote_addr, rkey }).sge(a.dst.sge(0, 1000).unwrap());
         qa.post_send(&[wr]).unwrap();
         let wc = wait_wc(&a, &b, &a.cq, 1, what);
         assert_eq!(wc[0].status, WcStatus::RemAccessErr, "{what}: {:?}", wc[0]);
         assert_eq!(wc[0].opcode, WcOpcode::RdmaRead, "{what}");
         let mut got = vec![0u8; 4096];
         a.dst.read(0, &mut got).unwrap();
-        assert!(got.iter().all(|&x| x == FILL), "{what}: the buffer was written");
+        assert!(
+            got.iter().all(|&x| x == FILL),
+            "{what}: the buffer was written"
+        );
         let c = b.ctx.engine_counters().unwrap();
-        assert_eq!(c.iter().find(|x| x.0 == "nak_acc").unwrap().1, 1, "{what}: NAK remote access");
+        assert_eq!(
+            c.iter().find(|x| x.0 == "nak_acc").unwrap().1,
+            1,
+            "{what}: NAK remote access"
+        );
         audit(&w, m0, &a, &b, what);
     }
 }
@@ -398,31 +465,53 @@ fn mixed_read_write_send_both_directions() {
             for k in 0..8usize {
                 let kind = [Kind::Read, Kind::Write, Kind::Send][(round + k) % 3];
                 let len = [1usize, 4096, 777, 9000, 64, 12000, 0, 4097][(round + 3 * k) % 8];
-                let len = if len == 0 && kind == Kind::Write { 5 } else { len };
+                let len = if len == 0 && kind == Kind::Write {
+                    5
+                } else {
+                    len
+                };
                 let off = (k * 8 + round) * 16 * 1024 + k;
-                plan.push(M { k, kind, len, off, seed: 5000 + (round * 8 + k) as u64 });
+                plan.push(M {
+                    k,
+                    kind,
+                    len,
+                    off,
+                    seed: 5000 + (round * 8 + k) as u64,
+                });
             }
         }
         let mut expect = Vec::new();
         for m in &plan {
             let (qa, qb) = &pairs[m.k];
             // pairs 0..3 requester A, 4..7 requester B
-            let (rq, rs, q_req, q_rsp) = if m.k < 4 { (&a, &b, qa, qb) } else { (&b, &a, qb, qa) };
+            let (rq, rs, q_req, q_rsp) = if m.k < 4 {
+                (&a, &b, qa, qb)
+            } else {
+                (&b, &a, qb, qa)
+            };
             let data = pattern(m.seed, m.len);
             let wr_id = m.seed;
             match m.kind {
                 Kind::Read => {
                     rs.src.write(m.off, &data).unwrap();
-                    q_req.post_send(&[read_wr(rq, rs, wr_id, m.len, m.off, m.off)]).unwrap();
+                    q_req
+                        .post_send(&[read_wr(rq, rs, wr_id, m.len, m.off, m.off)])
+                        .unwrap();
                     expect.push((m.k < 4, data, m.off));
                 }
                 Kind::Write | Kind::Send => {
                     rq.src.write(m.off, &data).unwrap();
                     let op = if m.kind == Kind::Write {
-                        SendOp::RdmaWrite { remote_addr: rs.dst.remote_addr(m.off).unwrap(), rkey: rs.dst.rkey() }
+                        SendOp::RdmaWrite {
+                            remote_addr: rs.dst.remote_addr(m.off).unwrap(),
+                            rkey: rs.dst.rkey(),
+                        }
                     } else {
                         q_rsp
-                            .post_recv(&[RecvWr { wr_id: wr_id | 1 << 40, sge: Some(rs.dst.sge(m.off, m.len.max(1)).unwrap()) }])
+                            .post_recv(&[RecvWr {
+                                wr_id: wr_id | 1 << 40,
+                                sge: Some(rs.dst.sge(m.off, m.len.max(1)).unwrap()),
+                            }])
                             .unwrap();
                         SendOp::Send
                     };
@@ -437,7 +526,11 @@ fn mixed_read_write_send_both_directions() {
                 }
             }
         }
-        let sends = |req_a: bool| plan.iter().filter(|m| (m.k < 4) != req_a && m.kind == Kind::Send).count();
+        let sends = |req_a: bool| {
+            plan.iter()
+                .filter(|m| (m.k < 4) != req_a && m.kind == Kind::Send)
+                .count()
+        };
         let n_a = plan.iter().filter(|m| m.k < 4).count() + sends(true);
         let n_b = plan.iter().filter(|m| m.k >= 4).count() + sends(false);
         let wa = wait_wc(&a, &b, &a.cq, n_a, name);
@@ -446,18 +539,34 @@ fn mixed_read_write_send_both_directions() {
             assert_eq!(wc.status, WcStatus::Success, "{name}: {wc:?}");
         }
         for (k, (qa, qb)) in pairs.iter().enumerate() {
-            let (cq, sq) = if k < 4 { (&wa, qa.qpn()) } else { (&wb, qb.qpn()) };
-            let ids: Vec<u64> = cq.iter().filter(|w| w.qp_num == sq && !w.opcode.is_recv()).map(|w| w.wr_id).collect();
+            let (cq, sq) = if k < 4 {
+                (&wa, qa.qpn())
+            } else {
+                (&wb, qb.qpn())
+            };
+            let ids: Vec<u64> = cq
+                .iter()
+                .filter(|w| w.qp_num == sq && !w.opcode.is_recv())
+                .map(|w| w.wr_id)
+                .collect();
             let want: Vec<u64> = plan.iter().filter(|m| m.k == k).map(|m| m.seed).collect();
             assert_eq!(ids, want, "{name}: QP pair {k} completion order");
             for m in plan.iter().filter(|m| m.k == k) {
-                let c = cq.iter().find(|w| w.wr_id == m.seed && w.qp_num == sq).unwrap();
+                let c = cq
+                    .iter()
+                    .find(|w| w.wr_id == m.seed && w.qp_num == sq)
+                    .unwrap();
                 let op = match m.kind {
                     Kind::Read => WcOpcode::RdmaRead,
                     Kind::Write => WcOpcode::RdmaWrite,
                     Kind::Send => WcOpcode::Send,
                 };
-                assert_eq!((c.opcode, c.byte_len), (op, m.len as u32), "{name}: {:?}", m.kind);
+                assert_eq!(
+                    (c.opcode, c.byte_len),
+                    (op, m.len as u32),
+                    "{name}: {:?}",
+                    m.kind
+                );
             }
         }
         // data: a READ's lands in the requester's dst, a WRITE's / SEND's in the responder's
@@ -482,7 +591,8 @@ fn read_frames_pass_the_oracles() {
     connect_qps(&qa, &qb, &attr(Mtu::Mtu1024)).expect("connect");
     for (i, len) in [0usize, 3, 1024, 3001].into_iter().enumerate() {
         stage(&a, &b, len, 16 * i, 8192 * i + 64, i as u64);
-        qa.post_send(&[read_wr(&a, &b, i as u64, len, 16 * i, 8192 * i + 64)]).unwrap();
+        qa.post_send(&[read_wr(&a, &b, i as u64, len, 16 * i, 8192 * i + 64)])
+            .unwrap();
     }
     let wc = wait_wc(&a, &b, &a.cq, 4, "oracles");
     assert!(wc.iter().all(|w| w.status == WcStatus::Success), "{wc:?}");

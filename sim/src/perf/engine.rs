@@ -167,7 +167,8 @@ pub fn run<D: Device>(
         rig.mr.write(rig.send_off(q), &pat)?;
         // what a peer's READs read
         if matches!(p.test, TestKind::ReadBw | TestKind::ReadLat) && p.mode() == Mode::Server {
-            rig.mr.write(rig.recv_off(q), &crate::demo::pattern(1, slot))?;
+            rig.mr
+                .write(rig.recv_off(q), &crate::demo::pattern(1, slot))?;
         }
     }
     for q in 0..rig.qps.len() {
