@@ -601,3 +601,29 @@ fn read_frames_pass_the_oracles() {
     // 4 requests + 1 + 1 + 1 + 3 responses
     assert!(roce >= 10, "RoCE frames checked: {roce}");
 }
+
+/// Cycle budget (deterministic: simulated cycles, never wall clock): 4 KiB and 64 KiB READs
+/// at MTU 4096 with 32 outstanding, goodput as a share of the wire limit of the responses,
+/// as `make bench` measures it (97.5% / 98.8% today, docs/BENCHMARKS.md); a regression in the
+/// READ path fails here.
+#[test]
+fn read_goodput_cycle_budget() {
+    use rnic_sim::demo::{BenchOp, Rig, wire_limit_gbps};
+    let (w, ca, cb) = verbs_pair(WorldConfig::default());
+    let rig = Rig::new(&w, &ca, &cb, 64 * 1024 + 4096).expect("rig");
+    let (qa, qb) = rig.connect(Mtu::Mtu4096).expect("connect");
+    for (size, iters, floor) in [(4096usize, 256usize, 0.97), (65536, 32, 0.98)] {
+        let r = rig
+            .measure(&qa, &qb, BenchOp::Read, size, iters, 32)
+            .expect("measure");
+        let share = r.gbps() / wire_limit_gbps(BenchOp::Read, size, 4096);
+        assert!(
+            share >= floor,
+            "{size} B READs: {:.2} Gb/s = {:.1}% of the wire limit ({} cycles for {iters})",
+            r.gbps(),
+            100.0 * share,
+            r.cycles
+        );
+        rig.audit().expect("audit");
+    }
+}
