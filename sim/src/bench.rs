@@ -287,7 +287,7 @@ pub fn reliability(out: &mut String, cfg: WorldConfig) -> Result<(), crate::Erro
     )?;
     writeln!(
         out,
-        "| workload | loss p | messages | cycles | goodput | share of lossless | retransmitted PSNs | go-back-N restarts | timeouts | sequence NAKs received | duplicates seen | ICRC drops |\n|---|---|---|---|---|---|---|---|---|---|---|---|"
+        "| workload | loss p | messages | cycles | goodput | share of lossless | retransmitted PSNs | go-back-N restarts | timeouts | sequence NAKs received | duplicates seen | ICRC drops | READs answered | READ responses placed | READ implicit NAKs | READ responses dropped |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     )?;
     let write = Workload {
         write_only: Some(4096),
@@ -299,9 +299,9 @@ pub fn reliability(out: &mut String, cfg: WorldConfig) -> Result<(), crate::Erro
     for (name, wl, p) in [
         ("WRITE 4 KiB", write, 0.0),
         ("WRITE 4 KiB", write, 0.01),
-        ("mixed", mixed, 0.0),
-        ("mixed", mixed, 0.01),
-        ("mixed", big, 0.05),
+        ("mixed (with READ)", mixed, 0.0),
+        ("mixed (with READ)", mixed, 0.01),
+        ("mixed (with READ)", big, 0.05),
     ] {
         let mut c = lossy::faulty(cfg.seed ^ wl.seed, p);
         c.mem = cfg.mem;
@@ -312,7 +312,7 @@ pub fn reliability(out: &mut String, cfg: WorldConfig) -> Result<(), crate::Erro
         }
         writeln!(
             out,
-            "| {name} | {:.0}% | {} | {} | {:.2} Gb/s | {:.1}% | {} | {} | {} | {} | {} | {} |",
+            "| {name} | {:.0}% | {} | {} | {:.2} Gb/s | {:.1}% | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             p * 100.0,
             o.messages,
             o.cycles,
@@ -324,6 +324,10 @@ pub fn reliability(out: &mut String, cfg: WorldConfig) -> Result<(), crate::Erro
             o.sum("nak_seq_rx"),
             o.sum("rx_dup"),
             o.sum("drop_icrc"),
+            o.sum("rx_read"),
+            o.sum("rd_rsp"),
+            o.sum("rd_gap"),
+            o.sum("rd_drop"),
         )?;
     }
     Ok(())
