@@ -145,6 +145,24 @@ pub fn audit_dma_writes(
         .map_err(|e| e.to_string())
 }
 
+/// The non-zero engine counters of a NIC as `name=value` pairs, for failure messages.
+pub fn counters(ctx: &Context<SimNic>) -> String {
+    ctx.engine_counters()
+        .map(|c| {
+            c.iter()
+                .filter(|x| x.1 != 0)
+                .map(|(n, v)| format!("{n}={v}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_else(|e| e.to_string())
+}
+
+/// Audit marks of both NICs of a two-NIC world (`audit_mark` of NIC 0 and NIC 1).
+pub fn marks(w: &SharedWorld) -> (usize, usize) {
+    (audit_mark(w, 0), audit_mark(w, 1))
+}
+
 /// Number of audit records of NIC `nic` so far (start of a window for `audit_dma_writes`).
 pub fn audit_mark(w: &SharedWorld, nic: usize) -> usize {
     w.borrow().nics[nic].mem.audit.len()

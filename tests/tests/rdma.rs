@@ -13,7 +13,8 @@ use rnic::{Error, QpState};
 use rnic_abi::roce::{PSN_MASK, opcode as op};
 use rnic_sim::{SharedWorld, SimNic, WorldConfig};
 use rnic_tests::{
-    audit_dma_writes, audit_mark, configs, connect_qps, pattern, roce_sent, verbs_pair, wire_mark,
+    audit_dma_writes, configs, connect_qps, counters, marks, pattern, roce_sent, verbs_pair,
+    wire_mark,
 };
 
 /// Device-time budget for one wait (4 ms = 1M cycles).
@@ -247,19 +248,6 @@ fn check_dst(b: &Side, m: &Msg, what: &str) {
     }
 }
 
-/// The non-zero engine counters of a NIC, for failure messages.
-fn counters(ctx: &Ctx) -> String {
-    ctx.engine_counters()
-        .map(|c| {
-            c.iter()
-                .filter(|x| x.1 != 0)
-                .map(|(n, v)| format!("{n}={v}"))
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .unwrap_or_else(|e| e.to_string())
-}
-
 fn wait_wc(cq: &CompletionQueue<SimNic>, n: usize, what: &str) -> Vec<WorkCompletion> {
     match cq.wait(n, WAIT_NS) {
         Ok(w) => w,
@@ -338,10 +326,6 @@ fn audit(w: &SharedWorld, marks: (usize, usize), a: &Side, b: &Side, what: &str)
             );
         }
     }
-}
-
-fn marks(w: &SharedWorld) -> (usize, usize) {
-    (audit_mark(w, 0), audit_mark(w, 1))
 }
 
 /// Every kind at every size, unaligned source and destination, MTU 1024, on one QP pair.

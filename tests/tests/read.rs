@@ -16,7 +16,8 @@ use rnic_abi::queue::aeth;
 use rnic_abi::roce::{PSN_MASK, opcode as op};
 use rnic_sim::{SharedWorld, SimNic, WorldConfig};
 use rnic_tests::{
-    audit_dma_writes, audit_mark, configs, connect_qps, pattern, roce_sent, verbs_pair, wire_mark,
+    audit_dma_writes, configs, connect_qps, counters, marks, pattern, roce_sent, verbs_pair,
+    wire_mark,
 };
 
 /// Device-time budget for one wait (16 ms = 4M cycles).
@@ -77,18 +78,6 @@ fn attr(mtu: Mtu) -> ConnectAttr {
         path_mtu: mtu,
         ..ConnectAttr::default()
     }
-}
-
-fn counters(ctx: &Ctx) -> String {
-    ctx.engine_counters()
-        .map(|c| {
-            c.iter()
-                .filter(|x| x.1 != 0)
-                .map(|(n, v)| format!("{n}={v}"))
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .unwrap_or_else(|e| e.to_string())
 }
 
 fn wait_wc(
@@ -182,10 +171,6 @@ fn audit(w: &SharedWorld, marks: (usize, usize), a: &Side, b: &Side, what: &str)
             );
         }
     }
-}
-
-fn marks(w: &SharedWorld) -> (usize, usize) {
-    (audit_mark(w, 0), audit_mark(w, 1))
 }
 
 /// The READ REQUEST and READ RESPONSE packets of one READ of `len` bytes at `mtu`: checked
