@@ -24,6 +24,15 @@ pub mod wqe_flag {
     pub const FENCE: u8 = 1 << 3;
 }
 
+/// Saved atomic results per QP on the responder (IBTA responder resources for atomics, a ring
+/// in `RqState.atom_head/atom_cnt`); the most a peer may have outstanding (we advertise it as
+/// `max_dest_rd_atomic`).
+pub const ATOMIC_RESOURCES: u32 = 16;
+/// Most READ/atomic WQEs a requester QP has outstanding (the clamp of `max_rd_atomic`).
+pub const MAX_RD_ATOMIC: u32 = 16;
+/// Bytes an atomic operates on (and the length of its local SGE).
+pub const ATOMIC_BYTES: u32 = 8;
+
 /// Bytes of inline data a one-slot WQE carries (bytes 48..64).
 pub const WQE_INLINE_BYTES: usize = 16;
 
@@ -42,7 +51,7 @@ layout! {
         remote_addr: u64 = 32, "Remote virtual address (RDMA WRITE/READ/atomics).";
         rkey: u32 = 40, "Remote key.";
         reserved: u32 = 44, "Zero.";
-        inline_data: [u8; 16] = 48, "Inline payload, or compare (48..56) and swap/add (56..64) for atomics.";
+        inline_data: [u8; 16] = 48, "Inline payload, or for atomics the compare value (48..56, u64 little-endian) and the swap/add value (56..64, u64 little-endian).";
     }
 }
 
@@ -144,13 +153,13 @@ layout! {
         retry_cnt: u8 = 46, "Transport retries after a local ACK timeout or a PSN sequence error NAK (0..7).";
         rnr_retry: u8 = 47, "RNR retries (0..6; 7 = retry forever).";
         timeout: u8 = 48, "Local ACK timeout: 4.096 us * 2^timeout (0 = infinite, no timer).";
-        max_rd_atomic: u8 = 49, "Outstanding RDMA READ/atomic as requester (stored; not enforced yet).";
+        max_rd_atomic: u8 = 49, "Outstanding RDMA READ/atomic WQEs as requester: a READ/atomic WQE is sent only while it is fewer than max(1, min(max_rd_atomic, MAX_RD_ATOMIC)) WQEs after sq_ack_ci (TX).";
         min_rnr_timer: u8 = 50, "IBTA RNR timer code our RNR NAKs carry (0..31; responder).";
         traffic_class: u8 = 51, "IPv4 TOS: DSCP in bits 7:2; the ECN bits are sent as ECT(0).";
         retry_left: u8 = 52, "Transport retries left (ACK processor; reset to retry_cnt on progress).";
         rnr_left: u8 = 53, "RNR retries left (ACK processor; reset to rnr_retry on progress).";
         req_flags: u8 = 54, "req_flag bits (ACK processor).";
-        max_dest_rd_atomic: u8 = 55, "Outstanding RDMA READ/atomic as responder (stored; not enforced yet).";
+        max_dest_rd_atomic: u8 = 55, "Outstanding RDMA READ/atomic as responder (stored; the responder always keeps ATOMIC_RESOURCES saved atomic results and answers every READ).";
         src_mac: [u8; 6] = 56, "Source MAC address.";
         ack_psn_lo: u16 = 62, "Low 16 bits of the last PSN acknowledged (an ACK's PSN, a NAK's PSN - 1); retries refill when it advances (ACK processor).";
     }
@@ -190,8 +199,9 @@ layout! {
         rq_pi: u16 = 8, "RQ producer index (doorbell unit, free-running).";
         rq_ci: u16 = 10, "Next RQ WQE to consume (free-running).";
         flags: u8 = 12, "rqs_flag bits.";
-        reserved0: u8 = 13, "Zero.";
-        reserved1: u16 = 14, "Zero.";
+        atom_head: u8 = 13, "Next slot (0..ATOMIC_RESOURCES-1) of the QP's saved atomic results (responder resources).";
+        atom_cnt: u8 = 14, "Saved atomic results that are valid (0..=ATOMIC_RESOURCES; the driver's zero at INIT empties them).";
+        reserved1: u8 = 15, "Zero.";
         wr_va: u64 = 16, "Next remote virtual address of the WRITE in progress.";
         wr_rkey: u32 = 24, "rkey of the WRITE in progress.";
         wr_left: u32 = 28, "Bytes of the WRITE in progress still allowed (RETH DMA length minus received).";

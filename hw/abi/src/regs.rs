@@ -288,7 +288,7 @@ pub mod eng {
     pub const MINOR: u16 = 0;
     pub const CNT: u32 = BASE + 0x0C;
     /// Counter names (block that counts: meaning).
-    pub const COUNTERS: [(&str, &str); 38] = [
+    pub const COUNTERS: [(&str, &str); 41] = [
         (
             "db_bad",
             "doorbell unit: doorbells naming a queue beyond the tables (dropped)",
@@ -392,6 +392,18 @@ pub mod eng {
         (
             "rd_drop",
             "ACK processor: READ RESPONSE packets dropped (duplicate, out of place, malformed)",
+        ),
+        (
+            "rx_atomic",
+            "responder: atomic requests (CMP_SWAP, FETCH_ADD) executed",
+        ),
+        (
+            "atom_dup",
+            "responder: duplicate atomic requests answered with the saved result (not executed again)",
+        ),
+        (
+            "atom_miss",
+            "responder: duplicate atomic requests with no saved result (dropped)",
         ),
     ];
 }
@@ -823,7 +835,7 @@ pub const BLOCKS: &[Block] = &[
             name: "CNT0..CNT37",
             offset: eng::CNT,
             access: Ro,
-            doc: "db_bad, tx_wqe, tx_wqe_err, tx_pkts, tx_acks, rx_req, rx_dup, nak_seq, nak_acc, nak_inv, nak_rnr, drop_qp, drop_opcode, drop_icrc, drop_parse, ack, nak, ack_ignored, cqe, cq_overflow, cq_invalid, dma_rd_bursts, dma_wr_bursts, dma_bus_err, drop_buf, drop_pkey, drop_addr, retx_psn, restarts, timeouts, rnr_rx, nak_seq_rx, rx_cnp, retry_exc, rx_read, rd_rsp, rd_gap, rd_drop.",
+            doc: "db_bad, tx_wqe, tx_wqe_err, tx_pkts, tx_acks, rx_req, rx_dup, nak_seq, nak_acc, nak_inv, nak_rnr, drop_qp, drop_opcode, drop_icrc, drop_parse, ack, nak, ack_ignored, cqe, cq_overflow, cq_invalid, dma_rd_bursts, dma_wr_bursts, dma_bus_err, drop_buf, drop_pkey, drop_addr, retx_psn, restarts, timeouts, rnr_rx, nak_seq_rx, rx_cnp, retry_exc, rx_read, rd_rsp, rd_gap, rd_drop, rx_atomic, atom_dup, atom_miss.",
         }],
         windows: &[],
     },

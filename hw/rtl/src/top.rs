@@ -248,6 +248,10 @@ impl Logic for RnicTop {
         self.engs.cnt[35].next = self.ackp.cnt_rd_rsp.val();
         self.engs.cnt[36].next = self.ackp.cnt_rd_gap.val();
         self.engs.cnt[37].next = self.ackp.cnt_rd_drop.val();
+        // atomics: wired when the atomic unit lands
+        self.engs.cnt[38].next = 0.into();
+        self.engs.cnt[39].next = 0.into();
+        self.engs.cnt[40].next = 0.into();
         self.engs.cnt[15].next = self.ackp.cnt_ack.val();
         self.engs.cnt[16].next = self.ackp.cnt_nak.val();
         self.engs.cnt[17].next = self.ackp.cnt_ack_ignored.val();

@@ -408,6 +408,11 @@ pub struct AckEvM {
     pub rpos: Signal<Out, Bits<2>>,
     /// READ RESPONSE payload bytes (without the pad), 0..=4096.
     pub plen: Signal<Out, Bits<13>>,
+    /// An ATOMIC ACKNOWLEDGE (0x12), sent with `rsp` = 1, `rpos` = ONLY, `plen` = 8 and the
+    /// AETH's syndrome/MSN: its AtomicAckETH (frame bytes 58..65, the original remote value,
+    /// big-endian on the wire) is what an ok verdict places: the receive side writes it at
+    /// the verdict's `addr` as a host-order (little-endian) u64, as rxe does.
+    pub atom: Signal<Out, Bit>,
 }
 
 /// Received ACKNOWLEDGE, ACK-processor side.
@@ -423,6 +428,7 @@ pub struct AckEvS {
     pub rsp: Signal<In, Bit>,
     pub rpos: Signal<In, Bits<2>>,
     pub plen: Signal<In, Bits<13>>,
+    pub atom: Signal<In, Bit>,
 }
 
 /// READ RESPONSE positions on [`AckEvM::rpos`].
@@ -489,6 +495,11 @@ pub struct RspJobM {
     pub len: Signal<Out, Bits<32>>,
     /// Path MTU, IBTA enum 1..5.
     pub mtu: Signal<Out, Bits<3>>,
+    /// An atomic's answer (`read` = 0): one ATOMIC ACKNOWLEDGE frame (opcode 0x12), PSN
+    /// `psn`, AETH = `syndrome` + `msn`, AtomicAckETH = `orig` (sent big-endian).
+    pub atomic: Signal<Out, Bit>,
+    /// The original value at the atomic's address (before the operation), as a number.
+    pub orig: Signal<Out, Bits<64>>,
 }
 
 /// Responder job, response-generator side.
@@ -511,6 +522,73 @@ pub struct RspJobS {
     pub va: Signal<In, Bits<64>>,
     pub len: Signal<In, Bits<32>>,
     pub mtu: Signal<In, Bits<3>>,
+    pub atomic: Signal<In, Bit>,
+    pub orig: Signal<In, Bits<64>>,
+}
+
+/// An atomic to execute or to look up (RX responder -> `rx::atomic::AtomicUnit`), source side.
+/// `valid`/`ready` hands over one request; the unit answers with a one-cycle `done` pulse
+/// (with `found`, `err`, `orig`) some cycles later, and takes no new request before that.
+///
+/// * `dup` = 0, a new atomic (all responder checks passed): the unit waits until every DMA
+///   write command the responder issued before has completed (its `wr_cmd` / `wr_done`
+///   inputs), reads the 8 bytes at host address `addr` (8-byte aligned), computes
+///   FETCH_ADD (`fa` = 1): orig + `swap`; CMP_SWAP (`fa` = 0): `swap` if orig == `cmp`, else
+///   unchanged (and then writes nothing), writes the new value back and waits for its write
+///   response, so no other access of the responder to that address falls between the read
+///   and the write. Memory holds host-order (little-endian) u64s. It then saves {`psn`,
+///   orig} in slot `head` of QP `qpn`'s result ring and pulses `done` with `found` = 1 and
+///   `orig`; `err` = 1 instead if a bus response was an error (nothing saved; the responder
+///   NAKs remote operational error).
+/// * `dup` = 1, a duplicate: no memory access; the unit searches the `cnt` newest saved
+///   results of QP `qpn` (slots `head`-1, `head`-2, ... modulo `ATOMIC_RESOURCES`) for `psn`:
+///   `found` = 1 with its saved `orig`, or `found` = 0.
+///
+/// `head`/`cnt` are the QP's `RqState.atom_head` / `atom_cnt`; the responder owns them and,
+/// after a new atomic, writes head + 1 (mod `ATOMIC_RESOURCES`) and min(cnt + 1,
+/// `ATOMIC_RESOURCES`).
+const _: () = assert!(rnic_abi::queue::ATOMIC_RESOURCES == 16, "AtomReqM::head is 4 bits");
+
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "AtomReqS"]
+pub struct AtomReqM {
+    pub valid: Signal<Out, Bit>,
+    pub ready: Signal<In, Bit>,
+    pub qpn: Signal<Out, Bits<24>>,
+    pub psn: Signal<Out, Bits<24>>,
+    pub dup: Signal<Out, Bit>,
+    pub fa: Signal<Out, Bit>,
+    pub addr: Signal<Out, Bits<64>>,
+    /// Swap value (CMP_SWAP) or addend (FETCH_ADD).
+    pub swap: Signal<Out, Bits<64>>,
+    pub cmp: Signal<Out, Bits<64>>,
+    pub head: Signal<Out, Bits<4>>,
+    pub cnt: Signal<Out, Bits<5>>,
+    pub done: Signal<In, Bit>,
+    pub found: Signal<In, Bit>,
+    pub err: Signal<In, Bit>,
+    pub orig: Signal<In, Bits<64>>,
+}
+
+/// An atomic to execute or look up, atomic-unit side.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "AtomReqM"]
+pub struct AtomReqS {
+    pub valid: Signal<In, Bit>,
+    pub ready: Signal<Out, Bit>,
+    pub qpn: Signal<In, Bits<24>>,
+    pub psn: Signal<In, Bits<24>>,
+    pub dup: Signal<In, Bit>,
+    pub fa: Signal<In, Bit>,
+    pub addr: Signal<In, Bits<64>>,
+    pub swap: Signal<In, Bits<64>>,
+    pub cmp: Signal<In, Bits<64>>,
+    pub head: Signal<In, Bits<4>>,
+    pub cnt: Signal<In, Bits<5>>,
+    pub done: Signal<Out, Bit>,
+    pub found: Signal<Out, Bit>,
+    pub err: Signal<Out, Bit>,
+    pub orig: Signal<Out, Bits<64>>,
 }
 
 /// One received frame's RX checks (the responder's header parser + ICRC checker), for the

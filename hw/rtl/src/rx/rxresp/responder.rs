@@ -822,6 +822,8 @@ impl Logic for Responder {
         self.rsp.va.next = 0.into();
         self.rsp.len.next = 0.into();
         self.rsp.mtu.next = 0.into();
+        self.rsp.atomic.next = false;
+        self.rsp.orig.next = 0.into();
         if self.resp_read.q.val() {
             self.rsp.va.next = self.head.va.val();
             self.rsp.len.next = self.head.rlen.val();
@@ -835,6 +837,7 @@ impl Logic for Responder {
         self.ackev.rsp.next = self.is_rresp.val();
         self.ackev.rpos.next = 0.into();
         self.ackev.plen.next = 0.into();
+        self.ackev.atom.next = false;
         if self.is_rresp.val() {
             self.ackev.plen.next = self.pay.val().get_bits::<13>(0);
             if self.head.opcode.val() == self.k_op_rrf.val() {
