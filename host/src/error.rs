@@ -91,6 +91,18 @@ pub enum Error {
         "work request {wr_id}: the RDMA READ target MR (lkey {lkey:#x}) was registered without LOCAL_WRITE"
     )]
     ReadNeedsLocalWrite { wr_id: u64, lkey: u32 },
+    #[error("work request {wr_id}: an atomic cannot carry inline data")]
+    InlineAtomic { wr_id: u64 },
+    #[error(
+        "work request {wr_id}: an atomic's local SGE (where the original value lands) must be exactly 8 bytes, not {len}"
+    )]
+    AtomicLength { wr_id: u64, len: u64 },
+    #[error("work request {wr_id}: atomic remote address {remote_addr:#x} is not 8-byte aligned")]
+    AtomicMisaligned { wr_id: u64, remote_addr: u64 },
+    #[error(
+        "work request {wr_id}: the atomic's local MR (lkey {lkey:#x}) was registered without LOCAL_WRITE (the original value is written there)"
+    )]
+    AtomicNeedsLocalWrite { wr_id: u64, lkey: u32 },
     #[error("work request {wr_id}: the QP was created with max_{queue}_sge 0")]
     NoSgeAllowed { wr_id: u64, queue: &'static str },
     #[error("{0} belongs to another context")]

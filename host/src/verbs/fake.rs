@@ -1,7 +1,7 @@
 //! Test helpers shared by the verbs unit tests: [`Fake`], a device that implements the register
 //! map's identity, the context mailbox, the rings and DMA memory (no data path: the tests play
 //! the hardware's part by writing CQEs into the ring), and [`LoopNic`], a behavioural two-NIC
-//! loopback over two fakes.
+//! loopback over two fakes (SEND, WRITE, READ and the atomics CMP_SWAP / FETCH_ADD).
 use super::*;
 use crate::device::{Bar, DmaRegion};
 use rnic_abi::params::{self, DEFAULT};
@@ -381,6 +381,13 @@ impl Net {
             let w = Wqe::decode(&me.rings[&off]);
             let len = w.length as usize;
             let is_read = w.opcode == wqe_op::RDMA_READ;
+            let atomic = matches!(w.opcode, wqe_op::ATOMIC_CMP_SWAP | wqe_op::ATOMIC_FETCH_ADD);
+            let err_op = match w.opcode {
+                wqe_op::RDMA_READ => wc_op::RDMA_READ,
+                wqe_op::ATOMIC_CMP_SWAP => wc_op::COMP_SWAP,
+                wqe_op::ATOMIC_FETCH_ADD => wc_op::FETCH_ADD,
+                _ => wc_op::SEND,
+            };
             let fail = |me: &mut Fake, qc: &mut QpContext, status: u8| {
                 me.cqe(
                     qc.send_cqn,
@@ -389,11 +396,7 @@ impl Net {
                         qp_num: qpn,
                         src_qp: qc.remote_qpn,
                         status,
-                        opcode: if is_read {
-                            wc_op::RDMA_READ
-                        } else {
-                            wc_op::SEND
-                        },
+                        opcode: err_op,
                         ..Default::default()
                     },
                 );
@@ -401,6 +404,87 @@ impl Net {
                 qc.sq_ci = qc.sq_ci.wrapping_add(1);
                 me.put(cr::TABLE_QP, qpn, qc.encode());
             };
+            if atomic {
+                // txreq's checks (8-byte local buffer with LOCAL_WRITE), then the peer's
+                // responder (alignment: NAK invalid request; QP and MR REMOTE_ATOMIC, rkey,
+                // bounds: NAK remote access), the atomic on the little-endian u64, and
+                // ackproc writing the original value into the local buffer
+                let n8 = rnic_abi::queue::ATOMIC_BYTES;
+                if w.flags & wqe_flag::INLINE != 0 {
+                    fail(me, &mut qc, wc_status::LOC_QP_OP_ERR);
+                    return;
+                }
+                if w.length != n8 {
+                    fail(me, &mut qc, wc_status::LOC_LEN_ERR);
+                    return;
+                }
+                if !me.mr_ok(w.lkey, qc.pd, access::LOCAL_WRITE, w.local_addr, n8 as u64) {
+                    fail(me, &mut qc, wc_status::LOC_PROT_ERR);
+                    return;
+                }
+                let pq = qc.remote_qpn;
+                let pc = QpContext::decode(&peer.rec(cr::TABLE_QP, pq));
+                assert!(
+                    pc.state == qp_state::RTR || pc.state == qp_state::RTS,
+                    "peer QP {pq} not ready"
+                );
+                assert_eq!(pc.remote_qpn, qpn, "peer's remote QPN");
+                let mut rs = RqState::decode(&peer.rec(cr::TABLE_RQS, pq));
+                assert_eq!(rs.rq_psn, qc.sq_psn, "PSNs agree");
+                if w.remote_addr % n8 as u64 != 0 {
+                    fail(me, &mut qc, wc_status::REM_INV_REQ_ERR);
+                    return;
+                }
+                let ok = pc.access as u32 & access::REMOTE_ATOMIC != 0
+                    && peer.mr_ok(
+                        w.rkey,
+                        pc.pd,
+                        access::REMOTE_ATOMIC,
+                        w.remote_addr,
+                        n8 as u64,
+                    );
+                if !ok {
+                    fail(me, &mut qc, wc_status::REM_ACCESS_ERR);
+                    return;
+                }
+                let compare = u64::from_le_bytes(w.inline_data[..8].try_into().unwrap());
+                let operand = u64::from_le_bytes(w.inline_data[8..].try_into().unwrap());
+                let word = peer.mem(w.remote_addr, 8).unwrap();
+                let orig = u64::from_le_bytes((&*word).try_into().unwrap());
+                let new = if w.opcode == wqe_op::ATOMIC_FETCH_ADD {
+                    orig.wrapping_add(operand)
+                } else if orig == compare {
+                    operand
+                } else {
+                    orig
+                };
+                word.copy_from_slice(&new.to_le_bytes());
+                me.mem(w.local_addr, 8)
+                    .unwrap()
+                    .copy_from_slice(&orig.to_le_bytes());
+                rs.rq_psn = (rs.rq_psn + 1) & roce::PSN_MASK;
+                rs.msn += 1;
+                peer.put(cr::TABLE_RQS, pq, rs.encode());
+                qc.sq_psn = (qc.sq_psn + 1) & roce::PSN_MASK;
+                qc.una_psn = qc.sq_psn;
+                qc.sq_ci = qc.sq_ci.wrapping_add(1);
+                qc.sq_ack_ci = qc.sq_ci;
+                me.put(cr::TABLE_QP, qpn, qc.encode());
+                if w.flags & wqe_flag::SIGNALED != 0 {
+                    me.cqe(
+                        qc.send_cqn,
+                        Cqe {
+                            wr_id: w.wr_id,
+                            byte_len: n8,
+                            qp_num: qpn,
+                            src_qp: qc.remote_qpn,
+                            opcode: err_op,
+                            ..Default::default()
+                        },
+                    );
+                }
+                continue;
+            }
             if is_read {
                 // txreq's checks, then the peer's responder (REMOTE_READ), then ackproc
                 // placing the data and completing the WQE

@@ -18,7 +18,12 @@
 //! Send operations ([`SendOp`]): SEND and RDMA WRITE, with or without immediate data, and RDMA
 //! READ (`SendOp::RdmaRead { remote_addr, rkey }`: the SGE is where the data lands, so its MR
 //! needs LOCAL_WRITE; the peer's MR needs REMOTE_READ and its QP REMOTE_READ access; the
-//! completion is [`WcOpcode::RdmaRead`]). Atomics are not offered.
+//! completion is [`WcOpcode::RdmaRead`]), and the atomics COMPARE & SWAP and FETCH & ADD
+//! (`SendOp::CompareSwap { remote_addr, rkey, compare, swap }`,
+//! `SendOp::FetchAdd { remote_addr, rkey, add }`) on a little-endian u64 at an 8-byte aligned
+//! remote address (REMOTE_ATOMIC on the peer's MR and QP); the original value lands in the
+//! 8-byte SGE (LOCAL_WRITE), the completion is [`WcOpcode::CompSwap`] / [`WcOpcode::FetchAdd`].
+//! The requester keeps at most `max_rd_atomic` (<= 16) READs and atomics outstanding.
 //!
 //! Everything is checked here before it reaches the device; every bad argument and every call
 //! in the wrong QP state is an [`Error`], never a panic. Objects borrow the [`Context`]; a

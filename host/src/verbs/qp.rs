@@ -366,6 +366,25 @@ impl<'r, D: Device> QueuePair<'r, D> {
         if matches!(wr.op, SendOp::RdmaRead { .. }) && wr.inline.is_some() {
             return Err(Error::InlineRead { wr_id: wr.wr_id });
         }
+        if wr.op.is_atomic() {
+            if wr.inline.is_some() {
+                return Err(Error::InlineAtomic { wr_id: wr.wr_id });
+            }
+            let len = wr.sge.map_or(0, |s| s.length);
+            if len != ATOMIC_BYTES {
+                return Err(Error::AtomicLength {
+                    wr_id: wr.wr_id,
+                    len: len as u64,
+                });
+            }
+            let remote_addr = wr.op.remote_addr().unwrap_or(0);
+            if !remote_addr.is_multiple_of(ATOMIC_BYTES as u64) {
+                return Err(Error::AtomicMisaligned {
+                    wr_id: wr.wr_id,
+                    remote_addr,
+                });
+            }
+        }
         match (wr.sge, wr.inline) {
             (Some(_), Some(_)) => {
                 return Err(Error::SgeAndInline { wr_id: wr.wr_id });
@@ -418,6 +437,27 @@ impl<'r, D: Device> QueuePair<'r, D> {
                 w.remote_addr = remote_addr;
                 w.rkey = rkey;
             }
+            // the WQE's inline bytes carry the operands (never the INLINE flag)
+            SendOp::CompareSwap {
+                remote_addr,
+                rkey,
+                compare,
+                swap,
+            } => {
+                w.remote_addr = remote_addr;
+                w.rkey = rkey;
+                w.inline_data[..8].copy_from_slice(&compare.to_le_bytes());
+                w.inline_data[8..].copy_from_slice(&swap.to_le_bytes());
+            }
+            SendOp::FetchAdd {
+                remote_addr,
+                rkey,
+                add,
+            } => {
+                w.remote_addr = remote_addr;
+                w.rkey = rkey;
+                w.inline_data[8..].copy_from_slice(&add.to_le_bytes());
+            }
         }
         if let Some(remote_addr) = wr.op.remote_addr()
             && remote_addr.checked_add(w.length as u64).is_none()
@@ -431,13 +471,14 @@ impl<'r, D: Device> QueuePair<'r, D> {
         Ok(w)
     }
 
-    /// A READ writes into its local MR: one of this context's live MRs without LOCAL_WRITE is
-    /// an error here (an lkey the driver does not know is left to the engine's MR check, which
-    /// completes the WQE with LOC_PROT_ERR, as for any other operation).
+    /// A READ or an atomic writes into its local MR: one of this context's live MRs without
+    /// LOCAL_WRITE is an error here (an lkey the driver does not know is left to the engine's
+    /// MR check, which completes the WQE with LOC_PROT_ERR, as for any other operation).
     fn check_read_targets(&self, wrs: &[SendWr], wqes: &[Wqe]) -> Result<()> {
         let r = self.ctx.res()?;
         for (wr, w) in wrs.iter().zip(wqes) {
-            if w.opcode != wqe_op::RDMA_READ || w.length == 0 {
+            let atomic = wr.op.is_atomic();
+            if !(w.opcode == wqe_op::RDMA_READ || atomic) || w.length == 0 {
                 continue;
             }
             let (idx, generation) = rnic_abi::queue::key_parts(w.lkey);
@@ -446,9 +487,11 @@ impl<'r, D: Device> QueuePair<'r, D> {
                 && m.generation == generation
                 && !m.access.contains(AccessFlags::LOCAL_WRITE)
             {
-                return Err(Error::ReadNeedsLocalWrite {
-                    wr_id: wr.wr_id,
-                    lkey: w.lkey,
+                let (wr_id, lkey) = (wr.wr_id, w.lkey);
+                return Err(if atomic {
+                    Error::AtomicNeedsLocalWrite { wr_id, lkey }
+                } else {
+                    Error::ReadNeedsLocalWrite { wr_id, lkey }
                 });
             }
         }

@@ -1177,3 +1177,247 @@ fn loopback_model_rdma_read() {
         (9, WcStatus::RemAccessErr, WcOpcode::RdmaRead)
     );
 }
+
+#[test]
+fn post_send_atomic_wqes_and_checks() {
+    let c = open();
+    let pd = c.alloc_pd().unwrap();
+    let cq = c.create_cq(64).unwrap();
+    let buf = c.alloc_buf(8192).unwrap();
+    let mr = pd.reg_mr(&buf, AccessFlags::LOCAL_WRITE).unwrap();
+    let ro = pd
+        .reg_mr(&c.alloc_buf(4096).unwrap(), AccessFlags::REMOTE_READ)
+        .unwrap();
+    let qp = rts(&c, &pd, &cq, QpCaps::default());
+    let (q, p) = (qp.qpn(), DEFAULT);
+    let cas = |remote_addr| SendOp::CompareSwap {
+        remote_addr,
+        rkey: 0x00AB_CD01,
+        compare: 0x0102_0304_0506_0708,
+        swap: 0xF1F2_F3F4_F5F6_F7F8,
+    };
+    let fadd = |remote_addr| SendOp::FetchAdd {
+        remote_addr,
+        rkey: 0x0012_3402,
+        add: 0x8000_0000_0000_0001,
+    };
+    qp.post_send(&[
+        // the local buffer need not be aligned
+        SendWr::new(41, cas(0x7000_0000_1238)).sge(mr.sge(3, 8).unwrap()),
+        SendWr::new(42, fadd(0x40))
+            .sge(mr.sge(16, 8).unwrap())
+            .unsignaled(),
+    ])
+    .unwrap();
+    assert_eq!(doorbells(&c), vec![(db::SQ, db::word(q as u16, 2))]);
+    let mut inline = [0u8; 16];
+    inline[..8].copy_from_slice(&0x0102_0304_0506_0708u64.to_le_bytes());
+    inline[8..].copy_from_slice(&0xF1F2_F3F4_F5F6_F7F8u64.to_le_bytes());
+    let want = Wqe {
+        opcode: wqe_op::ATOMIC_CMP_SWAP,
+        flags: wqe_flag::SIGNALED,
+        slots: 1,
+        length: 8,
+        wr_id: 41,
+        local_addr: buf.iova() + 3,
+        lkey: mr.lkey(),
+        remote_addr: 0x7000_0000_1238,
+        rkey: 0x00AB_CD01,
+        inline_data: inline,
+        ..Default::default()
+    };
+    assert_eq!(ring_wqe(&c, p.sq_slot(q, 0)), want);
+    let raw = c
+        .with_nic(|n| Ok(n.device().rings[&(p.sq_slot(q, 0) as u64)]))
+        .unwrap();
+    assert_eq!(raw, want.encode());
+    // the ABI's bytes: opcode 5, compare at 48..56 and swap at 56..64, little-endian
+    assert_eq!(raw[0], 5);
+    assert_eq!(raw[48..56], [8, 7, 6, 5, 4, 3, 2, 1]);
+    assert_eq!(
+        raw[56..64],
+        [0xF8, 0xF7, 0xF6, 0xF5, 0xF4, 0xF3, 0xF2, 0xF1]
+    );
+    assert_eq!(raw[2], 0, "no inline length");
+    let w1 = ring_wqe(&c, p.sq_slot(q, 1));
+    let mut add = [0u8; 16];
+    add[8..].copy_from_slice(&0x8000_0000_0000_0001u64.to_le_bytes());
+    assert_eq!(
+        (w1.opcode, w1.flags, w1.length, w1.remote_addr, w1.rkey),
+        (wqe_op::ATOMIC_FETCH_ADD, 0, 8, 0x40, 0x0012_3402)
+    );
+    assert_eq!((w1.inline_data, w1.inline_len), (add, 0));
+    let r = c.res().unwrap();
+    let sq = &r.qps[q as usize].as_ref().unwrap().sq;
+    assert_eq!(
+        (sq[0].op, sq[1].op),
+        (WcOpcode::CompSwap, WcOpcode::FetchAdd)
+    );
+    assert_eq!(sq[0].length, 8);
+    drop(r);
+    // bad atomics: nothing posted, no doorbell
+    let good = SendWr::new(50, SendOp::Send).sge(mr.sge(0, 8).unwrap());
+    let bads = [
+        SendWr::new(51, cas(0x10)).inline(&[0; 8]),
+        SendWr::new(52, fadd(0x10)),
+        SendWr::new(53, cas(0x10)).sge(mr.sge(0, 4).unwrap()),
+        SendWr::new(54, fadd(0x10)).sge(mr.sge(0, 16).unwrap()),
+        SendWr::new(55, cas(0x14)).sge(mr.sge(0, 8).unwrap()),
+        SendWr::new(56, fadd(0x1001)).sge(mr.sge(0, 8).unwrap()),
+        SendWr::new(57, cas(0x10)).sge(ro.sge(0, 8).unwrap()),
+        SendWr::new(58, fadd(u64::MAX - 7)).sge(mr.sge(0, 8).unwrap()),
+    ];
+    for bad in bads {
+        let e = qp.post_send(&[good, bad]).unwrap_err();
+        match (bad.wr_id, &e) {
+            (51, Error::InlineAtomic { wr_id: 51 }) => {}
+            (52, Error::AtomicLength { wr_id: 52, len: 0 }) => {}
+            (53, Error::AtomicLength { wr_id: 53, len: 4 }) => {}
+            (54, Error::AtomicLength { wr_id: 54, len: 16 }) => {}
+            (
+                55,
+                Error::AtomicMisaligned {
+                    remote_addr: 0x14, ..
+                },
+            ) => {}
+            (
+                56,
+                Error::AtomicMisaligned {
+                    remote_addr: 0x1001,
+                    ..
+                },
+            ) => {}
+            (57, Error::AtomicNeedsLocalWrite { wr_id: 57, lkey }) => assert_eq!(*lkey, ro.lkey()),
+            (58, Error::AddressOverflow { .. }) => {}
+            _ => panic!("WR {}: {e:?}", bad.wr_id),
+        }
+        assert!(!e.to_string().is_empty());
+    }
+    assert!(
+        Error::AtomicLength { wr_id: 1, len: 4 }
+            .to_string()
+            .contains("exactly 8 bytes")
+    );
+    assert!(doorbells(&c).is_empty());
+    assert_eq!(qp.outstanding().unwrap(), (2, 0));
+}
+
+#[test]
+fn loopback_model_atomics() {
+    let (ca, cb) = loop_pair();
+    let (pa, pb) = (ca.alloc_pd().unwrap(), cb.alloc_pd().unwrap());
+    let (cqa, cqb) = (ca.create_cq(16).unwrap(), cb.create_cq(8).unwrap());
+    let local = pa
+        .reg_mr(&ca.alloc_buf(4096).unwrap(), AccessFlags::LOCAL_WRITE)
+        .unwrap();
+    let target = pb
+        .reg_mr(
+            &cb.alloc_buf(4096).unwrap(),
+            AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_ATOMIC,
+        )
+        .unwrap();
+    let no_atomic = pb
+        .reg_mr(
+            &cb.alloc_buf(4096).unwrap(),
+            AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
+        )
+        .unwrap();
+    let qa = pa.create_qp(&cqa, &cqa, QpCaps::default()).unwrap();
+    let qb = pb.create_qp(&cqb, &cqb, QpCaps::default()).unwrap();
+    let attr = ConnectAttr {
+        access: AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_ATOMIC,
+        path_mtu: Mtu::Mtu256,
+        ..ConnectAttr::default()
+    };
+    let (ea, eb) = (qa.endpoint().unwrap(), qb.endpoint().unwrap());
+    qa.connect(&eb, &attr).unwrap();
+    qb.connect(&ea, &attr).unwrap();
+    let psn0 = qa.query_device().unwrap().0.sq_psn;
+    let at = 4096 - 8;
+    target.write(at, &100u64.to_le_bytes()).unwrap();
+    let ra = target.remote_addr(at).unwrap();
+    let rkey = target.rkey();
+    let ops = [
+        // (op, original returned, value afterwards)
+        (
+            SendOp::FetchAdd {
+                remote_addr: ra,
+                rkey,
+                add: 5,
+            },
+            100u64,
+            105,
+        ),
+        (
+            SendOp::CompareSwap {
+                remote_addr: ra,
+                rkey,
+                compare: 105,
+                swap: 7,
+            },
+            105,
+            7,
+        ),
+        (
+            SendOp::CompareSwap {
+                remote_addr: ra,
+                rkey,
+                compare: 8,
+                swap: 9,
+            },
+            7,
+            7,
+        ),
+        (
+            SendOp::FetchAdd {
+                remote_addr: ra,
+                rkey,
+                add: u64::MAX,
+            },
+            7,
+            6,
+        ),
+    ];
+    for (i, (op, orig, after)) in ops.into_iter().enumerate() {
+        local.write(0, &[0xEE; 32]).unwrap();
+        qa.post_send(&[SendWr::new(i as u64, op).sge(local.sge(5, 8).unwrap())])
+            .unwrap();
+        let w = cqa.wait(1, 1000).unwrap();
+        assert_eq!(
+            (w[0].wr_id, w[0].status, w[0].opcode, w[0].byte_len),
+            (i as u64, WcStatus::Success, op.wc_opcode(), 8)
+        );
+        let mut got = [0u8; 32];
+        local.read(0, &mut got).unwrap();
+        assert_eq!(got[5..13], orig.to_le_bytes(), "{op:?}: original value");
+        assert!(got[..5].iter().chain(&got[13..]).all(|&x| x == 0xEE));
+        let mut now = [0u8; 8];
+        target.read(at, &mut now).unwrap();
+        assert_eq!(u64::from_le_bytes(now), after, "{op:?}: remote value");
+    }
+    assert_eq!(
+        qa.query_device().unwrap().0.sq_psn,
+        psn0 + 4,
+        "one PSN each"
+    );
+    assert_eq!(cqb.poll(&mut [WorkCompletion::default(); 4]).unwrap(), 0);
+    // an MR without REMOTE_ATOMIC: REM_ACCESS_ERR, completed as the atomic
+    qa.post_send(&[SendWr::new(
+        9,
+        SendOp::FetchAdd {
+            remote_addr: no_atomic.remote_addr(0).unwrap(),
+            rkey: no_atomic.rkey(),
+            add: 1,
+        },
+    )
+    .sge(local.sge(0, 8).unwrap())])
+        .unwrap();
+    let w = cqa.wait(1, 1000).unwrap();
+    assert_eq!(
+        (w[0].wr_id, w[0].status, w[0].opcode),
+        (9, WcStatus::RemAccessErr, WcOpcode::FetchAdd)
+    );
+    let mut z = [0u8; 8];
+    no_atomic.read(0, &mut z).unwrap();
+    assert_eq!(z, [0; 8], "memory untouched");
+}

@@ -455,7 +455,31 @@ pub enum SendOp {
     /// inline data ([`Error::InlineRead`]); 0 bytes (no SGE) is allowed. Completes with
     /// [`WcOpcode::RdmaRead`] once the last response is placed.
     RdmaRead { remote_addr: u64, rkey: u32 },
+    /// ATOMIC COMPARE & SWAP of the little-endian u64 at `remote_addr` in the peer's MR `rkey`
+    /// (REMOTE_ATOMIC on the MR and the peer's QP): if it equals `compare` it becomes `swap`.
+    /// Either way the original value is written (host order, 8 bytes) into the SGE, which must
+    /// be exactly [`ATOMIC_BYTES`] long ([`Error::AtomicLength`]) in an MR with LOCAL_WRITE
+    /// ([`Error::AtomicNeedsLocalWrite`]); `remote_addr` must be 8-byte aligned
+    /// ([`Error::AtomicMisaligned`]); no inline data ([`Error::InlineAtomic`]). Completes with
+    /// [`WcOpcode::CompSwap`], `byte_len` 8.
+    CompareSwap {
+        remote_addr: u64,
+        rkey: u32,
+        compare: u64,
+        swap: u64,
+    },
+    /// ATOMIC FETCH & ADD: the little-endian u64 at `remote_addr` in the peer's MR `rkey`
+    /// becomes itself + `add` (wrapping); the original value is written into the SGE. The same
+    /// rules as [`SendOp::CompareSwap`]; completes with [`WcOpcode::FetchAdd`], `byte_len` 8.
+    FetchAdd {
+        remote_addr: u64,
+        rkey: u32,
+        add: u64,
+    },
 }
+
+/// Bytes an atomic operates on, and the length its local SGE must have.
+pub const ATOMIC_BYTES: u32 = rnic_abi::queue::ATOMIC_BYTES;
 
 impl SendOp {
     pub(super) fn wqe_opcode(self) -> u8 {
@@ -465,6 +489,8 @@ impl SendOp {
             SendOp::RdmaWrite { .. } => wqe_op::RDMA_WRITE,
             SendOp::RdmaWriteWithImm { .. } => wqe_op::RDMA_WRITE_IMM,
             SendOp::RdmaRead { .. } => wqe_op::RDMA_READ,
+            SendOp::CompareSwap { .. } => wqe_op::ATOMIC_CMP_SWAP,
+            SendOp::FetchAdd { .. } => wqe_op::ATOMIC_FETCH_ADD,
         }
     }
     pub(super) fn wc_opcode(self) -> WcOpcode {
@@ -472,6 +498,8 @@ impl SendOp {
             SendOp::Send | SendOp::SendWithImm(_) => WcOpcode::Send,
             SendOp::RdmaWrite { .. } | SendOp::RdmaWriteWithImm { .. } => WcOpcode::RdmaWrite,
             SendOp::RdmaRead { .. } => WcOpcode::RdmaRead,
+            SendOp::CompareSwap { .. } => WcOpcode::CompSwap,
+            SendOp::FetchAdd { .. } => WcOpcode::FetchAdd,
         }
     }
     /// The remote address, for the RDMA operations.
@@ -479,13 +507,20 @@ impl SendOp {
         match self {
             SendOp::RdmaWrite { remote_addr, .. }
             | SendOp::RdmaWriteWithImm { remote_addr, .. }
-            | SendOp::RdmaRead { remote_addr, .. } => Some(remote_addr),
+            | SendOp::RdmaRead { remote_addr, .. }
+            | SendOp::CompareSwap { remote_addr, .. }
+            | SendOp::FetchAdd { remote_addr, .. } => Some(remote_addr),
             SendOp::Send | SendOp::SendWithImm(_) => None,
         }
     }
+    /// An atomic (CMP_SWAP or FETCH_ADD).
+    pub fn is_atomic(self) -> bool {
+        matches!(self, SendOp::CompareSwap { .. } | SendOp::FetchAdd { .. })
+    }
 }
 
-/// A send work request (one SGE, or up to 16 bytes inline; a READ: one SGE or none).
+/// A send work request (one SGE, or up to 16 bytes inline; a READ: one SGE or none; an
+/// atomic: one SGE of 8 bytes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SendWr<'a> {
     pub wr_id: u64,
@@ -599,8 +634,11 @@ pub struct RtrAttr {
     /// The peer: destination QPN, its first PSN (our expected PSN), its addresses.
     pub remote: Endpoint,
     pub path_mtu: Mtu,
-    /// Outstanding RDMA READ/atomic as responder (stored in `QpContext.max_dest_rd_atomic`; not
-    /// enforced by the engine yet).
+    /// Outstanding RDMA READ/atomic as responder, as advertised to the peer (stored in
+    /// `QpContext.max_dest_rd_atomic`). The responder always keeps
+    /// `rnic_abi::queue::ATOMIC_RESOURCES` (16) saved atomic results per QP and answers every
+    /// READ, so 16 (the default) is what it supports; the peer's `max_rd_atomic` should not
+    /// exceed it.
     pub max_dest_rd_atomic: u8,
     /// The IBTA RNR timer code (0..=31, 9.7.5.2.8) our RNR NAKs carry: how long the peer waits
     /// before it sends again after finding no receive posted (12 = 0.64 ms, 1 = 0.01 ms).
@@ -624,8 +662,9 @@ pub struct RtsAttr {
     pub retry_cnt: u8,
     /// RNR retries 0..=6, 7 = retry forever; used up: RNR_RETRY_EXC_ERR.
     pub rnr_retry: u8,
-    /// Outstanding RDMA READ/atomic as requester (stored in `QpContext.max_rd_atomic`; not
-    /// enforced by the engine yet).
+    /// Outstanding RDMA READ/atomic WQEs as requester, enforced by the engine: a READ or
+    /// atomic is sent only while fewer than max(1, min(max_rd_atomic,
+    /// `rnic_abi::queue::MAX_RD_ATOMIC` = 16)) WQEs are outstanding ahead of it. Default 16.
     pub max_rd_atomic: u8,
 }
 
