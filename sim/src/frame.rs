@@ -15,10 +15,67 @@ pub struct RocePkt {
     pub src_ip: [u8; 4],
     pub dst_ip: [u8; 4],
     pub udp_sport: u16,
-    /// Extended transport headers (RETH/AETH/ImmDt) as raw bytes.
+    /// Extended transport headers (RETH/AETH/ImmDt/AtomicETH/AtomicAckETH) as raw bytes.
     pub ext: Vec<u8>,
     /// Payload without pad and ICRC.
     pub payload: Vec<u8>,
+}
+
+/// The AtomicETH of a COMPARE_SWAP / FETCH_ADD request (IBTA 9.3.4, 28 bytes, big-endian):
+/// virtual address, R_Key, swap (or add) data, compare data (0 on FETCH_ADD).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AtomicEth {
+    pub va: u64,
+    pub rkey: u32,
+    pub swap_add: u64,
+    pub compare: u64,
+}
+
+/// An AETH (IBTA 9.3.5): syndrome and MSN.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Aeth {
+    pub syndrome: u8,
+    pub msn: u32,
+}
+
+fn be64(b: &[u8]) -> u64 {
+    u64::from_be_bytes(b[..8].try_into().unwrap())
+}
+
+impl RocePkt {
+    /// The AtomicETH, on COMPARE_SWAP and FETCH_ADD.
+    pub fn atomic_eth(&self) -> Option<AtomicEth> {
+        if !matches!(self.opcode, op::COMPARE_SWAP | op::FETCH_ADD) || self.ext.len() != 28 {
+            return None;
+        }
+        let e = &self.ext;
+        Some(AtomicEth {
+            va: be64(&e[0..8]),
+            rkey: u32::from_be_bytes(e[8..12].try_into().unwrap()),
+            swap_add: be64(&e[12..20]),
+            compare: be64(&e[20..28]),
+        })
+    }
+    /// The AETH, on ACKNOWLEDGE, ATOMIC_ACKNOWLEDGE and READ RESPONSE FIRST/LAST/ONLY.
+    pub fn aeth(&self) -> Option<Aeth> {
+        let has = matches!(
+            self.opcode,
+            op::ACKNOWLEDGE
+                | op::ATOMIC_ACKNOWLEDGE
+                | op::READ_RESPONSE_FIRST
+                | op::READ_RESPONSE_LAST
+                | op::READ_RESPONSE_ONLY
+        );
+        (has && self.ext.len() >= 4).then(|| Aeth {
+            syndrome: self.ext[0],
+            msn: u32::from_be_bytes([0, self.ext[1], self.ext[2], self.ext[3]]),
+        })
+    }
+    /// The AtomicAckETH's original remote data, on ATOMIC_ACKNOWLEDGE (IBTA 9.3.6).
+    pub fn atomic_orig(&self) -> Option<u64> {
+        (self.opcode == op::ATOMIC_ACKNOWLEDGE && self.ext.len() == 12)
+            .then(|| be64(&self.ext[4..]))
+    }
 }
 
 /// Bytes of extended headers an RC opcode carries (RETH, ImmDt, AETH).
@@ -78,7 +135,7 @@ pub fn parse_roce(f: &[u8]) -> Option<RocePkt> {
 
 /// The IBTA name of an RC opcode ("?" for others).
 pub fn opcode_name(o: u8) -> &'static str {
-    const NAMES: [&str; 19] = [
+    const NAMES: [&str; 21] = [
         "SEND_FIRST",
         "SEND_MIDDLE",
         "SEND_LAST",
@@ -98,6 +155,8 @@ pub fn opcode_name(o: u8) -> &'static str {
         "READ_RESP_ONLY",
         "ACK",
         "ATOMIC_ACK",
+        "CMP_SWAP",
+        "FETCH_ADD",
     ];
     NAMES.get(o as usize).copied().unwrap_or("?")
 }
@@ -116,12 +175,22 @@ pub fn describe(f: &[u8]) -> Option<String> {
         if p.ackreq { " A" } else { "  " },
         p.payload.len(),
     );
-    if p.opcode == op::ACKNOWLEDGE {
-        let e = &p.ext;
+    if matches!(p.opcode, op::ACKNOWLEDGE | op::ATOMIC_ACKNOWLEDGE)
+        && let Some(a) = p.aeth()
+    {
         s.push_str(&format!(
-            " (AETH syndrome {:#04x} MSN {})",
-            e[0],
-            u32::from_be_bytes([0, e[1], e[2], e[3]])
+            " (AETH syndrome {:#04x} MSN {}",
+            a.syndrome, a.msn
+        ));
+        if let Some(o) = p.atomic_orig() {
+            s.push_str(&format!(" orig {o:#x}"));
+        }
+        s.push(')');
+    }
+    if let Some(a) = p.atomic_eth() {
+        s.push_str(&format!(
+            " (va {:#x} rkey {:#x} swap/add {:#x} compare {:#x})",
+            a.va, a.rkey, a.swap_add, a.compare
         ));
     }
     Some(s)
@@ -169,6 +238,60 @@ mod tests {
         let line = describe(&write_only(13, 3)).unwrap();
         assert!(
             line.contains("WRITE_ONLY") && line.ends_with("payload 13 B"),
+            "{line}"
+        );
+    }
+
+    /// A frame of `opcode` whose extended headers are `ext` (no payload), ICRC zero.
+    fn with_ext(opcode: u8, ext: &[u8]) -> Vec<u8> {
+        let mut f = write_only(0, 0);
+        f.truncate(54);
+        f[42] = opcode;
+        f.extend_from_slice(ext);
+        f.extend_from_slice(&[0; 4]);
+        let ip_len = (f.len() - 14) as u16;
+        f[16..18].copy_from_slice(&ip_len.to_be_bytes());
+        f
+    }
+
+    #[test]
+    fn parses_atomic_headers() {
+        let mut ext = 0x1122_3344_5566_7788u64.to_be_bytes().to_vec();
+        ext.extend_from_slice(&0xAABB_CCDDu32.to_be_bytes());
+        ext.extend_from_slice(&0x0102_0304_0506_0708u64.to_be_bytes());
+        ext.extend_from_slice(&0xF0E0_D0C0_B0A0_9080u64.to_be_bytes());
+        for o in [op::COMPARE_SWAP, op::FETCH_ADD] {
+            let p = parse_roce(&with_ext(o, &ext)).expect("RoCE");
+            assert!(p.payload.is_empty() && p.aeth().is_none() && p.atomic_orig().is_none());
+            assert_eq!(
+                p.atomic_eth(),
+                Some(AtomicEth {
+                    va: 0x1122_3344_5566_7788,
+                    rkey: 0xAABB_CCDD,
+                    swap_add: 0x0102_0304_0506_0708,
+                    compare: 0xF0E0_D0C0_B0A0_9080,
+                })
+            );
+            let line = describe(&with_ext(o, &ext)).unwrap();
+            assert!(line.contains("rkey 0xaabbccdd"), "{line}");
+        }
+        assert_eq!(opcode_name(op::COMPARE_SWAP), "CMP_SWAP");
+        assert_eq!(opcode_name(op::FETCH_ADD), "FETCH_ADD");
+        let mut ack = vec![0x1F, 0, 0x12, 0x34];
+        ack.extend_from_slice(&0xDEAD_BEEF_0000_0001u64.to_be_bytes());
+        let p = parse_roce(&with_ext(op::ATOMIC_ACKNOWLEDGE, &ack)).expect("RoCE");
+        assert_eq!(
+            p.aeth(),
+            Some(Aeth {
+                syndrome: 0x1F,
+                msn: 0x1234
+            })
+        );
+        assert_eq!(p.atomic_orig(), Some(0xDEAD_BEEF_0000_0001));
+        assert!(p.atomic_eth().is_none() && p.payload.is_empty());
+        let line = describe(&with_ext(op::ATOMIC_ACKNOWLEDGE, &ack)).unwrap();
+        assert!(
+            line.contains("ATOMIC_ACK") && line.contains("orig 0xdeadbeef00000001"),
             "{line}"
         );
     }
