@@ -1300,6 +1300,14 @@ fn post_send_atomic_wqes_and_checks() {
     );
     assert!(doorbells(&c).is_empty());
     assert_eq!(qp.outstanding().unwrap(), (2, 0));
+    // the test hatch skips only the alignment check
+    qp.post_send_unaligned_atomics(&[SendWr::new(59, cas(0x14)).sge(mr.sge(0, 8).unwrap())])
+        .unwrap();
+    assert_eq!(ring_wqe(&c, p.sq_slot(q, 2)).remote_addr, 0x14);
+    assert!(matches!(
+        qp.post_send_unaligned_atomics(&[SendWr::new(60, cas(0x14)).sge(mr.sge(0, 4).unwrap())]),
+        Err(Error::AtomicLength { wr_id: 60, len: 4 })
+    ));
 }
 
 #[test]
