@@ -4,11 +4,22 @@
 //! Two NICs, `qps` QP pairs (even pairs send A -> B, odd pairs B -> A, so both directions run at
 //! once), path MTUs 1024/256/4096/512 by pair, RDMA WRITE, WRITE with immediate, SEND, SEND
 //! with immediate and RDMA READ (the pair's requester reads the peer's source slot into its own
-//! destination slot) of 0 B to 16 KiB, at most [`DEPTH`] messages in flight per pair (one
-//! destination slot each). Every completion is checked (status, opcode, length, immediate,
-//! exactly one requester and one responder completion per message), every destination slot
-//! must hold the message's bytes, the host-memory audit must be clean and no completion may
-//! come late. Any violation is an [`Error::Check`].
+//! destination slot) of 0 B to 16 KiB, and the atomics FETCH_ADD and CMP_SWAP, at most
+//! [`DEPTH`] messages in flight per pair (one destination slot each). Every completion is
+//! checked (status, opcode, length, immediate, exactly one requester and one responder
+//! completion per message), every destination slot must hold the message's bytes, the
+//! host-memory audit must be clean and no completion may come late. Any violation is an
+//! [`Error::Check`].
+//!
+//! The atomics prove exactly-once execution: each pair owns two 8-byte words in the
+//! responder's atomic MR, touched by nothing else: a counter only that pair's FETCH_ADDs add
+//! to, and a word only its CMP_SWAPs compare and swap. An RC QP executes in posting order, so
+//! the model knows every original value when it posts (FETCH_ADD: the prefix sum; CMP_SWAP:
+//! the current value, with a compare that is either that value, so it swaps, or a wrong one,
+//! so it leaves the word alone). The original value lands in the requester's destination slot
+//! and must equal the model's, and at the end both words of every pair must hold the model's
+//! final values: an atomic executed twice (a duplicate not answered from the saved result) or
+//! lost shows in both.
 
 use crate::error::{Error, ensure};
 use crate::world::CLOCK_HZ;
@@ -31,12 +42,17 @@ pub const LENS: [usize; 14] = [
     0, 1, 63, 64, 65, 255, 256, 257, 1000, 4095, 4096, 4097, 9000, 16384,
 ];
 
+/// Bytes of a pair's atomic words (FETCH_ADD counter at +0, CMP_SWAP word at +8).
+pub const ATOMIC_WORDS: usize = 16;
+
 struct Side<'c> {
     ctx: &'c Ctx,
     pd: ProtectionDomain<'c, SimNic>,
     cq: CompletionQueue<'c, SimNic>,
     src: MemoryRegion<'c, SimNic>,
     dst: MemoryRegion<'c, SimNic>,
+    /// The atomic words of the pairs this side answers (REMOTE_ATOMIC).
+    atom: MemoryRegion<'c, SimNic>,
 }
 
 impl<'c> Side<'c> {
@@ -49,12 +65,15 @@ impl<'c> Side<'c> {
         // the device reads sources for WRITE/SEND (local) and for the peer's READs (remote)
         let src = pd.reg_mr(&sbuf, AccessFlags::REMOTE_READ)?;
         let dst = pd.reg_mr(&dbuf, AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE)?;
+        let abuf = ctx.alloc_buf(qps * ATOMIC_WORDS)?;
+        let atom = pd.reg_mr(&abuf, AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_ATOMIC)?;
         Ok(Side {
             ctx,
             pd,
             cq,
             src,
             dst,
+            atom,
         })
     }
     fn qp(&self) -> Result<QueuePair<'_, SimNic>, Error> {
@@ -67,14 +86,21 @@ impl<'c> Side<'c> {
     }
     fn allowed(&self) -> Vec<(u64, usize)> {
         let r = self.cq.ring();
-        vec![(self.dst.iova(), self.dst.len()), (r.iova(), r.len())]
+        vec![
+            (self.dst.iova(), self.dst.len()),
+            (self.atom.iova(), self.atom.len()),
+            (r.iova(), r.len()),
+        ]
     }
 }
 
 /// Connection attributes: local ACK timeout exponent, retry counts; RNR timer code 1 (10 us).
 pub fn attr(mtu: Mtu, timeout: u8, retry_cnt: u8, rnr_retry: u8) -> ConnectAttr {
     ConnectAttr {
-        access: AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
+        access: AccessFlags::LOCAL_WRITE
+            | AccessFlags::REMOTE_WRITE
+            | AccessFlags::REMOTE_READ
+            | AccessFlags::REMOTE_ATOMIC,
         path_mtu: mtu,
         rts: RtsAttr {
             timeout,
@@ -95,7 +121,8 @@ fn counters(ctx: &Ctx) -> Result<HashMap<&'static str, u32>, Error> {
 struct Msg {
     pair: usize,
     slot: usize,
-    /// 0 WRITE, 1 WRITE_IMM, 2 SEND, 3 SEND_IMM, 4 READ
+    /// 0 WRITE, 1 WRITE_IMM, 2 SEND, 3 SEND_IMM, 4 READ, 5 FETCH_ADD, 6 CMP_SWAP (`data`: the
+    /// original value the model expects, little-endian)
     kind: u8,
     data: Vec<u8>,
     wr_id: u64,
@@ -105,7 +132,11 @@ struct Msg {
 
 impl Msg {
     fn consumes_recv(&self) -> bool {
-        self.kind != 0 && self.kind != 4
+        (1..=3).contains(&self.kind)
+    }
+    /// READ and the atomics bring data back into the requester's destination slot.
+    fn lands_at_requester(&self) -> bool {
+        self.kind >= 4
     }
     fn imm(&self) -> Option<u32> {
         [1, 3]
@@ -122,6 +153,9 @@ pub struct Outcome {
     pub bytes: u64,
     /// Messages completed.
     pub messages: usize,
+    /// Of them atomics (FETCH_ADD, CMP_SWAP), and CMP_SWAPs that swapped.
+    pub atomics: usize,
+    pub swaps: usize,
     /// Engine counters of NIC A and NIC B at the end.
     pub a: HashMap<&'static str, u32>,
     pub b: HashMap<&'static str, u32>,
@@ -169,6 +203,8 @@ pub struct Workload {
     pub timeout: u8,
     /// Only RDMA WRITEs of `write_len` bytes (else the mixed kinds and [`LENS`]).
     pub write_only: Option<usize>,
+    /// FETCH_ADD and CMP_SWAP in the mix (2 of 7 kinds; else 5 kinds, no atomics).
+    pub atomics: bool,
 }
 
 impl Workload {
@@ -181,6 +217,7 @@ impl Workload {
             seed,
             timeout: 6,
             write_only: None,
+            atomics: true,
         }
     }
 }
@@ -198,6 +235,7 @@ pub fn run(
         seed,
         timeout,
         write_only,
+        atomics,
     } = wl;
     let w: SharedWorld = crate::world(cfg);
     let ca = Context::new(rnic::Rnic::open(SimNic::new(&w, 0)?)?, PortAddr::sim(1)?)?;
@@ -238,6 +276,20 @@ pub fn run(
     let (mut done, mut bytes) = (0usize, 0u64);
     let mut wc = vec![WorkCompletion::default(); 256];
     let mut last_progress = ca.now_ns()?;
+    // the model of the atomic words: per pair (FETCH_ADD counter, CMP_SWAP word), in the
+    // responder's atomic MR at pair * ATOMIC_WORDS; seeded start values
+    let mut model: Vec<[u64; 2]> = (0..qps)
+        .map(|k| {
+            let h = (seed ^ 0xA70A_11C5 ^ k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            [h, h.rotate_left(29) ^ 0x5555]
+        })
+        .collect();
+    for (k, m) in model.iter().enumerate() {
+        let d = if k % 2 == 0 { &b } else { &a };
+        d.atom.write(k * ATOMIC_WORDS, &m[0].to_le_bytes())?;
+        d.atom.write(k * ATOMIC_WORDS + 8, &m[1].to_le_bytes())?;
+    }
+    let (mut n_atomic, mut n_swap) = (0usize, 0usize);
     while done < n {
         for k in 0..qps {
             while per_pair[k] < DEPTH && next[k] < per && done + inflight.len() < n {
@@ -251,19 +303,65 @@ pub fn run(
                 let slot = k * DEPTH + i % DEPTH;
                 let h = seed ^ ((k as u64) << 32) ^ i as u64;
                 let mut len = LENS[(h.wrapping_mul(0x9E37_79B9) >> 7) as usize % LENS.len()];
-                let mut kind = ((h >> 3) % 5) as u8;
+                let mut kind = ((h >> 3) % if atomics { 7 } else { 5 }) as u8;
                 if let Some(l) = write_only {
                     (kind, len) = (0, l.min(SLOT));
                 }
-                let m = Msg {
+                let mut m = Msg {
                     pair: k,
                     slot,
                     kind,
                     data: crate::demo::pattern(h, len),
                     wr_id: ((k as u64) << 40) | i as u64,
                     req_done: false,
-                    recv_done: kind == 0 || kind == 4,
+                    recv_done: !(1..=3).contains(&kind),
                 };
+                if kind >= 5 {
+                    // an atomic on the pair's word in the peer's atomic MR; the original
+                    // value lands in the requester's destination slot
+                    let remote_addr = d
+                        .atom
+                        .remote_addr(k * ATOMIC_WORDS + 8 * (kind == 6) as usize)?;
+                    let rkey = d.atom.rkey();
+                    let operand = crate::demo::pattern(h ^ 0xA7, 8);
+                    let operand = u64::from_le_bytes(operand[..8].try_into().unwrap());
+                    let op = if kind == 5 {
+                        let orig = model[k][0];
+                        model[k][0] = orig.wrapping_add(operand);
+                        m.data = orig.to_le_bytes().to_vec();
+                        SendOp::FetchAdd {
+                            remote_addr,
+                            rkey,
+                            add: operand,
+                        }
+                    } else {
+                        let orig = model[k][1];
+                        let swaps = (h >> 11) & 1 == 0;
+                        let compare = if swaps {
+                            model[k][1] = operand;
+                            n_swap += 1;
+                            orig
+                        } else {
+                            orig ^ (1 << ((h >> 12) % 64))
+                        };
+                        m.data = orig.to_le_bytes().to_vec();
+                        SendOp::CompareSwap {
+                            remote_addr,
+                            rkey,
+                            compare,
+                            swap: operand,
+                        }
+                    };
+                    // not the expected value beforehand: an atomic that never lands shows
+                    let orig = u64::from_le_bytes(m.data[..8].try_into().unwrap());
+                    s.dst.write(slot * SLOT, &(!orig).to_le_bytes())?;
+                    let wr = SendWr::new(m.wr_id, op).sge(s.dst.sge(slot * SLOT, 8)?);
+                    qs.post_send(&[wr])?;
+                    n_atomic += 1;
+                    per_pair[k] += 1;
+                    inflight.insert(m.wr_id, m);
+                    continue;
+                }
                 if kind == 4 {
                     // READ: the requester s reads the peer's source slot into its own
                     // destination slot
@@ -352,6 +450,8 @@ pub fn run(
                     let want = match m.kind {
                         0 | 1 => WcOpcode::RdmaWrite,
                         4 => WcOpcode::RdmaRead,
+                        5 => WcOpcode::FetchAdd,
+                        6 => WcOpcode::CompSwap,
                         _ => WcOpcode::Send,
                     };
                     ensure!(c.opcode == want, "opcode: {c:?}");
@@ -363,9 +463,9 @@ pub fn run(
                         continue;
                     };
                     // the destination holds the message exactly (WRITE data may land a
-                    // little after the ACK that completed the requester); a READ's lands
-                    // in the requester's own destination slot
-                    let d = if (m.pair % 2 == 0) != (m.kind == 4) {
+                    // little after the ACK that completed the requester); a READ's and an
+                    // atomic's original value land in the requester's own destination slot
+                    let d = if (m.pair % 2 == 0) != m.lands_at_requester() {
                         &b
                     } else {
                         &a
@@ -415,6 +515,20 @@ pub fn run(
     }
     let cycles = w.borrow().cycle - t0;
     audit(&w, marks)?;
+    // every pair's atomic words hold the model's final values
+    for (k, want) in model.iter().enumerate() {
+        let d = if k % 2 == 0 { &b } else { &a };
+        let mut got = [0u8; ATOMIC_WORDS];
+        d.atom.read(k * ATOMIC_WORDS, &mut got)?;
+        for (j, what) in ["FETCH_ADD counter", "CMP_SWAP word"].iter().enumerate() {
+            let v = u64::from_le_bytes(got[8 * j..8 * j + 8].try_into().unwrap());
+            ensure!(
+                v == want[j],
+                "pair {k}: {what} = {v:#x}, the model says {:#x}",
+                want[j]
+            );
+        }
+    }
     // nothing completes afterwards (no late duplicate completions)
     for _ in 0..20_000 {
         ca.relax()?;
@@ -426,6 +540,8 @@ pub fn run(
         cycles,
         bytes,
         messages: done,
+        atomics: n_atomic,
+        swaps: n_swap,
         a: counters(&ca)?,
         b: counters(&cb)?,
         links,
@@ -448,6 +564,9 @@ pub fn report(name: &str, o: &Outcome) -> String {
         "rd_rsp",
         "rd_gap",
         "rd_drop",
+        "rx_atomic",
+        "atom_dup",
+        "atom_miss",
     ];
     let f = |c: &HashMap<&str, u32>| {
         keys.iter()
@@ -456,8 +575,10 @@ pub fn report(name: &str, o: &Outcome) -> String {
             .join(" ")
     };
     format!(
-        "{name}: {} messages, {} cycles, {} bytes ({:.2} Gb/s at {} MHz)\n  A: {}\n  B: {}",
+        "{name}: {} messages ({} atomics, {} CMP_SWAPs swapped), {} cycles, {} bytes ({:.2} Gb/s at {} MHz)\n  A: {}\n  B: {}",
         o.messages,
+        o.atomics,
+        o.swaps,
         o.cycles,
         o.bytes,
         o.gbps(),

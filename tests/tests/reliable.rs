@@ -1,7 +1,8 @@
 //! Reliable RC over a faulty fabric: the engine's own retransmission (go-back-N on sequence
 //! NAKs and ACK timeouts, RNR waits), with two simulated NICs driven through the verbs API.
 //! Every message must complete successfully exactly once, with the destination memory equal to
-//! the model byte for byte and nothing written outside the MRs and CQ rings.
+//! the model byte for byte and nothing written outside the MRs and CQ rings; every atomic
+//! executes exactly once (its original value and the final atomic words equal the model).
 
 use rnic::verbs::{
     AccessFlags, CompletionQueue, Context, MemoryRegion, Mtu, ProtectionDomain, QpCaps, QueuePair,
@@ -53,8 +54,11 @@ fn counters(ctx: &Ctx) -> HashMap<&'static str, u32> {
 }
 
 /// Loss, duplication, reordering and bit flips in both directions on 16 QP pairs running in
-/// both directions at once (10,000 messages): every message completes successfully exactly
-/// once, every destination byte equals the model, the DMA audit is clean (`rnic_sim::lossy`).
+/// both directions at once (10,000 messages of WRITE, WRITE_IMM, SEND, SEND_IMM, READ,
+/// FETCH_ADD and CMP_SWAP): every message completes successfully exactly once, every
+/// destination byte equals the model, every atomic returns the model's original value and the
+/// atomic words end at the model's values (an atomic executed twice or never would show), the
+/// DMA audit is clean (`rnic_sim::lossy`).
 #[test]
 fn lossy_fabric_mixed_traffic_completes_exactly_once() {
     let o = lossy::run(
@@ -65,6 +69,18 @@ fn lossy_fabric_mixed_traffic_completes_exactly_once() {
     .unwrap_or_else(|e| panic!("{e}"));
     println!("{}", lossy::report("1% loss", &o));
     assert_eq!(o.messages, 10_000);
+    // 2 of the 7 kinds are atomics; CMP_SWAPs both swap and fail
+    assert!(o.atomics > 2000, "only {} atomics", o.atomics);
+    assert!(o.swaps > 300 && o.swaps < o.atomics / 2, "{} swaps", o.swaps);
+    // executed once each: duplicates are answered from the saved results
+    assert_eq!(o.sum("rx_atomic"), o.atomics as u64, "atomics executed");
+    println!(
+        "atomics: {} ({} swapped), duplicates answered {}, unanswerable {}",
+        o.atomics,
+        o.swaps,
+        o.sum("atom_dup"),
+        o.sum("atom_miss")
+    );
     assert!(o.sum("restarts") > 0, "the faults caused no retransmission");
     assert!(
         o.links
