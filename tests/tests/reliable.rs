@@ -71,7 +71,11 @@ fn lossy_fabric_mixed_traffic_completes_exactly_once() {
     assert_eq!(o.messages, 10_000);
     // 2 of the 7 kinds are atomics; CMP_SWAPs both swap and fail
     assert!(o.atomics > 2000, "only {} atomics", o.atomics);
-    assert!(o.swaps > 300 && o.swaps < o.atomics / 2, "{} swaps", o.swaps);
+    assert!(
+        o.swaps > 300 && o.swaps < o.atomics / 2,
+        "{} swaps",
+        o.swaps
+    );
     // executed once each: duplicates are answered from the saved results
     assert_eq!(o.sum("rx_atomic"), o.atomics as u64, "atomics executed");
     println!(
