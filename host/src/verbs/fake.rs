@@ -431,7 +431,7 @@ impl Net {
                 assert_eq!(pc.remote_qpn, qpn, "peer's remote QPN");
                 let mut rs = RqState::decode(&peer.rec(cr::TABLE_RQS, pq));
                 assert_eq!(rs.rq_psn, qc.sq_psn, "PSNs agree");
-                if w.remote_addr % n8 as u64 != 0 {
+                if !w.remote_addr.is_multiple_of(n8 as u64) {
                     fail(me, &mut qc, wc_status::REM_INV_REQ_ERR);
                     return;
                 }
