@@ -11,7 +11,9 @@
 //! pairs FETCH_ADD one counter word per NIC from both directions at once, and the originals
 //! returned are exactly the prefix sums of one serial order. Atomics mixed with READ, WRITE
 //! and SEND on 8 QP pairs complete in order; a QP with max_rd_atomic 1 completes 64 posted
-//! atomics with never more than one outstanding; the frames pass the oracles. The host-memory
+//! atomics with never more than one outstanding; duplicates fed into the responder are
+//! answered from the saved results without executing again; the frames pass the oracles. The
+//! host-memory
 //! audit checks that neither device wrote outside its writable MRs and CQ rings.
 
 use rnic::verbs::{
@@ -920,4 +922,108 @@ fn atomic_frames_pass_the_oracles() {
     let roce = rnic_tests::oracle::check_capture("atomic", &pcap);
     // 3 requests + 3 ATOMIC ACKNOWLEDGEs
     assert!(roce >= 6, "RoCE frames checked: {roce}");
+}
+
+/// Duplicates are answered from the saved results, never executed again (IBTA 9.7.7.2.6,
+/// 9.4.5): after a FETCH_ADD, a CMP_SWAP and a FETCH_ADD on one word complete, their request
+/// frames, taken from the wire, are fed into NIC B again (out of order: the last, the first,
+/// the middle); each is answered with an ATOMIC ACKNOWLEDGE of its own PSN carrying its
+/// original value, the word keeps its final value, and A completes nothing more.
+#[test]
+fn duplicate_atomics_are_answered_from_the_saved_results() {
+    let (w, ca, cb) = verbs_pair(WorldConfig::default());
+    let a = Side::new(&ca, 64 * 1024, 16);
+    let b = Side::new(&cb, 64 * 1024, 16);
+    let (qa, qb) = (a.qp(), b.qp());
+    connect_qps(&qa, &qb, &attr(Mtu::Mtu1024)).expect("connect");
+    let m0 = marks(&w);
+    let word = 40;
+    b.atom.write(word, &100u64.to_le_bytes()).unwrap();
+    let remote_addr = b.atom.remote_addr(word).unwrap();
+    let rkey = b.atom.rkey();
+    let ops = [
+        SendOp::FetchAdd {
+            remote_addr,
+            rkey,
+            add: 5,
+        },
+        SendOp::CompareSwap {
+            remote_addr,
+            rkey,
+            compare: 105,
+            swap: 7,
+        },
+        SendOp::FetchAdd {
+            remote_addr,
+            rkey,
+            add: 1,
+        },
+    ];
+    let origs = [100u64, 105, 7];
+    let since = wire_mark(&w);
+    let wrs: Vec<_> = ops
+        .iter()
+        .enumerate()
+        .map(|(i, &o)| SendWr::new(i as u64, o).sge(a.local.sge(8 * i, 8).unwrap()))
+        .collect();
+    qa.post_send(&wrs).unwrap();
+    let wc = wait_wc(&a, &b, &a.cq, 3, "originals");
+    for (i, c) in wc.iter().enumerate() {
+        assert_eq!((c.wr_id, c.status), (i as u64, WcStatus::Success));
+        let mut v = [0u8; 8];
+        a.local.read(8 * i, &mut v).unwrap();
+        assert_eq!(u64::from_le_bytes(v), origs[i], "original {i}");
+    }
+    assert_eq!(b.word(word), 8);
+    // the three request frames as A sent them
+    let reqs: Vec<(u32, Vec<u8>)> = w
+        .borrow()
+        .wire
+        .iter()
+        .skip(since)
+        .filter(|(l, _)| *l == 0)
+        .filter_map(|(_, f)| {
+            let p = rnic_sim::frame::parse_roce(&f.data)?;
+            p.atomic_eth().map(|_| (p.psn, f.data.clone()))
+        })
+        .collect();
+    assert_eq!(reqs.len(), 3, "atomic requests on the wire");
+    for i in [2usize, 0, 1] {
+        let what = format!("duplicate of request {i}");
+        let mark = wire_mark(&w);
+        w.borrow_mut().inject_rx(1, reqs[i].1.clone()).unwrap();
+        let mut acks = Vec::new();
+        for _ in 0..400 {
+            acks = roce_sent(&w, 1, mark);
+            if !acks.is_empty() {
+                break;
+            }
+            w.borrow_mut().run(250);
+        }
+        assert_eq!(acks.len(), 1, "{what}: responses");
+        let k = &acks[0];
+        assert_eq!(
+            (k.opcode, k.psn),
+            (op::ATOMIC_ACKNOWLEDGE, reqs[i].0),
+            "{what}"
+        );
+        assert_eq!(k.aeth().map(|x| x.syndrome), Some(aeth::ACK), "{what}");
+        assert_eq!(k.atomic_orig(), Some(origs[i]), "{what}: saved original");
+        assert_eq!(b.word(word), 8, "{what}: executed again");
+    }
+    assert_eq!(counter(b.ctx, "rx_atomic"), 3);
+    assert_eq!(counter(b.ctx, "atom_dup"), 3);
+    assert_eq!(counter(b.ctx, "atom_miss"), 0);
+    // A ignores the answers to what it already completed
+    for _ in 0..2000 {
+        ca.relax().unwrap();
+    }
+    let mut more = [WorkCompletion::default(); 4];
+    assert_eq!(a.cq.poll(&mut more).unwrap(), 0, "late completions on A");
+    for i in 0..3 {
+        let mut v = [0u8; 8];
+        a.local.read(8 * i, &mut v).unwrap();
+        assert_eq!(u64::from_le_bytes(v), origs[i], "original {i} rewritten");
+    }
+    audit(&w, m0, &a, &b, "duplicates");
 }
