@@ -13,8 +13,7 @@
 //! and SEND on 8 QP pairs complete in order; a QP with max_rd_atomic 1 completes 64 posted
 //! atomics with never more than one outstanding; duplicates fed into the responder are
 //! answered from the saved results without executing again; the frames pass the oracles. The
-//! host-memory
-//! audit checks that neither device wrote outside its writable MRs and CQ rings.
+//! host-memory audit checks that neither device wrote outside its writable MRs and CQ rings.
 
 use rnic::verbs::{
     AccessFlags, CompletionQueue, ConnectAttr, Context, MemoryRegion, Mtu, ProtectionDomain,

@@ -1428,4 +1428,43 @@ fn loopback_model_atomics() {
     let mut z = [0u8; 8];
     no_atomic.read(0, &mut z).unwrap();
     assert_eq!(z, [0; 8], "memory untouched");
+    // a misaligned remote address (past the driver's check): REM_INV_REQ_ERR; a QP without
+    // REMOTE_ATOMIC: REM_ACCESS_ERR; memory untouched either way
+    for (i, (access, off, status)) in [
+        (attr.access, at + 4 - 8, WcStatus::RemInvReqErr),
+        (
+            AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
+            at,
+            WcStatus::RemAccessErr,
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let qa = pa.create_qp(&cqa, &cqa, QpCaps::default()).unwrap();
+        let qb = pb.create_qp(&cqb, &cqb, QpCaps::default()).unwrap();
+        let at2 = ConnectAttr { access, ..attr };
+        let (ea, eb) = (qa.endpoint().unwrap(), qb.endpoint().unwrap());
+        qa.connect(&eb, &at2).unwrap();
+        qb.connect(&ea, &at2).unwrap();
+        let wr = SendWr::new(
+            20 + i as u64,
+            SendOp::CompareSwap {
+                remote_addr: target.remote_addr(off).unwrap(),
+                rkey,
+                compare: 6,
+                swap: 1,
+            },
+        )
+        .sge(local.sge(0, 8).unwrap());
+        qa.post_send_unaligned_atomics(&[wr]).unwrap();
+        let w = cqa.wait(1, 1000).unwrap();
+        assert_eq!(
+            (w[0].wr_id, w[0].status, w[0].opcode),
+            (20 + i as u64, status, WcOpcode::CompSwap)
+        );
+        let mut now = [0u8; 16];
+        target.read(at - 8, &mut now).unwrap();
+        assert_eq!(now[8..], 6u64.to_le_bytes(), "memory untouched");
+    }
 }
