@@ -253,8 +253,9 @@ fn kinds(b: &Side, off: usize, before: u64, seed: u64) -> [Atomic; 3] {
 
 /// The request A sent and the ATOMIC ACKNOWLEDGE B sent since `since`: exactly one each, the
 /// request's AtomicETH = the WQE's operands, the ACK's PSN = the request's, AETH ACK, the
-/// AtomicAckETH = the original value. Returns the request's PSN.
-fn check_wire(w: &SharedWorld, since: usize, at: &Atomic, what: &str) -> u32 {
+/// AtomicAckETH = the original value, AETH MSN = `msn` (the responder's messages on this QP so
+/// far, this one included). Returns the request's PSN.
+fn check_wire(w: &SharedWorld, since: usize, at: &Atomic, msn: u32, what: &str) -> u32 {
     let reqs = roce_sent(w, 0, since);
     assert_eq!(reqs.len(), 1, "{what}: packets sent by A: {reqs:?}");
     let r = &reqs[0];
@@ -276,6 +277,7 @@ fn check_wire(w: &SharedWorld, since: usize, at: &Atomic, what: &str) -> u32 {
     assert!(k.payload.is_empty(), "{what}: response payload");
     let a = k.aeth().expect("AETH");
     assert_eq!(a.syndrome, aeth::ACK, "{what}: AETH syndrome");
+    assert_eq!(a.msn, msn, "{what}: AETH MSN");
     assert_eq!(k.atomic_orig(), Some(at.before), "{what}: AtomicAckETH");
     r.psn
 }
@@ -305,6 +307,7 @@ fn atomics_all_kinds_mtus_and_places() {
         let mut n = 0;
         for (mtu, qa, _qb) in &qps {
             let mut psn = None;
+            let mut msn = 0;
             for place in [0, ATOM_BYTES / 2 + 8, ATOM_BYTES - 8] {
                 for local_off in [64usize, 64 * 3 + 5] {
                     for kind in 0..3 {
@@ -361,7 +364,8 @@ fn atomics_all_kinds_mtus_and_places() {
                         b.atom.read(0, &mut now).unwrap();
                         assert_eq!(b.word(place), at.after, "{what}: remote word after");
                         assert!(now == image, "{what}: bytes around the remote word changed");
-                        let p = check_wire(&w, since, &at, &what);
+                        msn += 1;
+                        let p = check_wire(&w, since, &at, msn, &what);
                         if let Some(prev) = psn {
                             assert_eq!(p, (prev + 1) & PSN_MASK, "{what}: consecutive PSNs");
                         }
@@ -1019,10 +1023,10 @@ fn duplicate_atomics_are_answered_from_the_saved_results() {
     }
     let mut more = [WorkCompletion::default(); 4];
     assert_eq!(a.cq.poll(&mut more).unwrap(), 0, "late completions on A");
-    for i in 0..3 {
+    for (i, orig) in origs.iter().enumerate() {
         let mut v = [0u8; 8];
         a.local.read(8 * i, &mut v).unwrap();
-        assert_eq!(u64::from_le_bytes(v), origs[i], "original {i} rewritten");
+        assert_eq!(u64::from_le_bytes(v), *orig, "original {i} rewritten");
     }
     audit(&w, m0, &a, &b, "duplicates");
 }
