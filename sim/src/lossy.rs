@@ -208,8 +208,9 @@ pub struct Workload {
 }
 
 impl Workload {
-    /// The mixed workload: `messages` over `qps` pairs, timeout 6 (262 us: above the
-    /// queueing delay of 16 x 16 messages in flight on a 100 Gb/s link).
+    /// The mixed workload (all seven kinds, atomics included): `messages` over `qps` pairs,
+    /// timeout 6 (262 us: above the queueing delay of 16 x 16 messages in flight on a 100 Gb/s
+    /// link).
     pub fn mixed(qps: usize, messages: usize, seed: u64) -> Workload {
         Workload {
             qps,
