@@ -11,7 +11,7 @@ use rnic::verbs::PortAddr;
 use rnic_sim::extport::{ExtPort, PortEndpoint, PortIdentity};
 use rnic_sim::perf::engine;
 use rnic_sim::perf::oob::{DEFAULT_PORT, Oob};
-use rnic_sim::perf::{Params, TestKind};
+use rnic_sim::perf::{ATOMIC_SIZE, AtomicType, Params, TestKind};
 use rnic_sim::{SimNic, WorldConfig, world};
 use std::net::Ipv4Addr;
 use std::time::Duration;
@@ -19,10 +19,10 @@ use std::time::Duration;
 #[derive(Parser)]
 #[command(
     version,
-    about = "perftest for the rnic NIC (simulated or through VFIO); speaks perftest's TCP exchange, so the other side can be an unmodified ib_write_bw / ib_send_bw / ib_write_lat / ib_send_lat"
+    about = "perftest for the rnic NIC (simulated or through VFIO); speaks perftest's TCP exchange, so the other side can be an unmodified ib_write_bw / ib_send_bw / ib_read_bw / ib_atomic_bw / ib_write_lat / ib_send_lat / ib_read_lat / ib_atomic_lat"
 )]
 struct Cli {
-    /// write_bw | send_bw | read_bw | atomic_bw | write_lat | send_lat | read_lat
+    /// write_bw | send_bw | read_bw | atomic_bw | write_lat | send_lat | read_lat | atomic_lat
     test: String,
     /// The server to connect to (client mode); none: be the server.
     server: Option<String>,
@@ -56,7 +56,12 @@ struct Cli {
     /// perftest's GID index (accepted for compatibility; our GID is the IPv4-mapped one).
     #[arg(short = 'x', long)]
     gid_index: Option<u32>,
+    /// Atomic tests: FETCH_AND_ADD (default) or CMP_AND_SWAP.
+    #[arg(short = 'A', long, default_value = "FETCH_AND_ADD")]
+    atomic_type: String,
     /// Server: compare every received SEND byte by byte with the pattern rnic-perf sends.
+    /// Client: compare READ data with the pattern; check every atomic's original value and the
+    /// final values.
     #[arg(long)]
     verify: bool,
     /// Print the result as JSON too.
@@ -117,16 +122,20 @@ fn real_main() -> anyhow::Result<i32> {
     let cli = Cli::parse();
     let test = TestKind::parse(&cli.test).ok_or_else(|| {
         anyhow!(
-            "unknown test {:?}: write_bw, send_bw, read_bw, atomic_bw, write_lat, send_lat, read_lat",
+            "unknown test {:?}: write_bw, send_bw, read_bw, atomic_bw, write_lat, send_lat, read_lat, atomic_lat",
             cli.test
         )
     })?;
-    if !test.supported() {
-        eprintln!(
-            "rnic-perf: {}: not supported by this NIC build yet (atomics are not built)",
-            test.name()
-        );
-        return Ok(2);
+    let atomic = AtomicType::parse(&cli.atomic_type)
+        .ok_or_else(|| anyhow!("-A {:?}: FETCH_AND_ADD or CMP_AND_SWAP", cli.atomic_type))?;
+    if test.is_atomic() {
+        // perftest: "Message size cannot be changed for Atomic tests"
+        if cli.size.is_some_and(|s| s != ATOMIC_SIZE) || cli.all {
+            bail!(
+                "{}: the message size of atomics is {ATOMIC_SIZE} bytes (no -s, no -a)",
+                test.name()
+            );
+        }
     }
     let (dsize, diters) = test.defaults();
     let p = Params {
@@ -142,6 +151,7 @@ fn real_main() -> anyhow::Result<i32> {
         server: cli.server.clone(),
         port: cli.port,
         verify: cli.verify,
+        atomic,
     };
     let _ = cli.gid_index;
     let mac = match &cli.mac {

@@ -5,9 +5,21 @@
 //! `2 * qps * slot` bytes, QP i sends from slot i and is written to / receives into slot
 //! `qps + i`, whose address is what we advertise (and what a peer's READs read: the server
 //! fills it with the data pattern for the read tests). Our own READs land in slot `qps + i`.
+//!
+//! Atomics as perftest's `ib_atomic_bw` / `ib_atomic_lat` post them: 8 bytes, FETCH_AND_ADD of 1
+//! (default) or CMP_AND_SWAP with compare 0 and swap 0 (`-A CMP_AND_SWAP`); the bandwidth test
+//! steps the remote address by a cache line (64 B) through the peer's cycle buffer (4 KiB: 64
+//! words) and the original value lands in the same position of our send slot; the latency
+//! test uses the first word. The MR and the QPs allow REMOTE_ATOMIC, so an rnic-perf server
+//! needs nothing more than its MR. `--verify` (client): every FETCH_AND_ADD's original value
+//! must be the previous one of that word plus 1; CMP_AND_SWAP is chained instead (the first
+//! round learns each word with perftest's 0/0, later ones compare with the word's value and
+//! swap in value + 1, every 4th round with a compare that does not match: the original must be
+//! the word's value either way, memory changed only by the matching ones); at the end one more
+//! atomic per word that changes nothing (add 0, swap = compare = value) checks the final value.
 
 use super::oob::{BwReport, Dest, Incoming, Oob};
-use super::{Mode, Params, Report, Row, TestKind};
+use super::{ATOMIC_SIZE, AtomicType, Mode, Params, Report, Row, TestKind};
 use anyhow::{Context as _, anyhow, bail};
 use rnic::Device;
 use rnic::verbs::{
@@ -19,6 +31,17 @@ use std::time::{Duration, Instant};
 
 /// How the engine finds a peer's MAC from its IPv4 address.
 pub type Resolver<'a> = &'a dyn Fn(Ipv4Addr) -> Option<[u8; 6]>;
+
+/// The access of our MR and QPs.
+fn access() -> AccessFlags {
+    AccessFlags::LOCAL_WRITE
+        | AccessFlags::REMOTE_WRITE
+        | AccessFlags::REMOTE_READ
+        | AccessFlags::REMOTE_ATOMIC
+}
+
+/// perftest's cache line: the step of the atomic bandwidth test's remote address.
+const CACHE_LINE: usize = 64;
 
 /// Wall-clock limit of one wait for the peer inside a traffic loop.
 const STALL: Duration = Duration::from_secs(120);
@@ -83,6 +106,12 @@ impl<'c, D: Device> Rig<'_, 'c, D> {
         Ok(())
     }
 
+    fn read_u64(&self, off: usize) -> anyhow::Result<u64> {
+        let mut b = [0u8; 8];
+        self.mr.read(off, &mut b)?;
+        Ok(u64::from_le_bytes(b))
+    }
+
     fn read_byte(&self, off: usize) -> anyhow::Result<u8> {
         let mut b = [0u8; 1];
         self.mr.read(off, &mut b)?;
@@ -92,7 +121,9 @@ impl<'c, D: Device> Rig<'_, 'c, D> {
 
 /// Sizes of the run: 2..=2^23 with -a (perftest's RUN_ALL), else the one size.
 fn sizes(p: &Params) -> Vec<u64> {
-    if p.all {
+    if p.test.is_atomic() {
+        vec![ATOMIC_SIZE]
+    } else if p.all {
         (1..24)
             .map(|i| 1u64 << i)
             .filter(|s| *s <= p.max_size)
@@ -134,10 +165,8 @@ pub fn run<D: Device>(
         .max(64)
         .next_multiple_of(64);
     let buf = ctx.alloc_buf(2 * p.qps as usize * slot)?;
-    let mr = pd.reg_mr(
-        &buf,
-        AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
-    )?;
+    // every remote access (perftest registers the one of its verb): a server serves any test
+    let mr = pd.reg_mr(&buf, access())?;
     let mut qps = Vec::new();
     for _ in 0..p.qps {
         qps.push(pd.create_qp(
@@ -170,7 +199,12 @@ pub fn run<D: Device>(
             rig.mr
                 .write(rig.recv_off(q), &crate::demo::pattern(1, slot))?;
         }
+        // what a peer's atomics work on: zero, so the server can count the FETCH_AND_ADDs
+        if p.test.is_atomic() && p.mode() == Mode::Server {
+            rig.mr.write(rig.recv_off(q), &vec![0u8; slot])?;
+        }
     }
+    let counters0 = atomic_counters(&ctx)?;
     for q in 0..rig.qps.len() {
         let mine = rig.my_dest(q)?;
         let rem = oob.keys(&mine).context("exchanging QP keys")?;
@@ -195,9 +229,7 @@ pub fn run<D: Device>(
         rig.qps[q].connect(
             &ep,
             &ConnectAttr {
-                access: AccessFlags::LOCAL_WRITE
-                    | AccessFlags::REMOTE_WRITE
-                    | AccessFlags::REMOTE_READ,
+                access: access(),
                 path_mtu,
                 ..ConnectAttr::default()
             },
@@ -226,11 +258,15 @@ pub fn run<D: Device>(
         completions: 0,
         wall_seconds: 0.0,
         verified: 0,
+        atomic_note: None,
     };
     match p.mode() {
         Mode::Client => client(&mut rig, p, &mut oob, &my0, &mut report)?,
         Mode::Server => {
             serve(&mut rig, p, &mut oob, &my0, &mut report)?;
+            if p.test.is_atomic() {
+                server_atomics(&rig, p, counters0, &mut report)?;
+            }
             report.completions = rig.wc_ok;
             report.wall_seconds = t_wall.elapsed().as_secs_f64();
             oob.finish();
@@ -312,9 +348,395 @@ fn client<D: Device>(
                 }
             }
         }
-        _ => bail!("{} is not supported by this NIC build yet", p.test.name()),
+        TestKind::AtomicBw => {
+            // perftest's atomic_bw: no hand shake between the one after RTR and the traffic
+            let words = (oob.cycle_buffer as usize / CACHE_LINE).clamp(1, rig.slot / CACHE_LINE);
+            let (row, checked) = atomic_bw_loop(rig, p, words)?;
+            report.rows.push(row);
+            note_atomics(p, checked, report);
+            oob.keys(my0)?;
+            let last = report.rows.last().cloned().unwrap_or_default();
+            oob.bw_reports(&BwReport {
+                size: last.bytes,
+                iters: last.iters,
+                bw_peak: last.gbps,
+                bw_avg: last.gbps,
+                msg_rate: last.mpps,
+            })?;
+        }
+        TestKind::AtomicLat => {
+            // perftest's atomic_lat: one hand shake more before the traffic; the server is
+            // passive (its NIC executes the atomics)
+            oob.keys(my0)?;
+            let (row, checked) = atomic_lat_loop(rig, p)?;
+            report.rows.push(row);
+            note_atomics(p, checked, report);
+        }
     }
     Ok(())
+}
+
+/// The responder's atomic counters (`rx_atomic` executed, `atom_dup`, `atom_miss`).
+fn atomic_counters<D: Device>(ctx: &Context<D>) -> anyhow::Result<[u64; 3]> {
+    let c = ctx.engine_counters()?;
+    let get = |n: &str| c.iter().find(|x| x.0 == n).map(|x| x.1 as u64).unwrap_or(0);
+    Ok([get("rx_atomic"), get("atom_dup"), get("atom_miss")])
+}
+
+/// Server of an atomic test: what the peer's atomics did to the (zeroed) advertised slots.
+/// Every executed FETCH_AND_ADD of perftest adds 1, perftest's CMP_AND_SWAP (0 -> 0) writes 0:
+/// with `--verify` the sum of all words must be the executed count, or 0.
+fn server_atomics<D: Device>(
+    rig: &Rig<'_, '_, D>,
+    p: &Params,
+    before: [u64; 3],
+    report: &mut Report,
+) -> anyhow::Result<()> {
+    let now = atomic_counters(rig.ctx)?;
+    let d = |i: usize| now[i].wrapping_sub(before[i]) & 0xffff_ffff;
+    let mut sum = 0u64;
+    for q in 0..rig.qps.len() {
+        let mut b = vec![0u8; rig.slot];
+        rig.mr.read(rig.recv_off(q), &mut b)?;
+        for w in b.chunks_exact(8) {
+            sum = sum.wrapping_add(u64::from_le_bytes(w.try_into().expect("8 bytes")));
+        }
+    }
+    let want = match p.atomic {
+        AtomicType::FetchAdd => d(0),
+        AtomicType::CmpSwap => 0,
+    };
+    let ok = sum == want && d(0) > 0;
+    if p.verify && !ok {
+        bail!(
+            "atomics: {} executed, but the words of the advertised slots sum to {sum}, expected {want} ({})",
+            d(0),
+            p.atomic.name()
+        );
+    }
+    report.verified = if ok { d(0) } else { 0 };
+    report.atomic_note = Some(format!(
+        "atomics: {} executed by the responder, {} duplicates answered from the saved results, {} dropped; the advertised words sum to {sum} ({}{})",
+        d(0),
+        d(1),
+        d(2),
+        p.atomic.name(),
+        if p.verify { ", checked: ok" } else { "" }
+    ));
+    Ok(())
+}
+
+fn note_atomics(p: &Params, checked: u64, report: &mut Report) {
+    report.verified = checked;
+    report.atomic_note = Some(if p.verify {
+        format!(
+            "atomics: {} {checked} original values and the final value of every word checked: ok",
+            p.atomic.name()
+        )
+    } else {
+        format!("atomics: {} (not checked: --verify)", p.atomic.name())
+    });
+}
+
+/// What `--verify` knows of one remote word: its value, once an atomic returned it.
+#[derive(Debug, Clone, Copy, Default)]
+struct Word {
+    value: Option<u64>,
+}
+
+/// The atomic to post on a word, and the original value it must return (`None`: not known).
+fn atomic_op(
+    p: &Params,
+    w: Word,
+    round: u64,
+    remote_addr: u64,
+    rkey: u32,
+) -> (SendOp, Option<u64>) {
+    match (p.atomic, p.verify, w.value) {
+        (AtomicType::FetchAdd, _, v) => (
+            SendOp::FetchAdd {
+                remote_addr,
+                rkey,
+                add: 1,
+            },
+            v,
+        ),
+        (AtomicType::CmpSwap, true, Some(v)) => {
+            // every 4th round a compare that does not match: nothing is written
+            let compare = if round.is_multiple_of(4) {
+                v ^ 0x5a5a_5a5a_5a5a_5a5a
+            } else {
+                v
+            };
+            (
+                SendOp::CompareSwap {
+                    remote_addr,
+                    rkey,
+                    compare,
+                    swap: v.wrapping_add(1),
+                },
+                Some(v),
+            )
+        }
+        (AtomicType::CmpSwap, _, v) => (
+            SendOp::CompareSwap {
+                remote_addr,
+                rkey,
+                compare: 0,
+                swap: 0,
+            },
+            if p.verify { None } else { v },
+        ),
+    }
+}
+
+/// The word's value after an atomic that returned `orig`.
+fn after(op: &SendOp, orig: u64) -> u64 {
+    match *op {
+        SendOp::FetchAdd { add, .. } => orig.wrapping_add(add),
+        SendOp::CompareSwap { compare, swap, .. } if compare == orig => swap,
+        _ => orig,
+    }
+}
+
+/// Atomic bandwidth loop (perftest's atomic_bw): `iters` atomics per QP on `words` words of the
+/// peer's buffer, a cache line apart, at most `tx_depth` (and `words`) outstanding each, every
+/// one signaled and checked. Returns the row and the original values checked (`--verify`).
+fn atomic_bw_loop<D: Device>(
+    rig: &mut Rig<'_, '_, D>,
+    p: &Params,
+    words: usize,
+) -> anyhow::Result<(Row, u64)> {
+    let nq = rig.qps.len();
+    let iters = p.iters;
+    // a word is used again only once its previous atomic completed (what --verify needs)
+    let depth = (p.tx_depth.min(rig.ctx.params().sq_depth).max(1) as u64).min(words as u64);
+    let mut posted = vec![0u64; nq];
+    let mut done = vec![0u64; nq];
+    let mut state = vec![vec![Word::default(); words]; nq];
+    // per QP, per outstanding WQE (by wr_id % words): the op and the expected original
+    let mut inflight: Vec<Vec<Option<(SendOp, Option<u64>)>>> = vec![vec![None; words]; nq];
+    let mut checked = 0u64;
+    let t0 = rig.ctx.now_ns()?;
+    let w0 = Instant::now();
+    let deadline = p.duration.map(|d| w0 + Duration::from_secs_f64(d));
+    let mut wc = vec![WorkCompletion::default(); 64];
+    let mut last_progress = Instant::now();
+    let qpn_index: Vec<u32> = rig.qps.iter().map(|q| q.qpn()).collect();
+    let want_op = match p.atomic {
+        AtomicType::FetchAdd => WcOpcode::FetchAdd,
+        AtomicType::CmpSwap => WcOpcode::CompSwap,
+    };
+    loop {
+        let stop_posting = deadline.is_some_and(|d| Instant::now() >= d);
+        let mut any = false;
+        for q in 0..nq {
+            while (deadline.is_some() && !stop_posting || deadline.is_none() && posted[q] < iters)
+                && posted[q] - done[q] < depth
+            {
+                let n = posted[q];
+                let k = (n % words as u64) as usize;
+                let remote = rig.rem[q].vaddr + (k * CACHE_LINE) as u64;
+                let (op, want) =
+                    atomic_op(p, state[q][k], n / words as u64, remote, rig.rem[q].rkey);
+                let sge = rig
+                    .mr
+                    .sge(rig.send_off(q) + k * CACHE_LINE, ATOMIC_SIZE as usize)?;
+                inflight[q][k] = Some((op, want));
+                rig.qps[q].post_send(&[SendWr::new(n, op).sge(sge)])?;
+                posted[q] += 1;
+                any = true;
+            }
+        }
+        let n = rig.poll(&mut wc)?;
+        for w in &wc[..n] {
+            let Some(q) = qpn_index.iter().position(|x| *x == w.qp_num) else {
+                continue;
+            };
+            if w.opcode != want_op || w.wr_id != done[q] {
+                bail!(
+                    "atomic_bw: QP {q}: completion {:?} wr_id {}, expected {want_op:?} wr_id {}",
+                    w.opcode,
+                    w.wr_id,
+                    done[q]
+                );
+            }
+            let k = (w.wr_id % words as u64) as usize;
+            let (op, want) = inflight[q][k]
+                .take()
+                .ok_or_else(|| anyhow!("atomic_bw: QP {q}: completion of a WQE not posted"))?;
+            if p.verify {
+                let orig = rig.read_u64(rig.send_off(q) + k * CACHE_LINE)?;
+                if let Some(v) = want
+                    && orig != v
+                {
+                    bail!(
+                        "atomic_bw: QP {q} atomic {} ({op:?}): original value {orig:#x}, expected {v:#x}",
+                        w.wr_id
+                    );
+                }
+                state[q][k].value = Some(after(&op, orig));
+                checked += 1;
+            }
+            done[q] += 1;
+        }
+        if n > 0 || any {
+            last_progress = Instant::now();
+        }
+        let all_done = (0..nq).all(|q| done[q] == posted[q])
+            && (stop_posting || deadline.is_none() && (0..nq).all(|q| posted[q] >= iters));
+        if all_done {
+            break;
+        }
+        if last_progress.elapsed() > STALL {
+            bail!(
+                "no completion for {} s ({} of {} done on QP 0)",
+                STALL.as_secs(),
+                done[0],
+                posted[0]
+            );
+        }
+        if n == 0 {
+            rig.ctx.relax()?;
+        }
+    }
+    let ns = rig.ctx.now_ns()?.saturating_sub(t0).max(1);
+    let msgs: u64 = done.iter().sum();
+    let row = Row::bw(
+        ATOMIC_SIZE,
+        msgs / nq as u64,
+        msgs,
+        ns,
+        w0.elapsed().as_secs_f64(),
+    );
+    if p.verify {
+        for q in 0..nq {
+            for (k, w) in state[q].iter().enumerate() {
+                if let Some(v) = w.value {
+                    let remote = rig.rem[q].vaddr + (k * CACHE_LINE) as u64;
+                    let got = atomic_read(rig, p, q, remote, rig.send_off(q) + k * CACHE_LINE, v)?;
+                    if got != v {
+                        bail!("atomic_bw: QP {q} word {k}: final value {got:#x}, expected {v:#x}");
+                    }
+                }
+            }
+        }
+    }
+    Ok((row, checked))
+}
+
+/// One atomic of the test's kind that changes nothing (add 0; compare = swap = `guess`), waited
+/// for: the word's current value.
+fn atomic_read<D: Device>(
+    rig: &mut Rig<'_, '_, D>,
+    p: &Params,
+    q: usize,
+    remote_addr: u64,
+    local: usize,
+    guess: u64,
+) -> anyhow::Result<u64> {
+    let rkey = rig.rem[q].rkey;
+    let op = match p.atomic {
+        AtomicType::FetchAdd => SendOp::FetchAdd {
+            remote_addr,
+            rkey,
+            add: 0,
+        },
+        AtomicType::CmpSwap => SendOp::CompareSwap {
+            remote_addr,
+            rkey,
+            compare: guess,
+            swap: guess,
+        },
+    };
+    let sge = rig.mr.sge(local, ATOMIC_SIZE as usize)?;
+    let id = u64::MAX - 1;
+    rig.qps[q].post_send(&[SendWr::new(id, op).sge(sge)])?;
+    let mut wc = vec![WorkCompletion::default(); 16];
+    let t = Instant::now();
+    loop {
+        let n = rig.poll(&mut wc)?;
+        if wc[..n].iter().any(|w| w.wr_id == id) {
+            break;
+        }
+        if n == 0 {
+            if t.elapsed() > STALL {
+                bail!(
+                    "atomic: final read of QP {q} not completed for {} s",
+                    STALL.as_secs()
+                );
+            }
+            rig.ctx.relax()?;
+        }
+    }
+    rig.read_u64(local)
+}
+
+/// Atomic latency (perftest's atomic_lat): one atomic at a time on the peer's first word,
+/// posted -> completed, in device time; the peer's NIC executes it by itself.
+fn atomic_lat_loop<D: Device>(rig: &mut Rig<'_, '_, D>, p: &Params) -> anyhow::Result<(Row, u64)> {
+    let mut wc = vec![WorkCompletion::default(); 16];
+    let mut samples_ns = Vec::with_capacity(p.iters as usize);
+    let mut samples_wall = Vec::with_capacity(p.iters as usize);
+    let remote = rig.rem[0].vaddr;
+    let rkey = rig.rem[0].rkey;
+    let local = rig.send_off(0);
+    let mut word = Word::default();
+    let mut checked = 0u64;
+    let w0 = Instant::now();
+    for k in 0..p.iters {
+        let (op, want) = atomic_op(p, word, k, remote, rkey);
+        let sge = rig.mr.sge(local, ATOMIC_SIZE as usize)?;
+        let t = (rig.ctx.now_ns()?, Instant::now());
+        rig.qps[0].post_send(&[SendWr::new(k, op).sge(sge)])?;
+        let t_wait = Instant::now();
+        loop {
+            let n = rig.poll(&mut wc)?;
+            if wc[..n]
+                .iter()
+                .any(|w| matches!(w.opcode, WcOpcode::FetchAdd | WcOpcode::CompSwap))
+            {
+                break;
+            }
+            if n == 0 {
+                if t_wait.elapsed() > STALL {
+                    bail!(
+                        "atomic_lat: atomic {k} not completed for {} s",
+                        STALL.as_secs()
+                    );
+                }
+                rig.ctx.relax()?;
+            }
+        }
+        samples_ns.push(rig.ctx.now_ns()?.saturating_sub(t.0));
+        samples_wall.push(t.1.elapsed().as_secs_f64() * 1e6);
+        if p.verify {
+            let orig = rig.read_u64(local)?;
+            if let Some(v) = want
+                && orig != v
+            {
+                bail!("atomic_lat: atomic {k} ({op:?}): original value {orig:#x}, expected {v:#x}");
+            }
+            word.value = Some(after(&op, orig));
+            checked += 1;
+        }
+    }
+    let row = Row::lat(
+        ATOMIC_SIZE,
+        p.iters,
+        &mut samples_ns,
+        &mut samples_wall,
+        w0.elapsed().as_secs_f64(),
+    );
+    if p.verify
+        && let Some(v) = word.value
+    {
+        let got = atomic_read(rig, p, 0, remote, local, v)?;
+        if got != v {
+            bail!("atomic_lat: final value {got:#x}, expected {v:#x}");
+        }
+    }
+    Ok((row, checked))
 }
 
 /// What a bandwidth loop posts.

@@ -1,6 +1,7 @@
 //! rnic-perf: perftest for this NIC. It speaks perftest's out-of-band TCP exchange
 //! ([`oob`]) so either side can be an unmodified `ib_write_bw`, `ib_send_bw`, `ib_read_bw`,
-//! `ib_write_lat`, `ib_send_lat` or `ib_read_lat` (e.g. Linux rdma_rxe), or another rnic-perf. The traffic loops are in
+//! `ib_atomic_bw`, `ib_write_lat`, `ib_send_lat`, `ib_read_lat` or `ib_atomic_lat` (e.g. Linux
+//! rdma_rxe), or another rnic-perf. The traffic loops are in
 //! [`engine`], the only module that uses the verbs API.
 
 pub mod engine;
@@ -18,7 +19,36 @@ pub enum TestKind {
     WriteLat,
     SendLat,
     ReadLat,
+    AtomicLat,
 }
+
+/// perftest's `-A`: which atomic the atomic tests post (FETCH_AND_ADD by default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtomicType {
+    /// FETCH & ADD of 1 (perftest's ATOMIC_ADD_VALUE)
+    FetchAdd,
+    /// COMPARE & SWAP with compare 0, swap 0 (perftest's values; `--verify` chains them)
+    CmpSwap,
+}
+
+impl AtomicType {
+    pub fn parse(s: &str) -> Option<AtomicType> {
+        match s {
+            "FETCH_AND_ADD" => Some(AtomicType::FetchAdd),
+            "CMP_AND_SWAP" => Some(AtomicType::CmpSwap),
+            _ => None,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomicType::FetchAdd => "FETCH_AND_ADD",
+            AtomicType::CmpSwap => "CMP_AND_SWAP",
+        }
+    }
+}
+
+/// perftest's atomic message size (DEF_SIZE_ATOMIC).
+pub const ATOMIC_SIZE: u64 = 8;
 
 impl TestKind {
     pub fn parse(s: &str) -> Option<TestKind> {
@@ -30,6 +60,7 @@ impl TestKind {
             "write_lat" => TestKind::WriteLat,
             "send_lat" => TestKind::SendLat,
             "read_lat" => TestKind::ReadLat,
+            "atomic_lat" => TestKind::AtomicLat,
             _ => return None,
         })
     }
@@ -42,21 +73,25 @@ impl TestKind {
             TestKind::WriteLat => "write_lat",
             TestKind::SendLat => "send_lat",
             TestKind::ReadLat => "read_lat",
+            TestKind::AtomicLat => "atomic_lat",
         }
-    }
-    /// Tests the NIC cannot run yet (atomics are not built).
-    pub fn supported(self) -> bool {
-        !matches!(self, TestKind::AtomicBw)
     }
     pub fn is_lat(self) -> bool {
         matches!(
             self,
-            TestKind::WriteLat | TestKind::SendLat | TestKind::ReadLat
+            TestKind::WriteLat | TestKind::SendLat | TestKind::ReadLat | TestKind::AtomicLat
         )
+    }
+    pub fn is_atomic(self) -> bool {
+        matches!(self, TestKind::AtomicBw | TestKind::AtomicLat)
     }
     /// perftest's default message size and iterations.
     pub fn defaults(self) -> (u64, u64) {
-        if self.is_lat() {
+        if self == TestKind::AtomicBw {
+            (ATOMIC_SIZE, 5000)
+        } else if self == TestKind::AtomicLat {
+            (ATOMIC_SIZE, 1000)
+        } else if self.is_lat() {
             (2, 1000)
         } else {
             (65536, 5000)
@@ -94,8 +129,11 @@ pub struct Params {
     /// `-p`
     pub port: u16,
     /// Server: compare every received SEND with the pattern the peer (rnic-perf or
-    /// tests/interop's rxe-check) sends.
+    /// tests/interop's rxe-check) sends. Client: check READ data, and every atomic's original
+    /// value and the final values (see `engine`).
     pub verify: bool,
+    /// `-A` (atomic tests)
+    pub atomic: AtomicType,
 }
 
 impl Params {
@@ -179,8 +217,11 @@ pub struct Report {
     /// successful completions (every completion is checked; an error fails the run)
     pub completions: u64,
     pub wall_seconds: f64,
-    /// messages compared byte by byte with the pattern (`--verify`)
+    /// messages compared byte by byte with the pattern (`--verify`), or atomics whose
+    /// original value was checked
     pub verified: u64,
+    /// atomic tests: the atomic posted, and what `--verify` checked
+    pub atomic_note: Option<String>,
 }
 
 impl Report {
@@ -235,7 +276,9 @@ impl Report {
             " completions ok: {}   wall: {:.1} s   (rates in device time at the nominal clock; the peer's speed bounds them)",
             self.completions, self.wall_seconds
         );
-        if self.verified > 0 {
+        if let Some(n) = &self.atomic_note {
+            let _ = writeln!(s, " {n}");
+        } else if self.verified > 0 {
             let _ = writeln!(
                 s,
                 " data: {} messages compared byte by byte: ok",
@@ -279,6 +322,7 @@ impl Report {
             "completions_ok": self.completions,
             "wall_seconds": self.wall_seconds,
             "verified": self.verified,
+            "atomic": self.atomic_note,
             "rows": rows,
         })
         .to_string()
@@ -310,6 +354,7 @@ mod tests {
             completions: 200,
             wall_seconds: 0.25,
             verified: 0,
+            atomic_note: None,
         };
         let v: serde_json::Value = serde_json::from_str(&r.json()).expect("valid JSON");
         assert_eq!(v["test"], "write_bw");
