@@ -24,7 +24,8 @@ while read -r DIR T M S N X; do
   P=$((19000 + K))
   if [ "$X" = NOTBUILT ]; then K=$((K + 1)); continue; fi
   A="-d rxe0 -x 1 -F -m $M -n $N -p $P"
-  if [ "$X" = "-a" ]; then A="$A -a"; else A="$A -s $S"; fi
+  if [ "$X" = "-a" ]; then A="$A -a"; elif [ "${T#atomic_}" = "$T" ]; then A="$A -s $S"; fi
+  [ "$X" = cas ] && A="$A -A CMP_AND_SWAP"   # atomics: perftest's size (8) is fixed
   if [ "$T" = data ]; then TOOL="rxe-check"; A="-m $M -s $S -n $N -p $P"; else TOOL="ib_$T"; fi
   [ "$X" = netem ] && tc2 qdisc add dev eth0 root netem loss 1%
   echo "MARK case $K $DIR $T uptime=$(up)"

@@ -6,10 +6,11 @@
 # its servers at 127.0.0.1:20000+k (hostfwd). One VM boot runs the whole matrix, case by case in
 # lockstep with this script. See docs/INTEROP.md.
 #
-# usage: tests/interop/run.sh [ci|small|build|case-list|clean]
+# usage: tests/interop/run.sh [ci|small|atomic|build|case-list|clean]
 #   ci      build (cached) + the full matrix; prints one line per case and
 #           "interop: N passed, M failed"; exits non-zero on any failure
 #   small   the same with the small matrix of `make test`
+#   atomic  the same with only the atomic cases (atomic_bw, atomic_lat; both directions)
 #   build   host packages, guest packages (pinned), kernel, initramfs, rnic-perf, the checker
 #   clean   remove the cache directory
 # Cache: ${RNIC_INTEROP_DIR:-/var/tmp/rnic-interop}; captures and logs: out/interop/.
@@ -149,7 +150,7 @@ initramfs() {
   for f in "${order[@]}"; do mkdir -p "$R/lib/modules/$kver/$(dirname "$f")"; cp "$MD/$f" "$R/lib/modules/$kver/$f"; done
   printf '%s\n' "${order[@]}" > "$R/modules.load"
   echo "$kver" > "$R/KVER"
-  for b in ib_write_bw ib_send_bw ib_write_lat ib_send_lat ib_read_bw ib_read_lat ib_atomic_bw ibv_devinfo rdma; do
+  for b in ib_write_bw ib_send_bw ib_write_lat ib_send_lat ib_read_bw ib_read_lat ib_atomic_bw ib_atomic_lat ibv_devinfo rdma; do
     cp "$S/usr/bin/$b" "$R/usr/local/bin/"
   done
   cp "$S/bin/ip" "$R/usr/local/bin/ip2"     # busybox's sh prefers its own applets: named apart
@@ -177,6 +178,7 @@ perf_bin() {
 # rnic2rxe = our client -> rxe server. NOTBUILT lines are reported, not run.
 matrix() {
   local kind=$1 dir t m s n
+  if [ "$kind" = atomic ]; then atomics; return; fi
   if [ "$kind" = small ]; then
     for dir in rxe2rnic rnic2rxe; do for t in write_bw send_bw read_bw; do echo "$dir $t 1024 4096 20 -"; done; done
     return
@@ -195,7 +197,17 @@ matrix() {
     echo "$dir data 4096 65536 4 -"
     echo "$dir write_bw 1024 65536 20 netem"
   done
-  echo "both atomic_bw 1024 64 0 NOTBUILT"
+  atomics
+}
+
+atomics() {   # perftest's atomics (8 B): FETCH_AND_ADD (default) and -A CMP_AND_SWAP ("cas")
+  local dir
+  for dir in rxe2rnic rnic2rxe; do
+    echo "$dir atomic_bw 1024 8 50 -"
+    echo "$dir atomic_bw 4096 8 50 cas"
+    echo "$dir atomic_lat 1024 8 50 -"
+    echo "$dir atomic_lat 4096 8 50 cas"
+  done
 }
 
 build() {
@@ -257,7 +269,10 @@ run_matrix() {
     local pcap=$OUT/$name.pcap
     local args=(-m "$m" -n "$n" --ext "$EXT" --ip 10.0.0.2 --pcap "$pcap" --json)
     local pt=$t; [ "$t" = data ] && { pt=send_bw; [ "$dir" = rxe2rnic ] && args+=(--verify); }
-    if [ "$x" = -a ]; then args+=(-a); else args+=(-s "$s"); fi
+    if [ "$x" = -a ]; then args+=(-a); elif [ "${t#atomic_}" = "$t" ]; then args+=(-s "$s"); fi
+    # atomics: the same -A on both sides; rnic-perf checks every original value as client,
+    # the executed count against its words as server
+    if [ "${t#atomic_}" != "$t" ]; then args+=(--verify); [ "$x" = cas ] && args+=(-A CMP_AND_SWAP); fi
     local c0; c0=$(now)
     if [ "$dir" = rxe2rnic ]; then
       timeout "$CASE_TIMEOUT" "$PERF" "$pt" -p $((19000 + k)) "${args[@]}" > "$OUT/$name.log" 2>&1 &
@@ -272,6 +287,9 @@ run_matrix() {
     local why=""
     [ "$prc" = 0 ] || why="rnic-perf exit $prc: $(grep -a 'error' "$OUT/$name.log" | tail -1)"
     [ "$grc" = 0 ] || why="$why guest exit $grc: $(grep -a -i -E 'error|fail|couldn|unable|invalid' "$OUT/$name.guest.log" | head -2 | tr '\n' ' ')"
+    if [ "${t#atomic_}" != "$t" ] && [ "$prc" = 0 ]; then   # rnic-perf's atomic check ran
+      grep -a -q -E '^ atomics: .*checked: ok' "$OUT/$name.log" || why="$why atomics: rnic-perf did not check"
+    fi
     if [ "$t" = data ]; then   # the data oracle must have compared every message
       if [ "$dir" = rxe2rnic ]; then
         grep -a -q "data: $n messages compared byte by byte: ok" "$OUT/$name.log" || why="$why data: rnic-perf did not compare $n messages"
@@ -285,6 +303,7 @@ run_matrix() {
     theirs=$(grep -a -E '^ *[0-9]+ +[0-9]+ +[0-9.]+' "$OUT/$name.guest.log" | tail -1 | awk '{$1=$1; print}')
     summary="rnic-perf [$ours] perftest [$theirs]"
     [ "$t" = data ] && summary="$(grep -a -h -E 'rxe-check:|data:' "$OUT/$name.log" "$OUT/$name.guest.log" | tr '\n' ' ')"
+    [ "${t#atomic_}" != "$t" ] && summary="$summary $(grep -a -h -E '^ atomics:' "$OUT/$name.log" | tr '\n' ' ')"
     printf '%s\037%s\037%s\037%s\037%s\n' "$name" "$x" "$(since "$c0")" "$why" "$summary" >> "$OUT/verdicts.tsv"
     echo "ran $name ($(since "$c0") s)${why:+: $why}" >&2
     k=$((k + 1))
@@ -316,7 +335,8 @@ case "${1:-ci}" in
   build) build;;
   ci) t0=$(now); build; rc=0; run_matrix full || rc=1; log "total $(since "$t0") s"; exit $rc;;
   small) t0=$(now); build; rc=0; run_matrix small || rc=1; log "total $(since "$t0") s"; exit $rc;;
+  atomic) t0=$(now); build; rc=0; run_matrix atomic || rc=1; log "total $(since "$t0") s"; exit $rc;;
   case-list) matrix "${2:-full}";;
   clean) rm -rf "$W";;
-  *) sed -n '2,16p' "$0"; exit 2;;
+  *) sed -n '2,17p' "$0"; exit 2;;
 esac
