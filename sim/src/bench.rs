@@ -1,7 +1,9 @@
 //! Benchmarks in simulated cycles (deterministic) plus the simulator's own speed (wall clock,
 //! reported, never asserted).
 
-use crate::demo::{BenchOp, Rig, wire_limit_gbps};
+use crate::demo::{
+    ATOMIC_ACK_WIRE, ATOMIC_REQ_WIRE, BenchOp, Rig, atomic_wire_limit_mops, wire_limit_gbps,
+};
 use crate::device::{SimNic, world};
 use crate::world::{NS_PER_CYCLE, WorldConfig};
 use rnic::verbs::{Context, Mtu, PortAddr};
@@ -168,6 +170,7 @@ pub fn run(cfg: WorldConfig) -> Result<String, crate::Error> {
         )?;
     }
     let rdma_speed = (w2.borrow().cycle - c0) as f64 / t.elapsed().as_secs_f64();
+    atomic_rows(&mut out, &rig, &qa, &qb)?;
 
     // NIC-internal latency, one message at a time on an idle pair
     writeln!(
@@ -236,6 +239,63 @@ pub fn run(cfg: WorldConfig) -> Result<String, crate::Error> {
         "\nSimulator speed (wall clock, this machine): two-NIC world idle {idle:.0} cycles/s; with the driver sending 1500-byte frames {busy:.0} cycles/s; during the RDMA runs above {rdma_speed:.0} cycles/s."
     )?;
     Ok(out)
+}
+
+/// Message rate of the atomics (and of 8-byte READs, the other operation answered by the
+/// responder with data) on one QP pair and on four, A -> B, path MTU 4096, 32 outstanding per
+/// QP, every original value and the final words checked (`Rig::measure_rate`).
+fn atomic_rows(
+    out: &mut String,
+    rig: &Rig,
+    qa: &rnic::verbs::QueuePair<SimNic>,
+    qb: &rnic::verbs::QueuePair<SimNic>,
+) -> Result<(), crate::Error> {
+    // a READ request: BTH + RETH (16), no payload
+    let read_req_wire = 54 + 16 + 4 + rnic_abi::roce::WIRE_OVERHEAD_BYTES;
+    writeln!(
+        out,
+        "\nAtomics, message rate (A -> B, path MTU 4096, 32 outstanding per QP, all signaled; each QP on its own 8-byte word; every original value and the final words checked); wire limit = 100 Gb/s / the request frame's bytes on the wire per operation ({ATOMIC_REQ_WIRE} for an atomic, whose ATOMIC ACKNOWLEDGE takes {ATOMIC_ACK_WIRE} in the other direction; {read_req_wire} for a READ request).\n"
+    )?;
+    writeln!(
+        out,
+        "| op | QPs | operations | cycles | cycles/op | Mops | wire limit | share of the wire limit |\n|---|---|---|---|---|---|---|---|"
+    )?;
+    let extra: Vec<_> = (0..3)
+        .map(|_| rig.connect(Mtu::Mtu4096))
+        .collect::<Result<_, _>>()?;
+    let mut pairs = vec![(qa, qb)];
+    pairs.extend(extra.iter().map(|(a, b)| (a, b)));
+    for (nq, iters) in [(1usize, 256usize), (4, 128)] {
+        for op in [BenchOp::FetchAdd, BenchOp::CmpSwap, BenchOp::Read] {
+            let limit = if op == BenchOp::Read {
+                100e9 / 8.0 / read_req_wire as f64 / 1e6
+            } else {
+                atomic_wire_limit_mops()
+            };
+            let r = rig.measure_rate(&pairs[..nq], op, iters, 32)?;
+            rig.audit()?;
+            rig.world.borrow_mut().wire.clear();
+            let name = if op == BenchOp::Read {
+                "READ 8 B"
+            } else {
+                op.name()
+            };
+            writeln!(
+                out,
+                "| {name} | {nq} | {} | {} | {:.1} | {:.2} | {limit:.1} Mops | {:.1}% |",
+                r.ops,
+                r.cycles,
+                r.cycles_per_op(),
+                r.mops(),
+                100.0 * r.mops() / limit
+            )?;
+        }
+    }
+    for (a, b) in extra {
+        a.destroy()?;
+        b.destroy()?;
+    }
+    Ok(())
 }
 
 /// The receive-path fuzz test (`crate::fuzz`) at 10^5 frames, written as a table.

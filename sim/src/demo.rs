@@ -72,6 +72,11 @@ pub enum BenchOp {
     Send,
     /// RDMA READ: A reads B's buffer into its own (the data flows B -> A).
     Read,
+    /// ATOMIC FETCH & ADD of 1 on a word of B's buffer (8 bytes; the original lands in A's).
+    FetchAdd,
+    /// ATOMIC COMPARE & SWAP on a word of B's buffer, chained: the i-th compares with i and
+    /// swaps in i + 1, so every one matches.
+    CmpSwap,
 }
 
 impl BenchOp {
@@ -80,8 +85,24 @@ impl BenchOp {
             BenchOp::Write => "WRITE",
             BenchOp::Send => "SEND",
             BenchOp::Read => "READ",
+            BenchOp::FetchAdd => "FETCH_ADD",
+            BenchOp::CmpSwap => "CMP_SWAP",
         }
     }
+    pub fn is_atomic(self) -> bool {
+        matches!(self, BenchOp::FetchAdd | BenchOp::CmpSwap)
+    }
+}
+
+/// Bytes on the wire (frame + preamble/FCS/IFG) of one atomic request: Ethernet+IPv4+UDP+BTH
+/// (54), AtomicETH (28), ICRC (4); and of its ATOMIC ACKNOWLEDGE: AETH (4) + AtomicAckETH (8).
+pub const ATOMIC_REQ_WIRE: usize = 54 + 28 + 4 + rnic_abi::roce::WIRE_OVERHEAD_BYTES;
+pub const ATOMIC_ACK_WIRE: usize = 54 + 4 + 8 + 4 + rnic_abi::roce::WIRE_OVERHEAD_BYTES;
+
+/// The wire's limit for atomics in one direction, millions of operations per second at 100
+/// Gb/s: one request frame per operation.
+pub fn atomic_wire_limit_mops() -> f64 {
+    100e9 / 8.0 / ATOMIC_REQ_WIRE as f64 / 1e6
 }
 
 /// One row of the table.
@@ -125,6 +146,8 @@ pub fn wire_limit_gbps(op: BenchOp, bytes: usize, mtu: usize) -> f64 {
         let reth = match op {
             BenchOp::Write if i == 0 => 16,
             BenchOp::Read if i == 0 || i == n - 1 => 4,
+            // the request's AtomicETH carries the 8 bytes (swap/add) of "payload"
+            BenchOp::FetchAdd | BenchOp::CmpSwap => 28 - payload.min(8),
             _ => 0,
         };
         let frame = (54 + reth + payload.next_multiple_of(4) + 4).max(60);
@@ -203,6 +226,35 @@ pub const ERROR_COUNTERS: [&str; 17] = [
 /// Frames kept in the pcap from each benchmark row (the showcase is kept whole).
 const PCAP_FRAMES_PER_ROW: usize = 48;
 
+/// B's destination MR and both QPs: local write and every remote access (WRITE, READ, atomics).
+fn remote_access() -> AccessFlags {
+    AccessFlags::LOCAL_WRITE
+        | AccessFlags::REMOTE_WRITE
+        | AccessFlags::REMOTE_READ
+        | AccessFlags::REMOTE_ATOMIC
+}
+
+/// One row of the message-rate table (`Rig::measure_rate`): 8-byte operations on one or more
+/// QP pairs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateRow {
+    pub op: BenchOp,
+    pub qps: usize,
+    /// operations in all (every QP the same share)
+    pub ops: usize,
+    pub cycles: u64,
+}
+
+impl RateRow {
+    /// Operations per second, millions, at the nominal clock.
+    pub fn mops(&self) -> f64 {
+        self.ops as f64 / (self.cycles as f64 * NS_PER_CYCLE * 1e-9) / 1e6
+    }
+    pub fn cycles_per_op(&self) -> f64 {
+        self.cycles as f64 / self.ops as f64
+    }
+}
+
 /// Two NICs' worth of verbs resources for one direction of traffic, A -> B.
 pub struct Rig<'c> {
     pub world: SharedWorld,
@@ -234,10 +286,7 @@ impl<'c> Rig<'c> {
         let a_cq = a.create_cq(256)?;
         let b_cq = b.create_cq(256)?;
         let src = a_pd.reg_mr(&a.alloc_buf(bytes)?, AccessFlags::empty())?;
-        let dst = b_pd.reg_mr(
-            &b.alloc_buf(bytes)?,
-            AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
-        )?;
+        let dst = b_pd.reg_mr(&b.alloc_buf(bytes)?, remote_access())?;
         let a_dst = a_pd.reg_mr(&a.alloc_buf(bytes)?, AccessFlags::LOCAL_WRITE)?;
         Ok(Rig {
             world: world.clone(),
@@ -269,7 +318,7 @@ impl<'c> Rig<'c> {
         let qb = self.b_pd.create_qp(&self.b_cq, &self.b_cq, caps)?;
         let attr = ConnectAttr {
             path_mtu: mtu,
-            access: AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
+            access: remote_access(),
             ..ConnectAttr::default()
         };
         // the endpoints cross as bytes, as they would over a socket
@@ -337,8 +386,151 @@ impl<'c> Rig<'c> {
         Ok(())
     }
 
+    /// Message rate of 8-byte operations (FETCH_ADD, CMP_SWAP, or READ for comparison) on
+    /// the QP pairs `pairs`, `iters` per QP with `depth` (at most 64) outstanding each: QP q
+    /// works on the word at `64 q` of B's buffer, its originals (or READ data) land at
+    /// `512 q + 8 (i % 64)` of A's. Every completion is checked (status, opcode, order); every
+    /// atomic's original value too (FETCH_ADD of 1 and the chained CMP_SWAP both return i for
+    /// the i-th on a word that starts at 0), and the final words (`iters`). Cycles from the
+    /// first post to the last completion.
+    pub fn measure_rate(
+        &self,
+        pairs: &[(&QueuePair<'_, SimNic>, &QueuePair<'_, SimNic>)],
+        op: BenchOp,
+        iters: usize,
+        depth: usize,
+    ) -> Result<RateRow, Error> {
+        let what = format!("{} x {} QPs", op.name(), pairs.len());
+        let depth = depth.clamp(1, 64);
+        let nq = pairs.len();
+        ensure!(
+            nq * 512 <= self.a_dst.len() && nq * 64 <= self.dst.len(),
+            "{what}: buffers too small"
+        );
+        let word = |q: usize| q * 64;
+        let local = |q: usize, i: usize| q * 512 + 8 * (i % 64);
+        let read_data = pattern(0xA7, 8);
+        for q in 0..nq {
+            if op == BenchOp::Read {
+                self.dst.write(word(q), &read_data)?;
+            } else {
+                self.dst.write(word(q), &[0u8; 8])?;
+            }
+            self.a_dst.write(q * 512, &[FILL; 512])?;
+        }
+        let want_op = match op {
+            BenchOp::FetchAdd => WcOpcode::FetchAdd,
+            BenchOp::CmpSwap => WcOpcode::CompSwap,
+            BenchOp::Read => WcOpcode::RdmaRead,
+            _ => return Err(Error::Check(format!("{what}: not an 8-byte operation"))),
+        };
+        let wr = |q: usize, i: usize| -> Result<SendWr, Error> {
+            let remote_addr = self.dst.iova() + word(q) as u64;
+            let rkey = self.dst.rkey();
+            let o = match op {
+                BenchOp::FetchAdd => SendOp::FetchAdd {
+                    remote_addr,
+                    rkey,
+                    add: 1,
+                },
+                BenchOp::CmpSwap => SendOp::CompareSwap {
+                    remote_addr,
+                    rkey,
+                    compare: i as u64,
+                    swap: i as u64 + 1,
+                },
+                _ => SendOp::RdmaRead { remote_addr, rkey },
+            };
+            Ok(SendWr::new(i as u64, o).sge(self.a_dst.sge(local(q, i), 8)?))
+        };
+        let qpns: Vec<u32> = pairs.iter().map(|p| p.0.qpn()).collect();
+        let mut posted = vec![0usize; nq];
+        let mut done = vec![0usize; nq];
+        let mut wc = vec![WorkCompletion::default(); 64];
+        let c0 = self.cycle();
+        let t0 = self.a.now_ns()?;
+        let mut c_end = c0;
+        loop {
+            for q in 0..nq {
+                let room = (iters - posted[q]).min(depth - (posted[q] - done[q]));
+                if room > 0 {
+                    let wrs = (posted[q]..posted[q] + room)
+                        .map(|i| wr(q, i))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    pairs[q].0.post_send(&wrs)?;
+                    posted[q] += room;
+                }
+            }
+            let n = self.a_cq.poll(&mut wc)?;
+            for w in &wc[..n] {
+                let q = qpns.iter().position(|x| *x == w.qp_num);
+                ensure!(
+                    q.is_some_and(|q| w.wr_id == done[q] as u64)
+                        && w.status == WcStatus::Success
+                        && w.opcode == want_op
+                        && w.byte_len == 8,
+                    "{what}: requester completion {w:?}"
+                );
+                let q = q.expect("checked");
+                let i = done[q];
+                let mut got = [0u8; 8];
+                self.a_dst.read(local(q, i), &mut got)?;
+                if op == BenchOp::Read {
+                    ensure!(got[..] == read_data[..], "{what}: READ {i} of QP {q}: data");
+                } else {
+                    ensure!(
+                        u64::from_le_bytes(got) == i as u64,
+                        "{what}: QP {q} atomic {i}: original value {:#x}, expected {i}",
+                        u64::from_le_bytes(got)
+                    );
+                }
+                done[q] += 1;
+            }
+            if n > 0 {
+                c_end = self.cycle();
+            }
+            if done.iter().all(|d| *d == iters) {
+                break;
+            }
+            if n == 0 {
+                if self.a.now_ns()? - t0 > ROW_TIMEOUT_NS {
+                    return Err(Error::Check(format!(
+                        "{what}: {done:?} of {iters} per QP completed after {} us",
+                        ROW_TIMEOUT_NS / 1000
+                    )));
+                }
+                self.a.relax()?;
+            }
+        }
+        for q in 0..nq {
+            let mut got = [0u8; 8];
+            self.dst.read(word(q), &mut got)?;
+            let want = if op == BenchOp::Read {
+                u64::from_le_bytes(read_data[..].try_into().expect("8 bytes"))
+            } else {
+                iters as u64
+            };
+            ensure!(
+                u64::from_le_bytes(got) == want,
+                "{what}: QP {q}'s word is {:#x} at the end, expected {want:#x}",
+                u64::from_le_bytes(got)
+            );
+        }
+        ensure!(
+            self.a_cq.poll(&mut wc[..4])? == 0 && self.b_cq.poll(&mut wc[..4])? == 0,
+            "{what}: completions left over"
+        );
+        Ok(RateRow {
+            op,
+            qps: nq,
+            ops: iters * nq,
+            cycles: c_end - c0,
+        })
+    }
+
     /// perftest-like: `iters` messages of `size` bytes A -> B, `depth` outstanding, every
-    /// completion checked, the destination verified at the end.
+    /// completion checked, the destination verified at the end (atomics: 8 bytes, through
+    /// [`Rig::measure_rate`] on the one pair).
     pub fn measure(
         &self,
         qa: &QueuePair<'_, SimNic>,
@@ -348,6 +540,20 @@ impl<'c> Rig<'c> {
         iters: usize,
         depth: usize,
     ) -> Result<Row, Error> {
+        if op.is_atomic() {
+            ensure!(size == 8, "{}: 8 bytes, not {size}", op.name());
+            let r = self.measure_rate(&[(qa, qb)], op, iters, depth)?;
+            return Ok(Row {
+                op,
+                mtu: qa
+                    .query_device()
+                    .map(|(q, _)| 128u32 << q.path_mtu)
+                    .unwrap_or(0),
+                bytes: size,
+                iters,
+                cycles: r.cycles,
+            });
+        }
         let what = format!("{} {size} B", op.name());
         self.seed.set(self.seed.get() + 1);
         let data = pattern(self.seed.get(), size);
@@ -372,7 +578,7 @@ impl<'c> Rig<'c> {
                     remote_addr: self.dst.iova(),
                     rkey: self.dst.rkey(),
                 },
-                BenchOp::Send => SendOp::Send,
+                _ => SendOp::Send,
             };
             SendWr::new(i as u64, o).sge(sge)
         };
@@ -967,6 +1173,16 @@ mod tests {
         let l = wire_limit_gbps(BenchOp::Send, 4097, 4096);
         let wire = (54 + 4096 + 4 + 24) + (62 + 24);
         assert!((l - 4097.0 / wire as f64 * 100.0).abs() < 1e-9, "{l}");
+    }
+
+    #[test]
+    fn atomic_wire_sizes() {
+        // request: 54 + AtomicETH 28 + ICRC 4 = 86-byte frame; ACK: 54 + 4 + 8 + 4 = 70
+        assert_eq!(ATOMIC_REQ_WIRE, 86 + 24);
+        assert_eq!(ATOMIC_ACK_WIRE, 70 + 24);
+        let l = wire_limit_gbps(BenchOp::FetchAdd, 8, 4096);
+        assert!((l - 8.0 / 110.0 * 100.0).abs() < 1e-9, "{l}");
+        assert!((atomic_wire_limit_mops() - 12500.0 / 110.0).abs() < 1e-9);
     }
 
     #[test]
