@@ -856,3 +856,290 @@ fn scapy_read_requests_answered_as_specified() {
     .unwrap();
     assert!(oracle::check_capture("crafted-read", &pcap) >= 7);
 }
+
+/// An AtomicETH (IBTA 9.3.5, big-endian): VA, R_Key, Swap (or Add) Data, Compare Data. Packed
+/// here from the field layout, not by our frame builder; craft.py puts it where a payload goes
+/// (right after the BTH) and scapy computes the ICRC.
+fn atomic_eth(va: u64, rkey: u32, swap_add: u64, compare: u64) -> Vec<u8> {
+    let mut v = va.to_be_bytes().to_vec();
+    v.extend_from_slice(&rkey.to_be_bytes());
+    v.extend_from_slice(&swap_add.to_be_bytes());
+    v.extend_from_slice(&compare.to_be_bytes());
+    v
+}
+
+/// A QP of B like `qp`, with the access bits `acc` (e.g. REMOTE_ATOMIC).
+fn qp_with(b: &mut Rnic<SimNic>, qpn: u32, rq_psn: u32, acc: u32) {
+    qp(b, qpn, rq_psn);
+    let mut q = QpContext::decode(&b.read_context(ctx::TABLE_QP, qpn).unwrap());
+    q.access = acc as u8;
+    b.write_context(ctx::TABLE_QP, qpn, &q.encode()).unwrap();
+}
+
+fn word(m: &[u8], off: usize) -> u64 {
+    u64::from_le_bytes(m[off..off + 8].try_into().unwrap())
+}
+
+/// ATOMIC requests crafted by scapy (IBTA 9.4.5, 9.7.5.1.4, o9-28): COMPARE_SWAP with an equal
+/// and an unequal compare, FETCH_ADD: each answered with ATOMIC ACKNOWLEDGE (PSN the request's,
+/// AETH ACK with the new MSN, AtomicAckETH the original value) and executed on the
+/// little-endian u64 in memory; a duplicate FETCH_ADD (the same PSN again) is answered with the
+/// saved original and not executed again; after 16 newer atomics the oldest one's duplicate
+/// has no saved result and gets no answer (`atom_miss`); a misaligned VA gets NAK invalid
+/// request, a QP or an MR without REMOTE_ATOMIC and a VA past the MR's end NAK remote access
+/// (each such QP to ERR); an atomic with a payload after its AtomicETH, or a short AtomicETH, is
+/// dropped by the parser (no answer, no PSN consumed: the valid one after them is answered).
+/// Memory changes only as the executed atomics say; no completion; both oracles accept every
+/// frame B sent and every well-formed one A sent.
+#[test]
+fn scapy_atomic_requests_answered_as_specified() {
+    let (w, mut a, mut b) = pair(WorldConfig::default());
+    let s = setup(&mut b);
+    let atomic = access::REMOTE_ATOMIC | access::REMOTE_WRITE;
+    // QP 6: atomics allowed, expects PSN 1000; QPs 7..=10 for the error cases
+    qp_with(&mut b, 6, 1000, atomic);
+    qp_with(&mut b, 7, 2000, atomic);
+    qp_with(&mut b, 8, 3000, atomic);
+    qp_with(&mut b, 9, 4000, atomic);
+    qp_with(&mut b, 10, 5000, atomic);
+    // MR 4: the first page of wbuf for atomics (MR 1, the same page, has no REMOTE_ATOMIC)
+    let akey = make_key(4, 0x66);
+    let mr = MrEntry {
+        key: akey,
+        pd: PD,
+        iova: s.wbuf.iova,
+        length: 4096,
+        access: access::REMOTE_ATOMIC | access::LOCAL_WRITE,
+        flags: 1,
+    };
+    b.write_context(ctx::TABLE_MR, 4, &mr.encode()).unwrap();
+    let mut init = vec![0u8; 8192];
+    init[0x100..0x108].copy_from_slice(&5u64.to_le_bytes());
+    init[0x108..0x110].copy_from_slice(&0x1111u64.to_le_bytes());
+    init[0x110..0x118].copy_from_slice(&100u64.to_le_bytes());
+    init[0xff8..0x1000].copy_from_slice(&u64::MAX.to_le_bytes());
+    b.device().dma_write(&s.wbuf, 0, &init).unwrap();
+    let base = b.engine_counters().unwrap();
+    let cnt = |b: &mut Rnic<SimNic>, n: &str| {
+        b.engine_counter(n).unwrap() - base.iter().find(|x| x.0 == n).unwrap().1
+    };
+    let va = |off: u64| s.wbuf.iova + off;
+    let cas = |qpn, psn, off, key, compare, swap| {
+        spec(
+            qpn,
+            psn,
+            opcode::COMPARE_SWAP,
+            &atomic_eth(va(off), key, swap, compare),
+            "",
+        )
+    };
+    let fadd = |qpn, psn, off, key, add| {
+        spec(
+            qpn,
+            psn,
+            opcode::FETCH_ADD,
+            &atomic_eth(va(off), key, add, 0),
+            "",
+        )
+    };
+    let mut specs = vec![
+        cas(6, 1000, 0x100, akey, 5, 9),
+        cas(6, 1001, 0x108, akey, 7, 0x2222),
+        fadd(6, 1002, 0x110, akey, 0x10),
+        // the last word of the MR, wrapping
+        fadd(6, 1003, 0xff8, akey, 2),
+    ];
+    // 16 newer FETCH_ADDs on one word: PSN 1004..=1019
+    for k in 0..16 {
+        specs.push(fadd(6, 1004 + k, 0x118, akey, 1));
+    }
+    let tail = [
+        fadd(7, 2000, 0x104, akey, 1),   // misaligned
+        fadd(2, 100, 0x100, akey, 1),    // QP 2 has no REMOTE_ATOMIC
+        fadd(8, 3000, 0x100, s.wkey, 1), // MR 1 has no REMOTE_ATOMIC
+        fadd(9, 4000, 0x1000, akey, 1),  // [va, va + 8) past the MR
+        // a payload after the AtomicETH, then an AtomicETH 8 bytes short
+        {
+            let mut e = atomic_eth(va(0x100), akey, 1, 0);
+            e.extend_from_slice(&[0xEE; 4]);
+            spec(10, 5000, opcode::FETCH_ADD, &e, "")
+        },
+        spec(
+            10,
+            5000,
+            opcode::FETCH_ADD,
+            &atomic_eth(va(0x100), akey, 1, 0)[..20],
+            "",
+        ),
+        fadd(10, 5000, 0x120, akey, 3),
+    ];
+    specs.extend(tail);
+    let frames = oracle::craft(&format!("[{}]", specs.join(",")));
+    assert_eq!(frames.len(), 27);
+    let parse = |v: &[Vec<u8>]| -> Vec<rnic_tests::RocePkt> {
+        v.iter()
+            .map(|f| rnic_tests::parse_roce(f).expect("RoCE frame"))
+            .collect()
+    };
+    let fields = |p: &rnic_tests::RocePkt| {
+        let ae = p.aeth().expect("AETH");
+        (p.opcode, p.psn, ae.syndrome, ae.msn, p.atomic_orig())
+    };
+    let ack = |psn, msn, orig| (opcode::ATOMIC_ACKNOWLEDGE, psn, aeth::ACK, msn, Some(orig));
+
+    // 1. CMP_SWAP equal (5 -> 9), unequal (0x1111 stays), FETCH_ADD 100 + 0x10, and the MR's
+    //    last word (u64::MAX + 2 wraps to 1)
+    let from = sent_by_b(&mut b, 0).len();
+    for f in &frames[..4] {
+        a.mac_send(f).unwrap();
+    }
+    let got = parse(&wait_frames(&mut b, from, 4));
+    settle(&mut b);
+    let shape: Vec<_> = got.iter().map(fields).collect();
+    assert_eq!(
+        shape,
+        [
+            ack(1000, 1, 5),
+            ack(1001, 2, 0x1111),
+            ack(1002, 3, 100),
+            ack(1003, 4, u64::MAX),
+        ],
+        "B's ATOMIC ACKNOWLEDGEs"
+    );
+    for p in &got {
+        assert_eq!(p.dqpn, PEER_QPN, "answers go to the peer QP");
+        assert!(p.payload.is_empty(), "no payload after the AtomicAckETH");
+    }
+    let m = mem(&mut b, &s.wbuf);
+    assert_eq!(
+        (
+            word(&m, 0x100),
+            word(&m, 0x108),
+            word(&m, 0x110),
+            word(&m, 0xff8)
+        ),
+        (9, 0x1111, 0x110, 1),
+        "memory after the atomics"
+    );
+
+    // 2. the FETCH_ADD of PSN 1002 again: the saved original, not executed again
+    let n0 = sent_by_b(&mut b, 0).len();
+    a.mac_send(&frames[2]).unwrap();
+    let dup = parse(&wait_frames(&mut b, n0, 1));
+    settle(&mut b);
+    assert_eq!(dup.len(), 1, "one answer to the duplicate");
+    let (op, psn, syn, _msn, orig) = fields(&dup[0]);
+    assert_eq!(
+        (op, psn, syn, orig),
+        (opcode::ATOMIC_ACKNOWLEDGE, 1002, aeth::ACK, Some(100)),
+        "the duplicate's answer: the saved original value"
+    );
+    assert_eq!(word(&mem(&mut b, &s.wbuf), 0x110), 0x110, "executed once");
+
+    // 3. 16 newer atomics, then a duplicate of PSN 1000: no saved result, no answer
+    let n0 = sent_by_b(&mut b, 0).len();
+    for f in &frames[4..20] {
+        a.mac_send(f).unwrap();
+    }
+    let got = parse(&wait_frames(&mut b, n0, 16));
+    settle(&mut b);
+    let shape: Vec<_> = got.iter().map(fields).collect();
+    let want: Vec<_> = (0..16).map(|k| ack(1004 + k, 5 + k, k as u64)).collect();
+    assert_eq!(shape, want, "16 FETCH_ADDs on one word");
+    assert_eq!(word(&mem(&mut b, &s.wbuf), 0x118), 16);
+    let n0 = sent_by_b(&mut b, 0).len();
+    a.mac_send(&frames[0]).unwrap();
+    settle(&mut b);
+    settle(&mut b);
+    assert_eq!(
+        sent_by_b(&mut b, n0).len(),
+        0,
+        "a duplicate older than 16 newer atomics: no answer"
+    );
+    assert_eq!(word(&mem(&mut b, &s.wbuf), 0x100), 9, "not executed again");
+    assert_eq!(qp_state_of(&mut b, 6), qp_state::RTS, "QP 6 still RTS");
+
+    // 4. errors: misaligned -> NAK invalid request; no REMOTE_ATOMIC on the QP or the MR, out
+    //    of bounds -> NAK remote access; each QP to ERR
+    for (k, (f, qpn, want)) in [
+        (20usize, 7u32, aeth::NAK_INV_REQ),
+        (21, 2, aeth::NAK_REM_ACCESS),
+        (22, 8, aeth::NAK_REM_ACCESS),
+        (23, 9, aeth::NAK_REM_ACCESS),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let n0 = sent_by_b(&mut b, 0).len();
+        a.mac_send(&frames[f]).unwrap();
+        let nak = wait_frames(&mut b, n0, 1);
+        settle(&mut b);
+        assert_eq!(nak.len(), 1, "case {k}: one answer");
+        let (op, _, syn, _) = ack_fields(&nak[0]);
+        assert_eq!((op, syn), (opcode::ACKNOWLEDGE, want), "case {k}");
+        assert_eq!(
+            qp_state_of(&mut b, qpn),
+            qp_state::ERR,
+            "case {k}: QP {qpn}"
+        );
+    }
+
+    // 5. malformed atomics: dropped by the parser; the valid one after them is answered
+    let drops0 = cnt(&mut b, "drop_parse");
+    let n0 = sent_by_b(&mut b, 0).len();
+    for f in &frames[24..26] {
+        a.mac_send(f).unwrap();
+        settle(&mut b);
+    }
+    assert_eq!(
+        sent_by_b(&mut b, n0).len(),
+        0,
+        "malformed atomics: no answer"
+    );
+    assert_eq!(
+        cnt(&mut b, "drop_parse") - drops0,
+        2,
+        "both dropped by the parser"
+    );
+    a.mac_send(&frames[26]).unwrap();
+    let got = parse(&wait_frames(&mut b, n0, 1));
+    settle(&mut b);
+    assert_eq!(
+        got.iter().map(fields).collect::<Vec<_>>(),
+        [ack(5000, 1, 0)],
+        "the valid FETCH_ADD after the malformed ones"
+    );
+
+    let m = mem(&mut b, &s.wbuf);
+    let mut want = init.clone();
+    want[0x100..0x108].copy_from_slice(&9u64.to_le_bytes());
+    want[0x110..0x118].copy_from_slice(&0x110u64.to_le_bytes());
+    want[0x118..0x120].copy_from_slice(&16u64.to_le_bytes());
+    want[0x120..0x128].copy_from_slice(&3u64.to_le_bytes());
+    want[0xff8..0x1000].copy_from_slice(&1u64.to_le_bytes());
+    assert_eq!(m, want, "memory: only the executed atomics");
+    assert!(mem(&mut b, &s.cq).iter().all(|&x| x == 0), "no completion");
+    assert_eq!(cnt(&mut b, "rx_atomic"), 4 + 16 + 1, "executed");
+    assert_eq!(
+        cnt(&mut b, "atom_dup"),
+        1,
+        "answered from the saved results"
+    );
+    assert_eq!(cnt(&mut b, "atom_miss"), 1, "no saved result");
+    assert_eq!(cnt(&mut b, "nak_inv"), 1);
+    assert_eq!(cnt(&mut b, "nak_acc"), 3);
+    let wb = w.borrow();
+    let pcap =
+        rnic_sim::pcap::to_pcap(wb.wire.iter().filter(|(l, _)| *l == 1).map(|(_, f)| f)).unwrap();
+    // A's frames too, but the two malformed ones (86 bytes is a well-formed atomic request)
+    let pcap_a = rnic_sim::pcap::to_pcap(
+        wb.wire
+            .iter()
+            .filter(|(l, f)| *l == 0 && f.data.len() == 86)
+            .map(|(_, f)| f),
+    )
+    .unwrap();
+    drop(wb);
+    assert!(oracle::check_capture("crafted-atomic-b", &pcap) >= 26);
+    assert!(oracle::check_capture("crafted-atomic-a", &pcap_a) >= 25);
+}
