@@ -306,15 +306,15 @@ fn fuzz_rows(out: &mut String) -> Result<(), crate::Error> {
     let secs = t.elapsed().as_secs_f64();
     writeln!(
         out,
-        "\nReceive-path fuzzing (`rnic_sim::fuzz`, seed 1: mutated valid frames, half of the mutated ones with a recomputed ICRC, into one NIC; no hang, DMA only into the writable MR, receive buffers and CQ ring, a valid WRITE works afterwards). Wall seconds: this machine.\n"
+        "\nReceive-path fuzzing (`rnic_sim::fuzz`, seed 1: mutated valid frames, half of the mutated ones with a recomputed ICRC, into one NIC; no hang, DMA only into the writable MR, the atomic-only MR (atomics' 8-byte results only), receive buffers and CQ ring, a valid WRITE works afterwards). Wall seconds: this machine.\n"
     )?;
     writeln!(
         out,
-        "| frames | valid / old ICRC / new ICRC | cycles | wall s | frames/s | sent by the NIC | requests executed | ICRC drops | parse drops | QP/opcode/P_Key/address drops | NAKs (seq/access/invalid) | QP resets |\n|---|---|---|---|---|---|---|---|---|---|---|---|"
+        "| frames | valid / old ICRC / new ICRC | cycles | wall s | frames/s | sent by the NIC | requests executed | atomics executed / duplicates answered / unanswered | ICRC drops | parse drops | QP/opcode/P_Key/address drops | NAKs (seq/access/invalid) | QP resets |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     )?;
     writeln!(
         out,
-        "| {} | {} / {} / {} | {} | {:.1} | {:.0} | {} | {} | {} | {} | {}/{}/{}/{} | {}/{}/{} | {} |",
+        "| {} | {} / {} / {} | {} | {:.1} | {:.0} | {} | {} | {} / {} / {} | {} | {} | {}/{}/{}/{} | {}/{}/{} | {} |",
         o.frames,
         o.valid,
         o.mutated,
@@ -324,6 +324,9 @@ fn fuzz_rows(out: &mut String) -> Result<(), crate::Error> {
         o.frames as f64 / secs,
         o.sent,
         o.counter("rx_req"),
+        o.counter("rx_atomic"),
+        o.counter("atom_dup"),
+        o.counter("atom_miss"),
         o.counter("drop_icrc"),
         o.counter("drop_parse"),
         o.counter("drop_qp"),

@@ -3,10 +3,13 @@
 //! One NIC (B) in a world of its own, its port cabled to the test ([`World::detach_port`]: what
 //! it sends is only recorded), set up through verbs: [`QPS`] RC QPs in RTS (path MTUs 4096,
 //! 1024, 256; one expects PSNs just below the 24-bit wrap), a writable MR (local write, remote
-//! write, read and atomic), a read-only MR (remote read), [`RECV_WQES`] receive WQEs per QP
-//! from a receive MR, one CQ. Frames come in chunks of [`CHUNK`]: valid messages addressed to
-//! B's QPs at the PSN each QP expects (WRITE FIRST/MIDDLE/LAST/ONLY with and without
-//! immediate, SEND likewise, READ requests, atomics, ACK/NAK, CNP), their frames mutated (in
+//! write, read and atomic), an atomic-only MR (local write, remote atomic), a read-only MR
+//! (remote read), [`RECV_WQES`] receive WQEs per QP from a receive MR, one CQ. Frames come in
+//! chunks of [`CHUNK`]: valid messages addressed to B's QPs at the PSN each QP expects (WRITE
+//! FIRST/MIDDLE/LAST/ONLY with and without immediate, SEND likewise, READ requests, atomics
+//! (COMPARE_SWAP and FETCH_ADD on the writable or the atomic-only MR, now and then a
+//! misaligned one or one to the read-only MR, and duplicates: a recent atomic frame sent
+//! again with its old PSN), ACK/NAK, CNP), their frames mutated (in
 //! half of the messages each frame with probability 3/4, in the other half exactly one: bit
 //! flips, bytes overwritten in the BTH opcode/flags/P_Key/QPN/PSN, the RETH
 //! VA/rkey/length, the AETH, the IPv4/UDP length fields and addresses, truncation,
@@ -16,7 +19,9 @@
 //!
 //! After each chunk the world must go quiet (links idle, no MMIO, nothing sent) within
 //! [`CHUNK_MAX_CYCLES`] cycles, the DMA audit must show writes only into the writable MR, the
-//! receive MR and the CQ ring and no IOMMU fault; then the CQ is drained and a QP the device
+//! atomic-only MR (there only whole aligned 8-byte words, one per write: an atomic's result;
+//! nothing else may write it), the receive MR and the CQ ring and no IOMMU fault; then the CQ
+//! is drained and a QP the device
 //! moved out of RTS (or whose receive WQEs ran low) is reset and reconnected. At the end a
 //! valid WRITE ONLY to a fresh QP must land byte-exact and be ACKed. Any violation is an
 //! [`Error::Check`] naming the seed, the chunk and (for a hang) the chunk's frames in hex.
@@ -42,7 +47,7 @@ pub const QPS: usize = 3;
 pub const RECV_WQES: usize = 16;
 /// Bytes of one receive WQE.
 pub const RECV_BYTES: usize = 4096;
-/// Bytes of the writable and of the read-only MR.
+/// Bytes of the writable, the atomic-only and the read-only MR.
 pub const MR_BYTES: usize = 64 * 1024;
 /// Frames injected between two checks.
 pub const CHUNK: usize = 64;
@@ -249,10 +254,17 @@ struct Target {
     hdr: Hdr,
     /// (QPN, path MTU, PSN expected next).
     qps: Vec<(u32, usize, u32)>,
-    /// (IOVA, rkey) of the writable and the read-only MR.
+    /// (IOVA, rkey) of the writable, the atomic-only and the read-only MR.
     wmr: (u64, u32),
+    amr: (u64, u32),
     rmr: (u64, u32),
+    /// The last valid atomic request frames (sent again later: duplicates).
+    recent_atomics: Vec<Vec<u8>>,
 }
+
+/// Atomic request frames kept for duplicates (more than the responder's 16 saved results, so
+/// some duplicates find no saved result).
+const RECENT_ATOMICS: usize = 24;
 
 fn bytes(rng: &mut ChaCha8Rng, n: usize) -> Vec<u8> {
     (0..n).map(|_| rng.random()).collect()
@@ -366,18 +378,46 @@ fn message(rng: &mut ChaCha8Rng, t: &mut Target) -> Vec<Vec<u8>> {
             ));
             next += len.div_ceil(mtu).max(1) as u32;
         }
-        // atomics on the writable MR
+        // a duplicate: a recent atomic again, with its old PSN (answered from the saved
+        // result, or dropped when it is older than the saved ones; not executed again)
+        9 if !t.recent_atomics.is_empty() && rng.random_bool(0.25) => {
+            let i = rng.random_range(0..t.recent_atomics.len());
+            out.push(t.recent_atomics[i].clone());
+        }
+        // atomics on the writable or the atomic-only MR (now and then misaligned, or to the
+        // read-only MR: NAKed)
         9 => {
             let o = if rng.random() {
                 op::COMPARE_SWAP
             } else {
                 op::FETCH_ADD
             };
-            let off = rng.random_range(0..MR_BYTES / 8) as u64 * 8;
-            let mut ext = (t.wmr.0 + off).to_be_bytes().to_vec();
-            ext.extend_from_slice(&t.wmr.1.to_be_bytes());
-            ext.extend(bytes(rng, 16));
-            out.push(frame(&h, o, qpn, next, true, &ext, &[]));
+            let (base, rkey) = match rng.random_range(0..16u32) {
+                0 => t.rmr,
+                1..=7 => t.wmr,
+                _ => t.amr,
+            };
+            // a few words only, so COMPARE_SWAPs sometimes match what is there
+            let words = if rng.random() { 4 } else { MR_BYTES / 8 };
+            let mut off = rng.random_range(0..words) as u64 * 8;
+            if rng.random_range(0..16u32) == 0 {
+                off += rng.random_range(1..8);
+            }
+            let mut ext = (base + off).to_be_bytes().to_vec();
+            ext.extend_from_slice(&rkey.to_be_bytes());
+            if rng.random() {
+                ext.extend(bytes(rng, 16));
+            } else {
+                // small operands: adds of 1, compares with 0
+                ext.extend_from_slice(&rng.random_range(0..4u64).to_be_bytes());
+                ext.extend_from_slice(&rng.random_range(0..2u64).to_be_bytes());
+            }
+            let f = frame(&h, o, qpn, next, true, &ext, &[]);
+            if t.recent_atomics.len() == RECENT_ATOMICS {
+                t.recent_atomics.remove(0);
+            }
+            t.recent_atomics.push(f.clone());
+            out.push(f);
             next += 1;
         }
         // ACK / NAK / atomic ACK / READ response to a requester with nothing outstanding
@@ -600,6 +640,7 @@ struct Rig<'c> {
     ctx: &'c Ctx,
     cq: CompletionQueue<'c, SimNic>,
     wmr: MemoryRegion<'c, SimNic>,
+    amr: MemoryRegion<'c, SimNic>,
     rmr: MemoryRegion<'c, SimNic>,
     recv: MemoryRegion<'c, SimNic>,
     peer: PortAddr,
@@ -610,9 +651,42 @@ impl<'c> Rig<'c> {
         let r = self.cq.ring();
         vec![
             (self.wmr.iova(), self.wmr.len()),
+            (self.amr.iova(), self.amr.len()),
             (self.recv.iova(), self.recv.len()),
             (r.iova(), r.len()),
         ]
+    }
+
+    /// The atomic-only MR (REMOTE_ATOMIC, no REMOTE_WRITE) may be written only by atomics:
+    /// every write that touches it writes exactly one whole aligned 8-byte word there.
+    fn atomic_only_writes(&self, w: &crate::World) -> Result<(), Error> {
+        let (s, l) = (self.amr.iova(), self.amr.len() as u64);
+        for r in &w.nics[0].mem.audit {
+            let inside: Vec<u64> = r
+                .bytes
+                .iter()
+                .map(|b| b.0)
+                .filter(|a| *a >= s && *a < s + l)
+                .collect();
+            if inside.is_empty() {
+                continue;
+            }
+            let mut sorted = inside.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            let word = sorted[0];
+            ensure!(
+                sorted.len() == 8
+                    && inside.len() == 8
+                    && word.is_multiple_of(8)
+                    && sorted[7] == word + 7,
+                "a write of {} bytes into the atomic-only MR (no REMOTE_WRITE) at cycle {}, IOVA {:#x}: not one aligned 8-byte word (an atomic's result)",
+                inside.len(),
+                r.cycle,
+                word
+            );
+        }
+        Ok(())
     }
 
     /// RESET -> RTS expecting `psn` from the peer, receive WQEs posted.
@@ -708,6 +782,10 @@ pub fn run(seed: u64, frames: usize) -> Result<FuzzOutcome, Error> {
             | AccessFlags::REMOTE_READ
             | AccessFlags::REMOTE_ATOMIC,
     )?;
+    let amr = pd.reg_mr(
+        &ctx.alloc_buf(MR_BYTES)?,
+        AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_ATOMIC,
+    )?;
     let rmr = pd.reg_mr(&ctx.alloc_buf(MR_BYTES)?, AccessFlags::REMOTE_READ)?;
     let recv = pd.reg_mr(
         &ctx.alloc_buf((QPS + 1) * RECV_WQES * RECV_BYTES)?,
@@ -718,6 +796,7 @@ pub fn run(seed: u64, frames: usize) -> Result<FuzzOutcome, Error> {
         ctx: &ctx,
         cq,
         wmr,
+        amr,
         rmr,
         recv,
         peer,
@@ -746,7 +825,9 @@ pub fn run(seed: u64, frames: usize) -> Result<FuzzOutcome, Error> {
             .map(|(k, q)| (q.qpn(), MTUS[k] as usize, PEER_PSN[k]))
             .collect(),
         wmr: (rig.wmr.iova(), rig.wmr.rkey()),
+        amr: (rig.amr.iova(), rig.amr.rkey()),
         rmr: (rig.rmr.iova(), rig.rmr.rkey()),
+        recent_atomics: Vec::new(),
     };
     let qpns: Vec<u32> = t.qps.iter().map(|q| q.0).collect();
     let mut o = FuzzOutcome {
@@ -833,6 +914,7 @@ pub fn run(seed: u64, frames: usize) -> Result<FuzzOutcome, Error> {
             let mut w = w.borrow_mut();
             o.dma_bytes += w
                 .audit_dma_writes(0, 0, &rig.allowed())
+                .and_then(|n| rig.atomic_only_writes(&w).map(|()| n))
                 .map_err(|e| Error::Check(format!("seed {seed} chunk {chunk_no}: {e}")))?;
             w.nics[0].mem.audit.clear();
         }
@@ -927,6 +1009,7 @@ pub fn run(seed: u64, frames: usize) -> Result<FuzzOutcome, Error> {
         let w = w.borrow();
         o.dma_bytes += w
             .audit_dma_writes(0, 0, &rig.allowed())
+            .and_then(|n| rig.atomic_only_writes(&w).map(|()| n))
             .map_err(|e| Error::Check(format!("seed {seed}, final WRITE: {e}")))?;
         o.rx_fifo_drops = w.links[rx_link].stats.rx_fifo_drops;
         let _ = tx_link;

@@ -1,6 +1,7 @@
 //! The receive-path fuzz test (`rnic_sim::fuzz`): mutated valid RoCE v2 frames, half of the
 //! mutated ones with a recomputed ICRC, fed into one NIC; no hang, no DMA outside the
-//! writable MR, the receive buffers and the CQ ring, and a valid WRITE still works afterwards.
+//! writable MR, the atomic-only MR (only atomics' 8-byte results there), the receive buffers
+//! and the CQ ring, and a valid WRITE still works afterwards.
 
 use rnic_sim::fuzz;
 
@@ -19,6 +20,9 @@ fn fuzz_rx_path() {
     assert!(o.recomputed > FRAMES / 5, "{}", o.summary());
     // the fuzz reached the transport: messages executed and requests refused
     assert!(o.counter("rx_req") > 0, "{}", o.summary());
+    // and the atomics: executed, duplicates answered from the saved results
+    assert!(o.counter("rx_atomic") > 0, "{}", o.summary());
+    assert!(o.counter("atom_dup") > 0, "{}", o.summary());
 }
 
 /// The fuzzer's ICRC is the spec implementation's.
