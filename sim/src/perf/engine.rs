@@ -1138,3 +1138,92 @@ fn serve<D: Device>(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(atomic: AtomicType, verify: bool) -> Params {
+        Params {
+            test: TestKind::AtomicBw,
+            size: ATOMIC_SIZE,
+            all: false,
+            max_size: 1 << 23,
+            iters: 10,
+            qps: 1,
+            mtu: 1024,
+            tx_depth: 64,
+            duration: None,
+            server: Some("x".into()),
+            port: 1,
+            verify,
+            atomic,
+        }
+    }
+
+    /// What --verify expects of the word it works on, as the responder's semantics say.
+    #[test]
+    fn atomic_ops_and_expected_originals() {
+        // FETCH_AND_ADD of 1: the original is the last value, the word becomes + 1
+        let p = params(AtomicType::FetchAdd, true);
+        let (op, want) = atomic_op(&p, Word { value: Some(41) }, 3, 0x1000, 7);
+        assert_eq!(
+            op,
+            SendOp::FetchAdd {
+                remote_addr: 0x1000,
+                rkey: 7,
+                add: 1
+            }
+        );
+        assert_eq!((want, after(&op, 41)), (Some(41), 42));
+        // CMP_AND_SWAP: perftest's 0/0 while the word is unknown (or without --verify)
+        let p = params(AtomicType::CmpSwap, true);
+        let (op, want) = atomic_op(&p, Word::default(), 0, 0x1000, 7);
+        assert!(matches!(
+            op,
+            SendOp::CompareSwap {
+                compare: 0,
+                swap: 0,
+                ..
+            }
+        ));
+        assert_eq!((want, after(&op, 5), after(&op, 0)), (None, 5, 0));
+        // then chained: a matching compare swaps in value + 1 ...
+        let (op, want) = atomic_op(&p, Word { value: Some(5) }, 1, 0x1000, 7);
+        assert!(matches!(
+            op,
+            SendOp::CompareSwap {
+                compare: 5,
+                swap: 6,
+                ..
+            }
+        ));
+        assert_eq!((want, after(&op, 5)), (Some(5), 6));
+        // ... every 4th round one that does not match: the word stays
+        let (op, want) = atomic_op(&p, Word { value: Some(5) }, 4, 0x1000, 7);
+        assert!(matches!(op, SendOp::CompareSwap { swap: 6, .. }));
+        assert_eq!((want, after(&op, 5)), (Some(5), 5));
+        // without --verify always perftest's values
+        let p = params(AtomicType::CmpSwap, false);
+        let (op, _) = atomic_op(&p, Word { value: Some(5) }, 1, 0x1000, 7);
+        assert!(matches!(
+            op,
+            SendOp::CompareSwap {
+                compare: 0,
+                swap: 0,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn atomic_tests_have_perftest_defaults() {
+        assert_eq!(TestKind::parse("atomic_lat"), Some(TestKind::AtomicLat));
+        assert!(TestKind::AtomicLat.is_lat() && TestKind::AtomicBw.is_atomic());
+        assert_eq!(TestKind::AtomicBw.defaults(), (8, 5000));
+        assert_eq!(TestKind::AtomicLat.defaults(), (8, 1000));
+        assert_eq!(AtomicType::parse("CMP_AND_SWAP"), Some(AtomicType::CmpSwap));
+        assert_eq!(AtomicType::parse("cas"), None);
+        assert_eq!(sizes(&params(AtomicType::FetchAdd, false)), vec![8]);
+    }
+}
