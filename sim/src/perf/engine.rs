@@ -10,7 +10,7 @@
 //! (default) or CMP_AND_SWAP with compare 0 and swap 0 (`-A CMP_AND_SWAP`); the bandwidth test
 //! steps the remote address by a cache line (64 B) through the peer's cycle buffer (4 KiB: 64
 //! words) and the original value lands in the same position of our send slot; the latency
-//! test uses the first word. The MR and the QPs allow REMOTE_ATOMIC, so an rnic-perf server
+//! test uses the first word (and hand shakes like read_lat). The MR and the QPs allow REMOTE_ATOMIC, so an rnic-perf server
 //! needs nothing more than its MR. `--verify` (client): every FETCH_AND_ADD's original value
 //! must be the previous one of that word plus 1; CMP_AND_SWAP is chained instead (the first
 //! round learns each word with perftest's 0/0, later ones compare with the word's value and
@@ -365,8 +365,9 @@ fn client<D: Device>(
             })?;
         }
         TestKind::AtomicLat => {
-            // perftest's atomic_lat: one hand shake more before the traffic; the server is
-            // passive (its NIC executes the atomics)
+            // as read_lat (its twin in perftest): two hand shakes before the traffic; the
+            // server is passive (its NIC executes the atomics)
+            oob.keys(my0)?;
             oob.keys(my0)?;
             let (row, checked) = atomic_lat_loop(rig, p)?;
             report.rows.push(row);
