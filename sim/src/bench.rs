@@ -350,7 +350,7 @@ pub fn reliability(out: &mut String, cfg: WorldConfig) -> Result<(), crate::Erro
     )?;
     writeln!(
         out,
-        "| workload | loss p | messages | cycles | goodput | share of lossless | retransmitted PSNs | go-back-N restarts | timeouts | sequence NAKs received | duplicates seen | ICRC drops | READs answered | READ responses placed | READ implicit NAKs | READ responses dropped |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        "| workload | loss p | messages | cycles | goodput | share of lossless | retransmitted PSNs | go-back-N restarts | timeouts | sequence NAKs received | duplicates seen | ICRC drops | READs answered | READ responses placed | READ implicit NAKs | READ responses dropped | atomics executed | atomic duplicates answered | atomic duplicates unanswered |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     )?;
     let write = Workload {
         write_only: Some(4096),
@@ -362,9 +362,9 @@ pub fn reliability(out: &mut String, cfg: WorldConfig) -> Result<(), crate::Erro
     for (name, wl, p) in [
         ("WRITE 4 KiB", write, 0.0),
         ("WRITE 4 KiB", write, 0.01),
-        ("mixed (with READ)", mixed, 0.0),
-        ("mixed (with READ)", mixed, 0.01),
-        ("mixed (with READ)", big, 0.05),
+        ("mixed (READ, atomics)", mixed, 0.0),
+        ("mixed (READ, atomics)", mixed, 0.01),
+        ("mixed (READ, atomics)", big, 0.05),
     ] {
         let mut c = lossy::faulty(cfg.seed ^ wl.seed, p);
         c.mem = cfg.mem;
@@ -375,7 +375,7 @@ pub fn reliability(out: &mut String, cfg: WorldConfig) -> Result<(), crate::Erro
         }
         writeln!(
             out,
-            "| {name} | {:.0}% | {} | {} | {:.2} Gb/s | {:.1}% | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {name} | {:.0}% | {} | {} | {:.2} Gb/s | {:.1}% | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             p * 100.0,
             o.messages,
             o.cycles,
@@ -391,6 +391,9 @@ pub fn reliability(out: &mut String, cfg: WorldConfig) -> Result<(), crate::Erro
             o.sum("rd_rsp"),
             o.sum("rd_gap"),
             o.sum("rd_drop"),
+            o.sum("rx_atomic"),
+            o.sum("atom_dup"),
+            o.sum("atom_miss"),
         )?;
     }
     Ok(())
