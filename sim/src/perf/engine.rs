@@ -439,6 +439,9 @@ fn note_atomics(p: &Params, checked: u64, report: &mut Report) {
     });
 }
 
+/// A posted atomic and the original value it must return (`None`: not known).
+type Posted = (SendOp, Option<u64>);
+
 /// What `--verify` knows of one remote word: its value, once an atomic returned it.
 #[derive(Debug, Clone, Copy, Default)]
 struct Word {
@@ -516,7 +519,7 @@ fn atomic_bw_loop<D: Device>(
     let mut done = vec![0u64; nq];
     let mut state = vec![vec![Word::default(); words]; nq];
     // per QP, per outstanding WQE (by wr_id % words): the op and the expected original
-    let mut inflight: Vec<Vec<Option<(SendOp, Option<u64>)>>> = vec![vec![None; words]; nq];
+    let mut inflight: Vec<Vec<Option<Posted>>> = vec![vec![None; words]; nq];
     let mut checked = 0u64;
     let t0 = rig.ctx.now_ns()?;
     let w0 = Instant::now();
@@ -611,8 +614,8 @@ fn atomic_bw_loop<D: Device>(
         w0.elapsed().as_secs_f64(),
     );
     if p.verify {
-        for q in 0..nq {
-            for (k, w) in state[q].iter().enumerate() {
+        for (q, words) in state.iter().enumerate() {
+            for (k, w) in words.iter().enumerate() {
                 if let Some(v) = w.value {
                     let remote = rig.rem[q].vaddr + (k * CACHE_LINE) as u64;
                     let got = atomic_read(rig, p, q, remote, rig.send_off(q) + k * CACHE_LINE, v)?;
