@@ -298,6 +298,19 @@ fn atomic_rows(
     Ok(())
 }
 
+/// The atomics table alone (what `run` writes after the RDMA table), on the same setup: two
+/// NICs, one QP pair at path MTU 4096 and three more.
+pub fn atomics(cfg: WorldConfig) -> Result<String, crate::Error> {
+    let mut out = String::new();
+    let w = world(cfg);
+    let ca = Context::new(Rnic::open(SimNic::new(&w, 0)?)?, PortAddr::sim(1)?)?;
+    let cb = Context::new(Rnic::open(SimNic::new(&w, 1)?)?, PortAddr::sim(2)?)?;
+    let rig = Rig::new(&w, &ca, &cb, 64 * 1024 + 4096)?;
+    let (qa, qb) = rig.connect(Mtu::Mtu4096)?;
+    atomic_rows(&mut out, &rig, &qa, &qb)?;
+    Ok(out)
+}
+
 /// The receive-path fuzz test (`crate::fuzz`) at 10^5 frames, written as a table.
 fn fuzz_rows(out: &mut String) -> Result<(), crate::Error> {
     let frames = 100_000;
@@ -450,4 +463,17 @@ pub fn recovery(out: &mut String, cfg: WorldConfig) -> Result<(), crate::Error> 
         qb.destroy()?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// The atomics rows by themselves (seconds, not the minutes of `make bench`):
+    /// `cargo test --release -p rnic-sim --lib bench::tests::atomic_rows -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn atomic_rows() {
+        let t = super::atomics(crate::WorldConfig::default()).unwrap_or_else(|e| panic!("{e}"));
+        println!("{t}");
+        assert_eq!(t.matches("| FETCH_ADD |").count(), 2, "{t}");
+    }
 }
