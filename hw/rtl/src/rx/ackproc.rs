@@ -18,7 +18,14 @@
 //!   flushes the rest), and the QP goes to ERR. A NAK whose PSN lies beyond every
 //!   outstanding WQE changes nothing but the implicit ACK of the WQEs before it.
 //! * Completion opcode from the WQE opcode: SEND/SEND_IMM -> SEND, RDMA_WRITE(_IMM) ->
-//!   RDMA_WRITE, RDMA_READ -> RDMA_READ.
+//!   RDMA_WRITE, RDMA_READ -> RDMA_READ, ATOMIC_CMP_SWAP -> COMP_SWAP, ATOMIC_FETCH_ADD ->
+//!   FETCH_ADD.
+//! * Atomic WQEs (CMP_SWAP, FETCH_ADD) are READ-like: one packet (n = 1), 8 bytes
+//!   (`ATOMIC_BYTES`, the completion's byte_len whatever the WQE's length), never completed
+//!   by the walk; their answer is an ATOMIC ACKNOWLEDGE event (`ev.rsp` = 1, `ev.atom` = 1,
+//!   ONLY, plen 8) judged by the READ RESPONSE rules below (e = its PSN, addr = local_addr).
+//!   The event's kind must match the WQE's: an ATOMIC ACK at a READ WQE or a READ RESPONSE
+//!   at an atomic WQE gets verdict !ok (`cnt_rd_drop`).
 //! * The expected READ RESPONSE e of the READ WQE the walk stopped at (first PSN `una_psn`):
 //!   `una_psn + (ack_psn_lo + 1 - una_psn) mod 2^16` when that offset is below 2^15 and below
 //!   n, else `una_psn` (the packet after the last one acknowledged, as the timeout's restart).
@@ -115,12 +122,13 @@ pub struct AckProc {
     pub cnt_retry_exc: Signal<Out, Bits<32>>,
     /// Verdicts on READ RESPONSE events (to rxresp).
     pub rdv: RdVerdictM,
-    /// READ RESPONSE packets accepted and placed.
+    /// READ RESPONSE and ATOMIC ACKNOWLEDGE packets accepted and placed.
     pub cnt_rd_rsp: Signal<Out, Bits<32>>,
     /// Implicit NAKs (a READ RESPONSE or an ACK past the expected READ RESPONSE).
     pub cnt_rd_gap: Signal<Out, Bits<32>>,
-    /// READ RESPONSE packets dropped (duplicate, out of place, malformed, QP not RTS/SQD,
-    /// nothing outstanding, or a gap already being recovered).
+    /// READ RESPONSE and ATOMIC ACKNOWLEDGE packets dropped (wrong kind for the WQE,
+    /// duplicate, out of place, malformed, QP not RTS/SQD, nothing outstanding, or a gap
+    /// already being recovered).
     pub cnt_rd_drop: Signal<Out, Bits<32>>,
     // ---- constants (ABI offsets in bits, build parameters, codes)
     o_state: Constant<Bits<10>>,
@@ -2925,12 +2933,13 @@ mod tests {
         assert_eq!(qctx(&t, q).state, qp_state::ERR);
     }
 
-    /// Random READ / atomic / WRITE / SEND WQEs against a responder model over a lossy return path:
-    /// the responder answers the first transmission with READ RESPONSEs, ATOMIC ACKs and ACKs
-    /// in PSN order, a retransmission (from every restart on `rs`) with the responses again and
-    /// duplicate ACKs (rq_psn - 1); 15% of the frames are lost; a timer expiry is delivered
-    /// when nothing is in flight. Every READ response / ATOMIC ACK PSN must be accepted exactly once at
-    /// its address, every WQE complete in order with SUCCESS and its opcode, the QP stay RTS.
+    /// Random READ / atomic / WRITE / SEND WQEs against a responder model over a lossy return
+    /// path: the responder answers the first transmission with READ RESPONSEs, ATOMIC ACKs and
+    /// ACKs in PSN order, a retransmission (from every restart on `rs`) with the responses
+    /// (and ATOMIC ACKs) again and duplicate ACKs (rq_psn - 1); 15% of the frames are lost; a
+    /// timer expiry is delivered when nothing is in flight. Every READ response / ATOMIC ACK
+    /// PSN must be accepted exactly once at its address, every WQE complete in order with
+    /// SUCCESS and its opcode, the QP stay RTS.
     #[test]
     fn read_random_lossy() {
         let mut t = Tb::new(35, 0.3);
