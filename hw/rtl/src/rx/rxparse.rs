@@ -645,7 +645,12 @@ mod tests {
             o.imm = Some(be(f, if r { 70 } else { 54 }, 4) as u32);
         }
         if matches!(bth[0], 0x13 | 0x14) {
-            o.atom = Some((be(f, 54, 8), be(f, 62, 4) as u32, be(f, 66, 8), be(f, 74, 8)));
+            o.atom = Some((
+                be(f, 54, 8),
+                be(f, 62, 4) as u32,
+                be(f, 66, 8),
+                be(f, 74, 8),
+            ));
         }
         let ext = ext_len(bth[0]);
         o.pay_off = (54 + ext) as u16;
@@ -700,10 +705,7 @@ mod tests {
         fn read(&self) -> Out {
             let m = &self.m;
             let g = |n: &str| m.get(n);
-            let atomic = matches!(
-                g("opcode") as u8,
-                opcode::COMPARE_SWAP | opcode::FETCH_ADD
-            );
+            let atomic = matches!(g("opcode") as u8, opcode::COMPARE_SWAP | opcode::FETCH_ADD);
             if !m.bit("drop") && !atomic {
                 // zero on every other opcode (the VA / R_Key also without a RETH)
                 assert_eq!((g("atom_swap"), g("atom_cmp")), (0, 0), "AtomicETH fields");
@@ -828,7 +830,11 @@ mod tests {
         for op in [opcode::COMPARE_SWAP, opcode::FETCH_ADD] {
             let n = roce.iter().filter(|f| f[42] == op).count();
             assert!(n > 0, "{op:#x} in the capture");
-            assert!(roce.iter().filter(|f| f[42] == op).all(|f| reference(f).atom.is_some()));
+            assert!(
+                roce.iter()
+                    .filter(|f| f[42] == op)
+                    .all(|f| reference(f).atom.is_some())
+            );
         }
         assert!(roce.iter().any(|f| f[42] == opcode::ATOMIC_ACKNOWLEDGE));
         let mut b = Bench::new(41);
