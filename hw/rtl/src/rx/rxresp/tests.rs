@@ -2437,7 +2437,7 @@ fn atomic_errors() {
         let off = QpContext::field("access").unwrap().offset;
         let mut rec = b.ctx.get(QPN);
         rec[off] = (access::REMOTE_WRITE | access::REMOTE_READ) as u8;
-        b.ctx.rec.insert(QPN, rec.clone());
+        b.ctx.rec.insert(QPN, rec);
         b.send(&at_req(true, psn(0), va, rkey(), 1, 0));
         jobs.push(b.ack(psn(0), acc, 0));
         b.expect_err_then_revive(QPN);
