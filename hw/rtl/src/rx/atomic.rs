@@ -613,11 +613,14 @@ mod tests {
         }
     }
 
+    /// A QP's result ring: slots {psn, orig}, head, cnt.
+    type Ring = ([(u32, u64); R], u8, u8);
+
     /// Reference model: memory words and per-QP result rings.
     #[derive(Default)]
     struct Model {
         mem: HashMap<u64, u64>,
-        ring: HashMap<u32, ([(u32, u64); R], u8, u8)>,
+        ring: HashMap<u32, Ring>,
     }
 
     impl Model {
@@ -792,5 +795,199 @@ mod tests {
         // unequal CMP_SWAPs wrote nothing: one W beat per FETCH_ADD and equal CMP_SWAP
         assert_eq!(tb.s.wbeats, n_fa + n_eq);
         assert_eq!(tb.s.ars, n_fa + n_eq + n_ne);
+    }
+
+    /// Duplicates: each of the last 16 results of a QP found with its orig, the 17th newest
+    /// gone (ring wrapped), nothing for cnt = 0 or outside cnt, no cross-QP hits, and the
+    /// newest when one psn was saved twice.
+    #[test]
+    fn atomic_duplicates() {
+        let mut tb = Tb::new(12, 0.2, 2);
+        let mut md = Model::default();
+        fill(&mut tb, &mut md);
+        let mut hist: Vec<(u32, u64)> = vec![];
+        for i in 0..40u32 {
+            let q = new_req(&md, 7, 1000 + i, true, 0x1008, i as u64 + 1, 0);
+            let w = md.exec(&q);
+            let (got, _, _) = tb.exec(&q, 0.2);
+            assert_eq!(got, w);
+            hist.push((1000 + i, w.orig));
+        }
+        // one result on another QP with a psn of QP 7's ring
+        let q = new_req(&md, 8, 1039, true, 0x1010, 5, 0);
+        md.exec(&q);
+        tb.exec(&q, 0.0);
+        let (head, cnt) = md.hc(7);
+        assert_eq!((head, cnt), (40 % 16, 16));
+        for back in 1..=17usize {
+            let (p, o) = hist[hist.len() - back];
+            let (got, _, _) = tb.exec(&dup_req(&md, 7, p), 0.2);
+            let want = Resp {
+                found: back <= 16,
+                err: false,
+                orig: if back <= 16 { o } else { 0 },
+            };
+            assert_eq!(got, want, "{back}-th newest (psn {p})");
+        }
+        // cnt = 0, and a saved psn older than cnt
+        let mut q = dup_req(&md, 7, 1039);
+        q.cnt = 0;
+        assert!(!tb.exec(&q, 0.0).0.found, "found with cnt 0");
+        let mut q = dup_req(&md, 7, 1035);
+        q.cnt = 4;
+        assert!(!tb.exec(&q, 0.0).0.found, "found outside cnt");
+        q.cnt = 5;
+        assert_eq!(tb.exec(&q, 0.0).0.orig, hist[35].1);
+        // QP 8 holds only psn 1039; QP 9 nothing
+        assert!(!tb.exec(&dup_req(&md, 8, 1038), 0.0).0.found);
+        let mut q = dup_req(&md, 9, 1039);
+        q.cnt = 16;
+        q.head = 0;
+        // QP 9's slots were never written (contents undefined): only an answer, no hang
+        tb.exec(&q, 0.0);
+        // the same psn saved twice: the newest answers
+        let q1 = new_req(&md, 7, 2000, true, 0x1008, 3, 0);
+        let w1 = md.exec(&q1);
+        assert_eq!(tb.exec(&q1, 0.0).0, w1);
+        let q2 = new_req(&md, 7, 2000, true, 0x1008, 4, 0);
+        let w2 = md.exec(&q2);
+        assert_eq!(tb.exec(&q2, 0.0).0, w2);
+        assert_ne!(w1.orig, w2.orig);
+        assert_eq!(tb.exec(&dup_req(&md, 7, 2000), 0.0).0.orig, w2.orig);
+        for (a, v) in &md.mem {
+            assert_eq!(tb.s.word(*a), *v, "memory word {a:#x}");
+        }
+    }
+
+    /// While responder writes are outstanding (wr_cmd without wr_done) no AR is issued; it is
+    /// issued after the last wr_done. wr_cmd and wr_done in one cycle cancel, and a wr_cmd in
+    /// the handshake cycle counts.
+    #[test]
+    fn atomic_waits_for_writes() {
+        let mut tb = Tb::new(13, 0.0, 0);
+        let mut md = Model::default();
+        fill(&mut tb, &mut md);
+        tb.set_req(&Req::default(), false);
+        tb.step_with(true, false);
+        tb.step_with(true, true);
+        tb.step_with(false, false);
+        assert_eq!(tb.outst, 1);
+        let q = new_req(&md, 2, 77, true, 0x1040, 9, 0);
+        let w = md.exec(&q);
+        // handshake with a wr_cmd in the same cycle
+        tb.set_req(&q, true);
+        tb.step_with(true, false);
+        assert!(tb.m.bit("req_ready"));
+        tb.busy = true;
+        tb.set_req(&q, false);
+        assert_eq!(tb.outst, 2);
+        for _ in 0..50 {
+            assert!(!tb.step_with(false, false));
+        }
+        assert!(!tb.step_with(false, true));
+        for _ in 0..50 {
+            assert!(!tb.step_with(false, false));
+        }
+        assert_eq!(tb.ar_cycles, 0, "AR while writes were outstanding");
+        assert!(!tb.step_with(false, true));
+        let mut n = 0;
+        while !tb.step_with(false, false) {
+            n += 1;
+            assert!(n < 10);
+        }
+        assert_eq!(tb.ar_cycles, 1);
+        tb.busy = false;
+        let got = Resp {
+            found: tb.m.bit("req_found"),
+            err: tb.m.bit("req_err"),
+            orig: tb.m.get("req_orig"),
+        };
+        assert_eq!(got, w);
+        assert_eq!(tb.s.word(0x1040), md.mem[&0x1040]);
+    }
+
+    /// RRESP error: err, no write, nothing saved; BRESP error: err, nothing saved.
+    #[test]
+    fn atomic_bus_errors() {
+        let mut tb = Tb::new(14, 0.2, 2);
+        let mut md = Model::default();
+        fill(&mut tb, &mut md);
+        for i in 0..16u32 {
+            let q = new_req(&md, 4, 100 + i, true, 0x1000, 1, 0);
+            let w = md.exec(&q);
+            assert_eq!(tb.exec(&q, 0.0).0, w);
+        }
+        let (head, _) = md.hc(4);
+        let old = md.ring[&4].0[head as usize];
+        tb.s.bad_r.insert(0x2FC0);
+        tb.s.bad_w.insert(0x1040);
+        let w0 = tb.s.wbeats;
+        let before = tb.s.mem.clone();
+        let q = new_req(&md, 4, 500, true, 0x2FC8, 1, 0);
+        let g = tb.exec(&q, 0.0).0;
+        assert!(g.err, "RRESP error not reported: {g:?}");
+        assert_eq!(tb.s.wbeats, w0, "written after an R error");
+        let q = new_req(&md, 4, 501, false, 0x1048, 1, before[&0x1048]);
+        let g = tb.exec(&q, 0.0).0;
+        assert!(g.err, "BRESP error not reported: {g:?}");
+        assert_eq!(tb.s.wbeats, w0 + 1);
+        assert_eq!(tb.s.mem, before);
+        // nothing saved: slot `head` still holds its old result
+        for p in [500, 501] {
+            assert!(!tb.exec(&dup_req(&md, 4, p), 0.0).0.found, "psn {p} saved");
+        }
+        let g = tb.exec(&dup_req(&md, 4, old.0), 0.0).0;
+        assert_eq!((g.found, g.orig), (true, old.1));
+        // and the unit works on afterwards
+        let q = new_req(&md, 4, 502, true, 0x1000, 1, 0);
+        let w = md.exec(&q);
+        assert_eq!(tb.exec(&q, 0.0).0, w);
+    }
+
+    /// Back-to-back requests with a zero-latency, never-stalling memory: the cycle counts of
+    /// the module documentation, and the next request taken the cycle after `done`.
+    #[test]
+    fn atomic_back_to_back_cycles() {
+        let mut tb = Tb::new(15, 0.0, 0);
+        let mut md = Model::default();
+        fill(&mut tb, &mut md);
+        let mut first = true;
+        for i in 0..20u32 {
+            let fa = i % 2 == 0;
+            let q = new_req(
+                &md,
+                3,
+                i,
+                fa,
+                0x1000 + 8 * (i as u64 % 8),
+                7,
+                md.mem[&(0x1000 + 8 * (i as u64 % 8))],
+            );
+            let w = md.exec(&q);
+            let (g, cyc, wait) = tb.exec(&q, 0.0);
+            assert_eq!(g, w);
+            assert_eq!(cyc, 5, "new atomic: handshake to done");
+            assert!(first || wait == 1, "next request waited {wait}");
+            first = false;
+        }
+        let q = new_req(&md, 3, 99, false, 0x1000, 7, !md.mem[&0x1000]);
+        let w = md.exec(&q);
+        let (g, cyc, wait) = tb.exec(&q, 0.0);
+        assert_eq!((g, cyc, wait), (w, 3, 1), "unequal CMP_SWAP");
+        for back in 1..=16u32 {
+            let p = if back == 1 { 99 } else { 20 - (back - 1) };
+            let (g, cyc, wait) = tb.exec(&dup_req(&md, 3, p), 0.0);
+            assert!(g.found);
+            assert_eq!(
+                (cyc, wait),
+                (2 + back as u64, 1),
+                "duplicate {back}-th newest"
+            );
+        }
+        let (g, cyc, _) = tb.exec(&dup_req(&md, 3, 5000), 0.0);
+        assert_eq!((g.found, cyc), (false, 2 + 16));
+        let mut q = dup_req(&md, 3, 5000);
+        q.cnt = 0;
+        assert_eq!(tb.exec(&q, 0.0).1, 2);
     }
 }
