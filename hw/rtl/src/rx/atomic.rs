@@ -2,7 +2,7 @@
 //!
 //! One request at a time on `req` ([`AtomReqS`], its doc is the contract). A new atomic
 //! (`dup` = 0) first waits until the responder's DMA write commands are all complete (a
-//! counter, +1 per `wr_cmd`, -1 per `wr_done`, kept from reset), so its read cannot pass an
+//! counter, +1 per `dw_cmd`, -1 per `dw_done`, kept from reset), so its read cannot pass an
 //! earlier WRITE's data; then it reads the 64-byte line holding `addr` on its own AXI4 master
 //! `m` (one beat, ID 0), takes the little-endian u64 at byte `addr[5:0]`, computes FETCH_ADD
 //! (`fa` = 1: orig + swap) or CMP_SWAP (`fa` = 0: swap if orig == cmp, else no write), writes
@@ -69,9 +69,9 @@ pub struct AtomicUnit {
     /// Own AXI4 master to host memory.
     pub m: HostAxiM,
     /// Pulses when the responder's DMA write client had a command taken.
-    pub wr_cmd: Signal<In, Bit>,
+    pub dw_cmd: Signal<In, Bit>,
     /// Pulses when one of those commands completed.
-    pub wr_done: Signal<In, Bit>,
+    pub dw_done: Signal<In, Bit>,
     ram: RAM<Bits<88>, RB>,
     st: DFF<AtomState>,
     outst: DFF<Bits<OB>>,
@@ -114,8 +114,8 @@ impl AtomicUnit {
             rst: Default::default(),
             req: Default::default(),
             m: Default::default(),
-            wr_cmd: Default::default(),
-            wr_done: Default::default(),
+            dw_cmd: Default::default(),
+            dw_done: Default::default(),
             ram: Default::default(),
             st: Default::default(),
             outst: Default::default(),
@@ -166,9 +166,9 @@ impl Logic for AtomicUnit {
         self.ram.write_clock.next = self.clock.val();
 
         // ---------------- the responder's outstanding DMA write commands
-        if self.wr_cmd.val() && !self.wr_done.val() {
+        if self.dw_cmd.val() && !self.dw_done.val() {
             self.outst.d.next = self.outst.q.val() + 1;
-        } else if !self.wr_cmd.val() && self.wr_done.val() {
+        } else if !self.dw_cmd.val() && self.dw_done.val() {
             self.outst.d.next = self.outst.q.val() - 1;
         }
         self.out_z.next = !self.outst.q.val().any();
@@ -239,7 +239,7 @@ impl Logic for AtomicUnit {
                     self.si.d.next = 0.into();
                     if self.req.dup.val() {
                         self.st.d.next = AtomState::Search;
-                    } else if self.out_z.val() && !self.wr_cmd.val() {
+                    } else if self.out_z.val() && !self.dw_cmd.val() {
                         self.st.d.next = AtomState::Ar;
                     } else {
                         self.st.d.next = AtomState::WaitW;
@@ -509,7 +509,7 @@ mod tests {
         s: Slave,
         /// Responder DMA write commands outstanding (the model of the unit's counter).
         outst: u64,
-        /// Random write traffic: wr_cmd only while no request is in flight, wr_done any time.
+        /// Random write traffic: dw_cmd only while no request is in flight, dw_done any time.
         traffic: f64,
         busy: bool,
         /// Cycles with AR valid.
@@ -533,8 +533,8 @@ mod tests {
         /// One cycle with explicit write pulses; returns the sampled `req_done`.
         fn step_with(&mut self, cmd: bool, done: bool) -> bool {
             self.s.drive(&mut self.m, &mut self.r);
-            self.m.set("wr_cmd", cmd as u64);
-            self.m.set("wr_done", done as u64);
+            self.m.set("dw_cmd", cmd as u64);
+            self.m.set("dw_done", done as u64);
             self.m.tick();
             if self.m.bit("m_arvalid") {
                 assert_eq!(self.outst, 0, "AR issued with responder writes outstanding");
@@ -859,8 +859,8 @@ mod tests {
         }
     }
 
-    /// While responder writes are outstanding (wr_cmd without wr_done) no AR is issued; it is
-    /// issued after the last wr_done. wr_cmd and wr_done in one cycle cancel, and a wr_cmd in
+    /// While responder writes are outstanding (dw_cmd without dw_done) no AR is issued; it is
+    /// issued after the last dw_done. dw_cmd and dw_done in one cycle cancel, and a dw_cmd in
     /// the handshake cycle counts.
     #[test]
     fn atomic_waits_for_writes() {
@@ -874,7 +874,7 @@ mod tests {
         assert_eq!(tb.outst, 1);
         let q = new_req(&md, 2, 77, true, 0x1040, 9, 0);
         let w = md.exec(&q);
-        // handshake with a wr_cmd in the same cycle
+        // handshake with a dw_cmd in the same cycle
         tb.set_req(&q, true);
         tb.step_with(true, false);
         assert!(tb.m.bit("req_ready"));
