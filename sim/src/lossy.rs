@@ -337,7 +337,8 @@ pub fn run(
                         }
                     } else {
                         let orig = model[k][1];
-                        let swaps = (h >> 11) & 1 == 0;
+                        // a bit of a multiplicative hash of h (h's own low bits follow the kind's)
+                        let swaps = h.wrapping_mul(0xD6E8_FEB8_6659_FD93) >> 63 == 0;
                         let compare = if swaps {
                             model[k][1] = operand;
                             n_swap += 1;

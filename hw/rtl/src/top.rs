@@ -3,8 +3,8 @@
 //! Ethernet frames, `irq_req`), all synchronous to `clk`, `rst` synchronous active high.
 
 use crate::common::bus::{
-    AckEvM, AxilS, CplM, CtxPortM, DmaRdM, DmaWrM, HostAxiM, RdVerdictM, RestartM, RingPortM,
-    RspJobM, RxCheckM, StreamM, StreamS, TimerExpM, TimerSetM, WqeAxiS,
+    AckEvM, AtomReqM, AxilS, CplM, CtxPortM, DmaRdM, DmaWrM, HostAxiM, RdVerdictM, RestartM,
+    RingPortM, RspJobM, RxCheckM, StreamM, StreamS, TimerExpM, TimerSetM, WqeAxiS,
 };
 use crate::cq::cqwriter::CqWriter;
 use crate::ctx::ctxstore::CtxStore;
@@ -19,6 +19,7 @@ use crate::hostif::dbunit::DbUnit;
 use crate::hostif::devregs::DevRegs;
 use crate::hostif::ringmem::RingMem;
 use crate::rx::ackproc::AckProc;
+use crate::rx::atomic::AtomicUnit;
 use crate::rx::rxresp::RxResp;
 use crate::tx::acktimer::AckTimer;
 use crate::tx::rdresp::RdResp;
@@ -47,6 +48,8 @@ pub struct RnicTop {
     dbu: DbUnit,
     engs: EngStat,
     mux: AxMux,
+    /// The DMA engine and the atomic unit share `mux`'s first input.
+    dmux: AxMux,
     dmae: DmaEng,
     cqw: CqWriter,
     txq: TxReq,
@@ -55,6 +58,7 @@ pub struct RnicTop {
     rxr: RxResp,
     ackp: AckProc,
     tmr: AckTimer,
+    atu: AtomicUnit,
 }
 
 impl RnicTop {
@@ -78,6 +82,7 @@ impl RnicTop {
             dbu: DbUnit::new(p),
             engs: Default::default(),
             mux: Default::default(),
+            dmux: Default::default(),
             dmae: Default::default(),
             cqw: Default::default(),
             txq: Default::default(),
@@ -86,6 +91,7 @@ impl RnicTop {
             rxr: Default::default(),
             ackp: Default::default(),
             tmr: Default::default(),
+            atu: AtomicUnit::new(p),
         }
     }
 }
@@ -147,6 +153,8 @@ impl Logic for RnicTop {
         CtxPortM::join(&mut self.dbu.ctx, &mut self.ctxs.p0);
         // ---- the data path (docs/DATAPATH.md)
         self.mux.clock.next = self.clk.val();
+        self.dmux.clock.next = self.clk.val();
+        self.atu.clock.next = self.clk.val();
         self.dmae.clock.next = self.clk.val();
         self.cqw.clock.next = self.clk.val();
         self.txq.clock.next = self.clk.val();
@@ -156,6 +164,8 @@ impl Logic for RnicTop {
         self.ackp.clock.next = self.clk.val();
         self.tmr.clock.next = self.clk.val();
         self.mux.rst.next = self.rst.val();
+        self.dmux.rst.next = self.rst.val();
+        self.atu.rst.next = self.rst.val();
         self.dmae.rst.next = self.rst.val();
         self.cqw.rst.next = self.rst.val();
         self.txq.rst.next = self.rst.val();
@@ -192,8 +202,17 @@ impl Logic for RnicTop {
         TimerSetM::join(&mut self.ackp.tset, &mut self.tmr.b);
         TimerExpM::join(&mut self.tmr.exp, &mut self.ackp.tmo);
         RestartM::join(&mut self.ackp.rs, &mut self.txq.rs);
-        // host memory: the DMA engine and the DMA self-test share m_axi
-        HostAxiM::join(&mut self.dmae.m, &mut self.mux.s0);
+        // atomics: the responder hands CMP_SWAP / FETCH_ADD to the atomic unit, which waits
+        // for the responder's earlier DMA writes (commands taken on wr0 vs their `done`),
+        // then reads, modifies and writes the 8 bytes through its own AXI master
+        AtomReqM::join(&mut self.rxr.atom, &mut self.atu.req);
+        self.atu.dw_cmd.next = self.rxr.wr.cmd_valid.val() & self.dmae.wr0.cmd_ready.val();
+        self.atu.dw_done.next = self.dmae.wr0.done.val();
+        // host memory: the DMA engine and the atomic unit (dmux), and the DMA self-test,
+        // share m_axi
+        HostAxiM::join(&mut self.dmae.m, &mut self.dmux.s0);
+        HostAxiM::join(&mut self.atu.m, &mut self.dmux.s1);
+        HostAxiM::join(&mut self.dmux.m, &mut self.mux.s0);
         HostAxiM::join(&mut self.dmat.m, &mut self.mux.s1);
         HostAxiM::link(&mut self.m_axi, &mut self.mux.m);
         // frames: the TX arbiter sends ACKs, requests and MAC-debug frames; every received
@@ -248,10 +267,9 @@ impl Logic for RnicTop {
         self.engs.cnt[35].next = self.ackp.cnt_rd_rsp.val();
         self.engs.cnt[36].next = self.ackp.cnt_rd_gap.val();
         self.engs.cnt[37].next = self.ackp.cnt_rd_drop.val();
-        // atomics: wired when the atomic unit lands
-        self.engs.cnt[38].next = 0.into();
-        self.engs.cnt[39].next = 0.into();
-        self.engs.cnt[40].next = 0.into();
+        self.engs.cnt[38].next = self.rxr.cnt_rx_atomic.val();
+        self.engs.cnt[39].next = self.rxr.cnt_atom_dup.val();
+        self.engs.cnt[40].next = self.rxr.cnt_atom_miss.val();
         self.engs.cnt[15].next = self.ackp.cnt_ack.val();
         self.engs.cnt[16].next = self.ackp.cnt_nak.val();
         self.engs.cnt[17].next = self.ackp.cnt_ack_ignored.val();

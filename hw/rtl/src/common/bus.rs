@@ -526,6 +526,11 @@ pub struct RspJobS {
     pub orig: Signal<In, Bits<64>>,
 }
 
+const _: () = assert!(
+    rnic_abi::queue::ATOMIC_RESOURCES == 16,
+    "AtomReqM::head is 4 bits"
+);
+
 /// An atomic to execute or to look up (RX responder -> `rx::atomic::AtomicUnit`), source side.
 /// `valid`/`ready` hands over one request; the unit answers with a one-cycle `done` pulse
 /// (with `found`, `err`, `orig`) some cycles later, and takes no new request before that.
@@ -547,8 +552,6 @@ pub struct RspJobS {
 /// `head`/`cnt` are the QP's `RqState.atom_head` / `atom_cnt`; the responder owns them and,
 /// after a new atomic, writes head + 1 (mod `ATOMIC_RESOURCES`) and min(cnt + 1,
 /// `ATOMIC_RESOURCES`).
-const _: () = assert!(rnic_abi::queue::ATOMIC_RESOURCES == 16, "AtomReqM::head is 4 bits");
-
 #[derive(Clone, Debug, Default, LogicInterface)]
 #[join = "AtomReqS"]
 pub struct AtomReqM {

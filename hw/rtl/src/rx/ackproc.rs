@@ -18,7 +18,14 @@
 //!   flushes the rest), and the QP goes to ERR. A NAK whose PSN lies beyond every
 //!   outstanding WQE changes nothing but the implicit ACK of the WQEs before it.
 //! * Completion opcode from the WQE opcode: SEND/SEND_IMM -> SEND, RDMA_WRITE(_IMM) ->
-//!   RDMA_WRITE, RDMA_READ -> RDMA_READ.
+//!   RDMA_WRITE, RDMA_READ -> RDMA_READ, ATOMIC_CMP_SWAP -> COMP_SWAP, ATOMIC_FETCH_ADD ->
+//!   FETCH_ADD.
+//! * Atomic WQEs (CMP_SWAP, FETCH_ADD) are READ-like: one packet (n = 1), 8 bytes
+//!   (`ATOMIC_BYTES`, the completion's byte_len whatever the WQE's length), never completed
+//!   by the walk; their answer is an ATOMIC ACKNOWLEDGE event (`ev.rsp` = 1, `ev.atom` = 1,
+//!   ONLY, plen 8) judged by the READ RESPONSE rules below (e = its PSN, addr = local_addr).
+//!   The event's kind must match the WQE's: an ATOMIC ACK at a READ WQE or a READ RESPONSE
+//!   at an atomic WQE gets verdict !ok (`cnt_rd_drop`).
 //! * The expected READ RESPONSE e of the READ WQE the walk stopped at (first PSN `una_psn`):
 //!   `una_psn + (ack_psn_lo + 1 - una_psn) mod 2^16` when that offset is below 2^15 and below
 //!   n, else `una_psn` (the packet after the last one acknowledged, as the timeout's restart).
@@ -115,12 +122,13 @@ pub struct AckProc {
     pub cnt_retry_exc: Signal<Out, Bits<32>>,
     /// Verdicts on READ RESPONSE events (to rxresp).
     pub rdv: RdVerdictM,
-    /// READ RESPONSE packets accepted and placed.
+    /// READ RESPONSE and ATOMIC ACKNOWLEDGE packets accepted and placed.
     pub cnt_rd_rsp: Signal<Out, Bits<32>>,
     /// Implicit NAKs (a READ RESPONSE or an ACK past the expected READ RESPONSE).
     pub cnt_rd_gap: Signal<Out, Bits<32>>,
-    /// READ RESPONSE packets dropped (duplicate, out of place, malformed, QP not RTS/SQD,
-    /// nothing outstanding, or a gap already being recovered).
+    /// READ RESPONSE and ATOMIC ACKNOWLEDGE packets dropped (wrong kind for the WQE,
+    /// duplicate, out of place, malformed, QP not RTS/SQD, nothing outstanding, or a gap
+    /// already being recovered).
     pub cnt_rd_drop: Signal<Out, Bits<32>>,
     // ---- constants (ABI offsets in bits, build parameters, codes)
     o_state: Constant<Bits<10>>,
@@ -156,9 +164,14 @@ pub struct AckProc {
     op_write: Constant<Bits<8>>,
     op_write_imm: Constant<Bits<8>>,
     op_read: Constant<Bits<8>>,
+    op_cas: Constant<Bits<8>>,
+    op_faa: Constant<Bits<8>>,
     wc_send: Constant<Bits<8>>,
     wc_write: Constant<Bits<8>>,
     wc_read: Constant<Bits<8>>,
+    wc_cas: Constant<Bits<8>>,
+    wc_faa: Constant<Bits<8>>,
+    atom_bytes: Constant<Bits<32>>,
     p_first: Constant<Bits<2>>,
     p_middle: Constant<Bits<2>>,
     p_last: Constant<Bits<2>>,
@@ -218,6 +231,7 @@ pub struct AckProc {
     is_rsp: DFF<Bit>,
     rpos_r: DFF<Bits<2>>,
     plen_r: DFF<Bits<13>>,
+    atom_r: DFF<Bit>,
     ackp0: DFF<Bits<16>>,
     rd_hit: DFF<Bit>,
     rd_before: DFF<Bit>,
@@ -227,6 +241,8 @@ pub struct AckProc {
     s_n: DFF<Bits<24>>,
     s_wrid: DFF<Bits<64>>,
     s_sig: DFF<Bit>,
+    s_at: DFF<Bit>,
+    s_fa: DFF<Bit>,
     v_ok: DFF<Bit>,
     v_addr: DFF<Bits<64>>,
     v_early: DFF<Bit>,
@@ -250,6 +266,8 @@ pub struct AckProc {
     f_sig: [DFF<Bit>; WIN],
     f_wr: [DFF<Bit>; WIN],
     f_rd: [DFF<Bit>; WIN],
+    f_at: [DFF<Bit>; WIN],
+    f_fa: [DFF<Bit>; WIN],
     f_la: [DFF<Bits<64>>; WIN],
     // ---- completion register
     c_v: DFF<Bit>,
@@ -260,6 +278,8 @@ pub struct AckProc {
     c_cqn: DFF<Bits<16>>,
     c_wr: DFF<Bit>,
     c_rd: DFF<Bit>,
+    c_at: DFF<Bit>,
+    c_fa: DFF<Bit>,
     c_status: DFF<Bits<8>>,
     c_idx: DFF<Bits<16>>,
     // ---- counters
@@ -291,6 +311,9 @@ pub struct AckProc {
     h_sig: Signal<Local, Bit>,
     h_wr: Signal<Local, Bit>,
     h_rd: Signal<Local, Bit>,
+    h_at: Signal<Local, Bit>,
+    h_fa: Signal<Local, Bit>,
+    w_at: Signal<Local, Bit>,
     h_la: Signal<Local, Bits<64>>,
     left: Signal<Local, Bits<24>>,
     qslot: Signal<Local, Bits<RING_SLOT_BITS>>,
@@ -400,9 +423,14 @@ impl AckProc {
             op_write: k(wqe_op::RDMA_WRITE as u64),
             op_write_imm: k(wqe_op::RDMA_WRITE_IMM as u64),
             op_read: k(wqe_op::RDMA_READ as u64),
+            op_cas: k(wqe_op::ATOMIC_CMP_SWAP as u64),
+            op_faa: k(wqe_op::ATOMIC_FETCH_ADD as u64),
             wc_send: k(wc_op::SEND as u64),
             wc_write: k(wc_op::RDMA_WRITE as u64),
             wc_read: k(wc_op::RDMA_READ as u64),
+            wc_cas: k(wc_op::COMP_SWAP as u64),
+            wc_faa: k(wc_op::FETCH_ADD as u64),
+            atom_bytes: k(rnic_abi::queue::ATOMIC_BYTES as u64),
             p_first: k(RSP_FIRST),
             p_middle: k(RSP_MIDDLE),
             p_last: k(RSP_LAST),
@@ -459,6 +487,7 @@ impl AckProc {
             is_rsp: Default::default(),
             rpos_r: Default::default(),
             plen_r: Default::default(),
+            atom_r: Default::default(),
             ackp0: Default::default(),
             rd_hit: Default::default(),
             rd_before: Default::default(),
@@ -468,6 +497,8 @@ impl AckProc {
             s_n: Default::default(),
             s_wrid: Default::default(),
             s_sig: Default::default(),
+            s_at: Default::default(),
+            s_fa: Default::default(),
             v_ok: Default::default(),
             v_addr: Default::default(),
             v_early: Default::default(),
@@ -490,6 +521,8 @@ impl AckProc {
             f_sig: Default::default(),
             f_wr: Default::default(),
             f_rd: Default::default(),
+            f_at: Default::default(),
+            f_fa: Default::default(),
             f_la: Default::default(),
             c_v: Default::default(),
             c_wrid: Default::default(),
@@ -499,6 +532,8 @@ impl AckProc {
             c_cqn: Default::default(),
             c_wr: Default::default(),
             c_rd: Default::default(),
+            c_at: Default::default(),
+            c_fa: Default::default(),
             c_status: Default::default(),
             c_idx: Default::default(),
             n_ack: Default::default(),
@@ -528,6 +563,9 @@ impl AckProc {
             h_sig: Default::default(),
             h_wr: Default::default(),
             h_rd: Default::default(),
+            h_at: Default::default(),
+            h_fa: Default::default(),
+            w_at: Default::default(),
             h_la: Default::default(),
             left: Default::default(),
             qslot: Default::default(),
@@ -598,6 +636,7 @@ impl Logic for AckProc {
             s_wrid, s_sig, v_ok, v_addr, v_early, r_last, rc_err, plc, set_gap, clr_gap, n_rdr,
             n_gap, n_rdd, c_rd
         );
+        dff_setup!(self, clock, atom_r, s_at, s_fa, c_at, c_fa);
         for i in 0..WIN {
             self.f_wrid[i].clock.next = self.clock.val();
             self.f_wrid[i].d.next = self.f_wrid[i].q.val();
@@ -611,6 +650,10 @@ impl Logic for AckProc {
             self.f_wr[i].d.next = self.f_wr[i].q.val();
             self.f_rd[i].clock.next = self.clock.val();
             self.f_rd[i].d.next = self.f_rd[i].q.val();
+            self.f_at[i].clock.next = self.clock.val();
+            self.f_at[i].d.next = self.f_at[i].q.val();
+            self.f_fa[i].clock.next = self.clock.val();
+            self.f_fa[i].d.next = self.f_fa[i].q.val();
             self.f_la[i].clock.next = self.clock.val();
             self.f_la[i].d.next = self.f_la[i].q.val();
         }
@@ -643,7 +686,11 @@ impl Logic for AckProc {
         self.cpl.imm.next = 0.into();
         self.cpl.qpn.next = self.c_qpn.q.val();
         self.cpl.src_qp.next = self.c_src.q.val();
-        if self.c_rd.q.val() {
+        if self.c_at.q.val() && self.c_fa.q.val() {
+            self.cpl.opcode.next = self.wc_faa.val();
+        } else if self.c_at.q.val() {
+            self.cpl.opcode.next = self.wc_cas.val();
+        } else if self.c_rd.q.val() {
             self.cpl.opcode.next = self.wc_read.val();
         } else if self.c_wr.q.val() {
             self.cpl.opcode.next = self.wc_write.val();
@@ -796,6 +843,9 @@ impl Logic for AckProc {
         if self.w_len.val() == 0 {
             self.w_n.next = 1.into();
         }
+        // an atomic WQE is one request packet answered by one ATOMIC ACKNOWLEDGE (8 bytes)
+        self.w_at.next =
+            (self.w_op.val() == self.op_cas.val()) || (self.w_op.val() == self.op_faa.val());
         for i in 0..WIN {
             if self.rv.val() && (self.wp.q.val() == self.fidx[i].val()) {
                 self.f_wrid[i].d.next = self
@@ -808,7 +858,14 @@ impl Logic for AckProc {
                 self.f_sig[i].d.next = self.ring.rdata.val().get_bit(self.o_wflags.val().index());
                 self.f_wr[i].d.next = (self.w_op.val() == self.op_write.val())
                     || (self.w_op.val() == self.op_write_imm.val());
-                self.f_rd[i].d.next = self.w_op.val() == self.op_read.val();
+                // READ-like (never completed by the walk): a READ or an atomic
+                self.f_rd[i].d.next = (self.w_op.val() == self.op_read.val()) || self.w_at.val();
+                self.f_at[i].d.next = self.w_at.val();
+                self.f_fa[i].d.next = self.w_op.val() == self.op_faa.val();
+                if self.w_at.val() {
+                    self.f_len[i].d.next = self.atom_bytes.val();
+                    self.f_n[i].d.next = 1.into();
+                }
                 self.f_la[i].d.next = self
                     .ring
                     .rdata
@@ -826,6 +883,8 @@ impl Logic for AckProc {
         self.h_sig.next = self.f_sig[0].q.val();
         self.h_wr.next = self.f_wr[0].q.val();
         self.h_rd.next = self.f_rd[0].q.val();
+        self.h_at.next = self.f_at[0].q.val();
+        self.h_fa.next = self.f_fa[0].q.val();
         self.h_la.next = self.f_la[0].q.val();
         for i in 1..WIN {
             if self.rp.q.val() == self.fidx[i].val() {
@@ -835,6 +894,8 @@ impl Logic for AckProc {
                 self.h_sig.next = self.f_sig[i].q.val();
                 self.h_wr.next = self.f_wr[i].q.val();
                 self.h_rd.next = self.f_rd[i].q.val();
+                self.h_at.next = self.f_at[i].q.val();
+                self.h_fa.next = self.f_fa[i].q.val();
                 self.h_la.next = self.f_la[i].q.val();
             }
         }
@@ -882,6 +943,8 @@ impl Logic for AckProc {
                     self.s_n.d.next = self.h_n.val();
                     self.s_wrid.d.next = self.h_wrid.val();
                     self.s_sig.d.next = self.h_sig.val();
+                    self.s_at.d.next = self.h_at.val();
+                    self.s_fa.d.next = self.h_fa.val();
                 }
             }
         }
@@ -898,6 +961,8 @@ impl Logic for AckProc {
             self.c_len.d.next = self.h_len.val();
             self.c_wr.d.next = self.h_wr.val();
             self.c_rd.d.next = self.h_rd.val();
+            self.c_at.d.next = self.h_at.val();
+            self.c_fa.d.next = self.h_fa.val();
             self.c_idx.d.next = self.di.q.val();
             self.c_qpn.d.next = self.qpn_r.q.val();
             self.c_src.d.next = self.rqpn.q.val();
@@ -998,6 +1063,7 @@ impl Logic for AckProc {
                     self.is_rsp.d.next = self.ev.rsp.val();
                     self.rpos_r.d.next = self.ev.rpos.val();
                     self.plen_r.d.next = self.ev.plen.val();
+                    self.atom_r.d.next = self.ev.rsp.val() && self.ev.atom.val();
                     if self.ev.rsp.val() {
                         // a READ RESPONSE: its target is p (the WQEs ending before p complete)
                         self.k_r.d.next = 0.into();
@@ -1224,8 +1290,11 @@ impl Logic for AckProc {
                         && (self.rem.q.val() == self.e_off.val())
                         && self.pos_ok.val()
                         && self.len_ok.val()
+                        && (self.atom_r.q.val() == self.s_at.q.val())
                     {
-                        // the expected response, in place: write its payload
+                        // the expected response, in place, of the right kind (a READ
+                        // RESPONSE for a READ WQE, an ATOMIC ACKNOWLEDGE for an atomic):
+                        // write its payload
                         self.v_ok.d.next = true;
                     } else if !self.g_gap.val() || self.g_hold.val() {
                         // duplicate, out of place, malformed, nothing outstanding, or a gap
@@ -1307,6 +1376,8 @@ impl Logic for AckProc {
                         self.c_len.d.next = self.s_len.q.val();
                         self.c_wr.d.next = false;
                         self.c_rd.d.next = true;
+                        self.c_at.d.next = self.s_at.q.val();
+                        self.c_fa.d.next = self.s_fa.q.val();
                         self.c_idx.d.next = self.di.q.val();
                         self.c_qpn.d.next = self.qpn_r.q.val();
                         self.c_src.d.next = self.rqpn.q.val();
@@ -1829,6 +1900,8 @@ mod tests {
         psn: u32,
         syn: u8,
         rsp: Option<(u64, u32)>,
+        /// an ATOMIC ACKNOWLEDGE (`ev.atom`, with `rsp`)
+        atom: bool,
     }
 
     fn ack(qpn: u32, psn: u32, syn: u8) -> Evt {
@@ -1837,6 +1910,7 @@ mod tests {
             psn,
             syn,
             rsp: None,
+            atom: false,
         }
     }
 
@@ -1846,6 +1920,20 @@ mod tests {
             psn: psn & M24,
             syn: if pos == RSP_MIDDLE { aeth::ACK } else { 0x1F },
             rsp: Some((pos, plen)),
+            atom: false,
+        }
+    }
+
+    /// An ATOMIC ACKNOWLEDGE event as rxresp reports it (`rsp`, `atom`, ONLY, plen 8).
+    fn atom_ack(qpn: u32, psn: u32) -> Evt {
+        atom_rsp(qpn, psn, RSP_ONLY, 8)
+    }
+
+    /// An ATOMIC ACKNOWLEDGE event with any position and length (malformed ones too).
+    fn atom_rsp(qpn: u32, psn: u32, pos: u64, plen: u32) -> Evt {
+        Evt {
+            atom: true,
+            ..rsp(qpn, psn, pos, plen)
         }
     }
 
@@ -1903,6 +1991,7 @@ mod tests {
                 let (pos, plen) = e.rsp.unwrap_or((0, 0));
                 t.m.set("ev_rpos", pos);
                 t.m.set("ev_plen", plen as u64);
+                t.m.set("ev_atom", e.atom as u64);
             }
             t.m.set("tmo_valid", tmo.is_some() as u64);
             t.m.set("tmo_qpn", tmo.unwrap_or(0) as u64);
@@ -2844,12 +2933,13 @@ mod tests {
         assert_eq!(qctx(&t, q).state, qp_state::ERR);
     }
 
-    /// Random READ / WRITE / SEND WQEs against a responder model over a lossy return path:
-    /// the responder answers the first transmission with READ RESPONSEs and ACKs in PSN
-    /// order, a retransmission (from every restart on `rs`) with the responses again and
-    /// duplicate ACKs (rq_psn - 1); 15% of the frames are lost; a timer expiry is delivered
-    /// when nothing is in flight. Every READ response PSN must be accepted exactly once at
-    /// its address, every WQE complete in order with SUCCESS and its opcode, the QP stay RTS.
+    /// Random READ / atomic / WRITE / SEND WQEs against a responder model over a lossy return
+    /// path: the responder answers the first transmission with READ RESPONSEs, ATOMIC ACKs and
+    /// ACKs in PSN order, a retransmission (from every restart on `rs`) with the responses
+    /// (and ATOMIC ACKs) again and duplicate ACKs (rq_psn - 1); 15% of the frames are lost; a
+    /// timer expiry is delivered when nothing is in flight. Every READ response / ATOMIC ACK
+    /// PSN must be accepted exactly once at its address, every WQE complete in order with
+    /// SUCCESS and its opcode, the QP stay RTS.
     #[test]
     fn read_random_lossy() {
         let mut t = Tb::new(35, 0.3);
@@ -2873,8 +2963,11 @@ mod tests {
                     wqe_op::RDMA_READ,
                     wqe_op::RDMA_WRITE,
                     wqe_op::SEND,
-                ][t.r.random_range(0..4)];
+                    wqe_op::ATOMIC_CMP_SWAP,
+                    wqe_op::ATOMIC_FETCH_ADD,
+                ][t.r.random_range(0..6)];
                 let len = match t.r.random_range(0..4) {
+                    _ if is_atomic(op) => rnic_abi::queue::ATOMIC_BYTES,
                     0 => 0,
                     1 => t.r.random_range(1..mtu),
                     2 => mtu * t.r.random_range(1..4),
@@ -2912,6 +3005,9 @@ mod tests {
                             };
                             v.push(rsp(q, w.psn + i, pos, plen));
                         }
+                    } else if is_atomic(w.wqe.opcode) {
+                        // answered again on a retransmission (the responder's saved result)
+                        v.push(atom_ack(q, w.psn));
                     } else if first {
                         v.push(ack(q, (w.psn + n - 1) & M24, aeth::ACK));
                     } else {
@@ -2961,10 +3057,10 @@ mod tests {
                 }
                 assert_eq!(qctx(&t, q).state, qp_state::RTS, "round {round}");
             }
-            // every READ response PSN accepted exactly once
+            // every READ response and ATOMIC ACKNOWLEDGE PSN accepted exactly once
             let mut want: Vec<u32> = sent
                 .iter()
-                .filter(|w| w.wqe.opcode == wqe_op::RDMA_READ)
+                .filter(|w| w.wqe.opcode == wqe_op::RDMA_READ || is_atomic(w.wqe.opcode))
                 .flat_map(|w| (0..w.n).map(move |i| (w.psn + i) & M24))
                 .collect();
             want.sort();
@@ -2984,6 +3080,8 @@ mod tests {
                 .map(|w| {
                     let op = match w.wqe.opcode {
                         wqe_op::RDMA_READ => wc_op::RDMA_READ,
+                        wqe_op::ATOMIC_CMP_SWAP => wc_op::COMP_SWAP,
+                        wqe_op::ATOMIC_FETCH_ADD => wc_op::FETCH_ADD,
                         wqe_op::RDMA_WRITE => wc_op::RDMA_WRITE,
                         _ => wc_op::SEND,
                     };
@@ -2997,7 +3095,7 @@ mod tests {
         }
         assert_eq!(t.m.get("cnt_rd_rsp"), rsp_total);
         println!(
-            "read_random_lossy: {rsp_total} READ responses placed, {gaps} implicit NAKs, {} dropped",
+            "read_random_lossy: {rsp_total} READ responses / ATOMIC ACKs placed, {gaps} implicit NAKs, {} dropped",
             t.m.get("cnt_rd_drop")
         );
         assert!(gaps > 5);
@@ -3034,5 +3132,304 @@ mod tests {
         let s = step_full(&mut t, None, Some(q));
         assert_eq!(s.rs, vec![(q, 103)]);
         assert_eq!(qctx(&t, q).retry_left, 2);
+    }
+
+    // ---------------- atomics
+
+    fn is_atomic(op: u8) -> bool {
+        op == wqe_op::ATOMIC_CMP_SWAP || op == wqe_op::ATOMIC_FETCH_ADD
+    }
+
+    /// A response accepted at `addr` (an ATOMIC ACK or a READ response), no restart, and the
+    /// step's completions of opcode `op` (if any) taken after `placed`.
+    fn accepted_op(s: &Step, addr: u64, op: u8) {
+        assert_eq!(s.vd, vec![(true, addr)]);
+        let p = s.placed.expect("placed");
+        assert!(
+            s.cpl.iter().all(|&(c, o)| o != op || c > p),
+            "completion before placed: {s:?}"
+        );
+        assert!(s.rs.is_empty(), "no restart on an accepted response");
+    }
+
+    /// An event that must get a !ok verdict (counted in `cnt_rd_drop`) and change nothing:
+    /// no restart, no timer, no completion, the context record unchanged.
+    fn dropped(t: &mut Tb, e: Evt) {
+        let before = t.ctx.get(P.ctx_base(0) + e.qpn);
+        let [r0, g0, d0] = counters(t);
+        let n = t.cpl.got.len();
+        let s = step_full(t, Some(e), None);
+        assert!(!s.vd[0].0, "{e:?} accepted");
+        assert!(
+            s.rs.is_empty() && s.ts.is_empty() && t.cpl.got.len() == n,
+            "{e:?}: {s:?}"
+        );
+        assert_eq!(t.ctx.get(P.ctx_base(0) + e.qpn), before, "{e:?}");
+        assert_eq!(counters(t), [r0, g0, d0 + 1], "{e:?}");
+    }
+
+    /// FETCH_ADD and CMP_SWAP WQEs between WRITEs, READs and SENDs (PSN and SQ index wrap):
+    /// an ATOMIC ACK at the atomic's PSN gets an ok verdict at its local_addr and, after
+    /// `placed`, the completion (FETCH_ADD / COMP_SWAP, byte_len 8, SUCCESS, wr_id,
+    /// sq_index); una_psn / sq_ack_ci advance, retries refill, the timer is re-armed. The
+    /// WQEs before it complete by implicit ACK; a plain ACK covering the atomic's PSN is an
+    /// implicit NAK (restart at it, RD_GAP, no completion); a duplicate ATOMIC ACK after the
+    /// completion is dropped; an unsignaled atomic retires silently.
+    #[test]
+    fn atomics_complete() {
+        let mut t = Tb::new(41, 0.3);
+        let q = 50;
+        t.qp(q, 1, M24 - 1, 0xFFFF, qp_state::RTS); // MTU 256
+        set_retries(&mut t, q, 3, 2);
+        let iw = t.post_op(q, wqe_op::RDMA_WRITE, 300, true, true); // ..FE, ..FF
+        let ifa = t.post_op(q, wqe_op::ATOMIC_FETCH_ADD, 8, true, true); // 0
+        t.post_op(q, wqe_op::RDMA_READ, 600, true, true); // 1, 2, 3
+        let ics = t.post_op(q, wqe_op::ATOMIC_CMP_SWAP, 8, true, true); // 4
+        t.post_op(q, wqe_op::SEND, 10, true, true); // 5
+        t.post_op(q, wqe_op::ATOMIC_CMP_SWAP, 8, false, true); // 6, unsignaled
+        t.post_op(q, wqe_op::RDMA_WRITE_IMM, 1, true, true); // 7
+        let (la_fa, id_fa) = sent(&t, q, 1);
+        let (la_rd, _) = sent(&t, q, 2);
+        let (la_cs, id_cs) = sent(&t, q, 3);
+        let (la_cs2, _) = sent(&t, q, 5);
+        // the WRITE's ACK completes it; the walk stops at the FETCH_ADD
+        let s = step_full(&mut t, Some(ack(q, M24, aeth::ACK)), None);
+        assert!(s.rs.is_empty() && s.vd.is_empty());
+        assert_eq!(t.cpl.got.len(), 1);
+        assert_eq!(t.cpl.got[0].1.sq_index, iw);
+        // a plain ACK covering the atomic's PSN: its ATOMIC ACK was lost. Implicit NAK:
+        // restart at the atomic, one retry, RD_GAP, no completion
+        let s = step_full(&mut t, Some(ack(q, 0, aeth::ACK)), None);
+        assert_eq!(s.rs, vec![(q, 0)]);
+        assert!(s.cpl.is_empty());
+        let x = qctx(&t, q);
+        assert_eq!(
+            (x.una_psn, x.sq_ack_ci, x.retry_left, x.req_flags),
+            (0, 0, 2, req_flag::RD_GAP)
+        );
+        // the same ACK again: no second restart
+        let s = step_full(&mut t, Some(ack(q, 0, aeth::ACK)), None);
+        assert!(s.rs.is_empty() && s.cpl.is_empty());
+        assert_eq!(counters(&t), [0, 1, 0]);
+        // the ATOMIC ACK: accepted at local_addr, FETCH_ADD completion after placed
+        let s = step_full(&mut t, Some(atom_ack(q, 0)), None);
+        accepted_op(&s, la_fa, wc_op::FETCH_ADD);
+        assert_eq!(s.ts, vec![(q, false, 9)], "progress re-arms the timer");
+        assert_eq!(s.cpl.len(), 1);
+        let c = t.cpl.got[1].1;
+        assert_eq!(
+            (
+                c.opcode, c.status, c.byte_len, c.wr_id, c.sq_index, c.qp_num
+            ),
+            (wc_op::FETCH_ADD, wc_status::SUCCESS, 8, id_fa, ifa, q)
+        );
+        let x = qctx(&t, q);
+        assert_eq!(
+            (
+                x.una_psn,
+                x.sq_ack_ci,
+                x.ack_psn_lo,
+                x.retry_left,
+                x.req_flags
+            ),
+            (1, 1, 0, 3, 0)
+        );
+        // a duplicate ATOMIC ACK after the completion: dropped (stale)
+        dropped(&mut t, atom_ack(q, 0));
+        // the READ
+        for (i, pos, len) in [(0, RSP_FIRST, 256), (1, RSP_MIDDLE, 256), (2, RSP_LAST, 88)] {
+            let s = step_full(&mut t, Some(rsp(q, 1 + i, pos, len)), None);
+            accepted_op(&s, la_rd.wrapping_add(256 * i as u64), wc_op::RDMA_READ);
+        }
+        assert_eq!(t.cpl.got.last().unwrap().1.opcode, wc_op::RDMA_READ);
+        // CMP_SWAP
+        let s = step_full(&mut t, Some(atom_ack(q, 4)), None);
+        accepted_op(&s, la_cs, wc_op::COMP_SWAP);
+        let c = t.cpl.got.last().unwrap().1;
+        assert_eq!(
+            (c.opcode, c.status, c.byte_len, c.wr_id, c.sq_index),
+            (wc_op::COMP_SWAP, wc_status::SUCCESS, 8, id_cs, ics)
+        );
+        // the SEND by its ACK; the unsignaled CMP_SWAP's ATOMIC ACK retires it silently
+        let n = t.cpl.got.len();
+        step_full(&mut t, Some(ack(q, 5, aeth::ACK)), None);
+        assert_eq!(t.cpl.got.len(), n + 1);
+        assert_eq!(t.cpl.got[n].1.opcode, wc_op::SEND);
+        let s = step_full(&mut t, Some(atom_ack(q, 6)), None);
+        accepted_op(&s, la_cs2, wc_op::COMP_SWAP);
+        assert!(s.cpl.is_empty());
+        let x = qctx(&t, q);
+        assert_eq!((x.una_psn, x.sq_ack_ci), (7, 5));
+        // the WRITE_IMM after it
+        step_full(&mut t, Some(ack(q, 7, aeth::ACK)), None);
+        assert_eq!(t.cpl.got.last().unwrap().1.opcode, wc_op::RDMA_WRITE);
+        let x = qctx(&t, q);
+        assert_eq!((x.una_psn, x.sq_ack_ci, x.state), (8, 6, qp_state::RTS));
+        let ops: Vec<u8> = t.cpl.got.iter().map(|c| c.1.opcode).collect();
+        assert_eq!(
+            ops,
+            vec![
+                wc_op::RDMA_WRITE,
+                wc_op::FETCH_ADD,
+                wc_op::RDMA_READ,
+                wc_op::COMP_SWAP,
+                wc_op::SEND,
+                wc_op::RDMA_WRITE
+            ]
+        );
+        // 1 FETCH_ADD + 3 READ + 2 CMP_SWAP accepted, 1 gap, 1 drop
+        assert_eq!(counters(&t), [6, 1, 1]);
+        assert_eq!(t.m.get("cnt_ack_ignored"), 0);
+    }
+
+    /// Dropped with a !ok verdict: an ATOMIC ACK for a READ WQE, a READ RESPONSE for an
+    /// atomic WQE (also an 8-byte ONLY), an ATOMIC ACK with a wrong length or position, one
+    /// before e (duplicate) and one for a SEND. An ATOMIC ACK past e (the next atomic's) is
+    /// an implicit NAK: restart at e once (RD_GAP), then dropped.
+    #[test]
+    fn atomic_drops() {
+        let mut t = Tb::new(42, 0.3);
+        let q = 60;
+        t.qp(q, 2, 700, 5, qp_state::RTS); // MTU 512
+        set_retries(&mut t, q, 2, 0);
+        t.post_op(q, wqe_op::RDMA_READ, 8, true, true); // 700
+        t.post_op(q, wqe_op::ATOMIC_FETCH_ADD, 8, true, true); // 701
+        t.post_op(q, wqe_op::ATOMIC_CMP_SWAP, 8, true, true); // 702
+        t.post_op(q, wqe_op::SEND, 8, true, true); // 703
+        let (la_rd, _) = sent(&t, q, 0);
+        let (la_fa, _) = sent(&t, q, 1);
+        let (la_cs, _) = sent(&t, q, 2);
+        // an ATOMIC ACK for the (8-byte, one-packet) READ WQE
+        dropped(&mut t, atom_ack(q, 700));
+        let s = step_full(&mut t, Some(rsp(q, 700, RSP_ONLY, 8)), None);
+        accepted_op(&s, la_rd, wc_op::RDMA_READ);
+        // a READ RESPONSE for the atomic WQE; malformed ATOMIC ACKs
+        dropped(&mut t, rsp(q, 701, RSP_ONLY, 8));
+        dropped(&mut t, rsp(q, 701, RSP_ONLY, 0));
+        dropped(&mut t, atom_rsp(q, 701, RSP_ONLY, 4));
+        dropped(&mut t, atom_rsp(q, 701, RSP_ONLY, 0));
+        dropped(&mut t, atom_rsp(q, 701, RSP_ONLY, 16));
+        dropped(&mut t, atom_rsp(q, 701, RSP_FIRST, 8));
+        dropped(&mut t, atom_rsp(q, 701, RSP_MIDDLE, 8));
+        dropped(&mut t, atom_rsp(q, 701, RSP_LAST, 8));
+        // before e: the READ's PSN again (stale)
+        dropped(&mut t, atom_ack(q, 700));
+        assert_eq!(counters(&t), [1, 0, 10]);
+        // past e: the CMP_SWAP's ATOMIC ACK while the FETCH_ADD's is missing
+        let s = step_full(&mut t, Some(atom_ack(q, 702)), None);
+        assert!(!s.vd[0].0);
+        assert_eq!(s.rs, vec![(q, 701)]);
+        assert!(s.cpl.is_empty());
+        let x = qctx(&t, q);
+        assert_eq!(
+            (x.una_psn, x.retry_left, x.req_flags),
+            (701, 1, req_flag::RD_GAP)
+        );
+        assert_eq!(counters(&t), [1, 1, 10]);
+        // the same again: no second restart, dropped
+        dropped(&mut t, atom_ack(q, 702));
+        // the answers to the restart
+        let s = step_full(&mut t, Some(atom_ack(q, 701)), None);
+        accepted_op(&s, la_fa, wc_op::FETCH_ADD);
+        assert_eq!(qctx(&t, q).req_flags, 0, "RD_GAP cleared");
+        let s = step_full(&mut t, Some(atom_ack(q, 702)), None);
+        accepted_op(&s, la_cs, wc_op::COMP_SWAP);
+        // an ATOMIC ACK at the SEND's PSN: not an atomic WQE
+        dropped(&mut t, atom_ack(q, 703));
+        step_full(&mut t, Some(ack(q, 703, aeth::ACK)), None);
+        let ops: Vec<(u8, u32)> = t
+            .cpl
+            .got
+            .iter()
+            .map(|c| (c.1.opcode, c.1.byte_len))
+            .collect();
+        assert_eq!(
+            ops,
+            vec![
+                (wc_op::RDMA_READ, 8),
+                (wc_op::FETCH_ADD, 8),
+                (wc_op::COMP_SWAP, 8),
+                (wc_op::SEND, 8)
+            ]
+        );
+        let x = qctx(&t, q);
+        assert_eq!(
+            (x.una_psn, x.sq_ack_ci, x.retry_left, x.state),
+            (704, 9, 2, qp_state::RTS)
+        );
+        assert_eq!(counters(&t), [3, 1, 12]);
+    }
+
+    /// NAKs at an atomic's PSN complete it with the error status and its own opcode (remote
+    /// access, invalid request, remote operational error; unsignaled too), the WQEs before
+    /// it complete, the QP goes to ERR; a PSN sequence NAK at it restarts there.
+    #[test]
+    fn atomic_naks() {
+        let mut t = Tb::new(43, 0.3);
+        let cases = [
+            (
+                aeth::NAK_REM_ACCESS,
+                wc_status::REM_ACCESS_ERR,
+                wqe_op::ATOMIC_FETCH_ADD,
+            ),
+            (
+                aeth::NAK_INV_REQ,
+                wc_status::REM_INV_REQ_ERR,
+                wqe_op::ATOMIC_CMP_SWAP,
+            ),
+            (
+                aeth::NAK_REM_OP_ERR,
+                wc_status::REM_OP_ERR,
+                wqe_op::ATOMIC_CMP_SWAP,
+            ),
+            (
+                aeth::NAK_REM_OP_ERR,
+                wc_status::REM_OP_ERR,
+                wqe_op::ATOMIC_FETCH_ADD,
+            ),
+        ];
+        for (i, &(syn, status, op)) in cases.iter().enumerate() {
+            let q = 70 + i as u32;
+            t.qp(q, 3, M24 - (i as u32), 100, qp_state::RTS);
+            set_retries(&mut t, q, 2, 0);
+            let p0 = M24 - i as u32;
+            t.post_op(q, wqe_op::RDMA_WRITE, 2000, true, true); // p0, p0 + 1
+            let ia = t.post_op(q, op, 8, i % 2 == 0, true); // p0 + 2
+            t.post_op(q, wqe_op::SEND, 1, true, true);
+            let (_, id) = sent(&t, q, 1);
+            let n = t.cpl.got.len();
+            let s = step_full(&mut t, Some(ack(q, (p0 + 2) & M24, syn)), None);
+            assert!(s.rs.is_empty() && s.vd.is_empty());
+            assert_eq!(t.cpl.got.len(), n + 2, "syndrome {syn:#x}");
+            assert_eq!(t.cpl.got[n].1.opcode, wc_op::RDMA_WRITE);
+            let c = t.cpl.got[n + 1].1;
+            let wop = if op == wqe_op::ATOMIC_FETCH_ADD {
+                wc_op::FETCH_ADD
+            } else {
+                wc_op::COMP_SWAP
+            };
+            assert_eq!(
+                (c.opcode, c.status, c.byte_len, c.wr_id, c.sq_index),
+                (wop, status, 8, id, ia)
+            );
+            let x = qctx(&t, q);
+            assert_eq!((x.state, x.sq_ack_ci), (qp_state::ERR, 102));
+        }
+        // a PSN sequence NAK at the atomic: restart there, no completion of it
+        let q = 80;
+        t.qp(q, 1, 10, 0, qp_state::RTS);
+        set_retries(&mut t, q, 2, 0);
+        t.post_op(q, wqe_op::SEND, 1, true, true); // 10
+        t.post_op(q, wqe_op::ATOMIC_FETCH_ADD, 8, true, true); // 11
+        let n = t.cpl.got.len();
+        let s = step_full(&mut t, Some(ack(q, 11, aeth::NAK_PSN_SEQ_ERR)), None);
+        assert_eq!(s.rs, vec![(q, 11)]);
+        assert_eq!(t.cpl.got.len(), n + 1);
+        assert_eq!(t.cpl.got[n].1.opcode, wc_op::SEND);
+        let (la, _) = sent(&t, q, 1);
+        let s = step_full(&mut t, Some(atom_ack(q, 11)), None);
+        accepted_op(&s, la, wc_op::FETCH_ADD);
+        assert_eq!(t.cpl.got.last().unwrap().1.opcode, wc_op::FETCH_ADD);
+        assert_eq!(qctx(&t, q).state, qp_state::RTS);
     }
 }

@@ -1,5 +1,6 @@
 //! RX: RoCE v2 header parser, responder, ACK/NAK processing.
 
 pub mod ackproc;
+pub mod atomic;
 pub mod rxparse;
 pub mod rxresp;

@@ -12,14 +12,19 @@
 //! Fields hold until the next result. Stage 1 (edge ending `t`) captures the header bytes
 //! and the frame length; stage 2 (edge ending `t + 1`) registers the parse.
 //!
-//! Header capture: bytes 0..63 come from beat 0 and bytes 64..73 from beat 1, so every field
-//! up to the end of RETH + ImmDt (WRITE_ONLY_IMM: ImmDt at bytes 70..73) is parsed; there is
-//! no one-beat limitation. AtomicETH / AtomicAckETH contents are not output (only their
-//! lengths are used for the payload offset).
+//! Header capture: bytes 0..63 come from beat 0 and bytes 64..81 from beat 1, so every field
+//! up to the end of RETH + ImmDt (WRITE_ONLY_IMM: ImmDt at bytes 70..73) and of the AtomicETH
+//! (bytes 54..81) is parsed; there is no one-beat limitation. The AtomicETH of COMPARE_SWAP /
+//! FETCH_ADD (0x13 / 0x14) is output as `reth_va` (VA, bytes 54..61), `reth_rkey` (R_Key,
+//! 62..65; `has_reth` stays 0 and `reth_len` 0), `atom_swap` (swap or add data, 66..73) and
+//! `atom_cmp` (compare data, 74..81). The AtomicAckETH of an ATOMIC ACKNOWLEDGE (0x12) is not
+//! output (ext = AETH + AtomicAckETH, payload 0: the responder reads its bytes 58..65 from the
+//! packet buffer).
 //!
 //! Field conventions: all multi-byte fields are the big-endian (network order) value. RETH
-//! fields are zero unless `has_reth`, AETH fields zero unless `has_aeth`, `immdt` zero unless
-//! `has_immdt`. `pay_off` is the frame offset of the payload (Eth + IPv4 + UDP + BTH + the
+//! fields are zero unless `has_reth` (VA and R_Key also set on the two atomic requests), AETH
+//! fields zero unless `has_aeth`, `immdt` zero unless `has_immdt`, `atom_swap` / `atom_cmp`
+//! zero on every opcode but 0x13 / 0x14. `pay_off` is the frame offset of the payload (Eth + IPv4 + UDP + BTH + the
 //! opcode's extension headers), `pay_len` = IPv4 total length - IPv4 - UDP - BTH - extension
 //! headers - ICRC: it excludes Ethernet padding and includes the BTH pad bytes (`pad_cnt`).
 //! On a dropped frame the fields are whatever the bytes say and must be ignored.
@@ -37,8 +42,10 @@ pub const IP_OFF: usize = roce::ETH_HDR_BYTES;
 pub const UDP_OFF: usize = IP_OFF + roce::IPV4_HDR_BYTES;
 pub const BTH_OFF: usize = UDP_OFF + roce::UDP_HDR_BYTES;
 pub const EXT_OFF: usize = BTH_OFF + roce::BTH_BYTES;
-/// Captured header bytes (beat 0 and the first 10 bytes of beat 1).
-pub const CAP_BYTES: usize = EXT_OFF + roce::RETH_BYTES + roce::IMMDT_BYTES;
+/// Captured header bytes (beat 0 and the first 18 bytes of beat 1: up to the end of the
+/// AtomicETH, which is longer than RETH + ImmDt).
+pub const CAP_BYTES: usize = EXT_OFF + roce::ATOMIC_ETH_BYTES;
+const _: () = assert!(CAP_BYTES >= EXT_OFF + roce::RETH_BYTES + roce::IMMDT_BYTES);
 
 /// Drop reasons (`drop_reason`; 0 = not dropped), in priority order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -179,6 +186,9 @@ pub struct RxParse {
     pub reth_va: Signal<Out, Bits<64>>,
     pub reth_rkey: Signal<Out, Bits<32>>,
     pub reth_len: Signal<Out, Bits<32>>,
+    /// AtomicETH swap (CMP_SWAP) or add (FETCH_ADD) data, and compare data (0x13 / 0x14).
+    pub atom_swap: Signal<Out, Bits<64>>,
+    pub atom_cmp: Signal<Out, Bits<64>>,
     pub has_aeth: Signal<Out, Bit>,
     pub aeth_syndrome: Signal<Out, Bits<8>>,
     pub aeth_msn: Signal<Out, Bits<24>>,
@@ -221,6 +231,8 @@ impl Logic for RxParse {
         self.reth_va.connect();
         self.reth_rkey.connect();
         self.reth_len.connect();
+        self.atom_swap.connect();
+        self.atom_cmp.connect();
         self.has_aeth.connect();
         self.aeth_syndrome.connect();
         self.aeth_msn.connect();
@@ -277,6 +289,7 @@ reg x_aeth;
 reg x_imm;
 reg x_np;
 reg x_fm;
+reg x_atom;
 reg [16:0] need;
 reg [16:0] pay;
 reg [3:0] reason;
@@ -299,6 +312,7 @@ always @(*) begin
         x_imm = 1'b0;
         x_np = 1'b0;
         x_fm = 1'b0;
+        x_atom = 1'b0;
         immv = 32'd0;
         need = 17'd0;
         pay = 17'd0;
@@ -353,6 +367,7 @@ always @(*) begin
         s,
         "        default: ;
     endcase
+    x_atom = (opc == 8'h{cs:02x}) || (opc == 8'h{fa:02x});
     immv = x_reth ? {imm_r} : {imm_n};
     need = 17'd{base} + {{10'd0, (op_ok ? ext : 7'd0)}};
     pay = {{1'b0, tot}} - 17'd{hdrs} - {{10'd0, ext}};
@@ -382,6 +397,8 @@ always @(posedge clock) begin
         hdr_valid <= 1'b0;
         drop <= 1'b0;
 ",
+        cs = opcode::COMPARE_SWAP,
+        fa = opcode::FETCH_ADD,
         imm_r = be(EXT_OFF + roce::RETH_BYTES, 4),
         imm_n = be(EXT_OFF, 4),
         eth = roce::ETH_HDR_BYTES,
@@ -446,9 +463,11 @@ always @(posedge clock) begin
             dst_mac <= {dmac};
             udp_sport <= {sport};
             has_reth <= x_reth;
-            reth_va <= x_reth ? {va} : 64'd0;
-            reth_rkey <= x_reth ? {rkey} : 32'd0;
+            reth_va <= (x_reth | x_atom) ? {va} : 64'd0;
+            reth_rkey <= (x_reth | x_atom) ? {rkey} : 32'd0;
             reth_len <= x_reth ? {dlen} : 32'd0;
+            atom_swap <= x_atom ? {swap} : 64'd0;
+            atom_cmp <= x_atom ? {cmp} : 64'd0;
             has_aeth <= x_aeth;
             aeth_syndrome <= x_aeth ? {syn} : 8'd0;
             aeth_msn <= x_aeth ? {msn} : 24'd0;
@@ -472,6 +491,8 @@ always @(posedge clock) begin
         va = be(EXT_OFF, 8),
         rkey = be(EXT_OFF + 8, 4),
         dlen = be(EXT_OFF + 12, 4),
+        swap = be(EXT_OFF + 12, 8),
+        cmp = be(EXT_OFF + 20, 8),
         syn = be(EXT_OFF, 1),
         msn = be(EXT_OFF + 1, 3),
         ext_off = EXT_OFF,
@@ -520,6 +541,8 @@ mod tests {
         reth: Option<(u64, u32, u32)>,
         aeth: Option<(u8, u32)>,
         imm: Option<u32>,
+        /// AtomicETH of CMP_SWAP / FETCH_ADD: (va, rkey, swap/add, compare).
+        atom: Option<(u64, u32, u64, u64)>,
         pay_off: u16,
         pay_len: u16,
     }
@@ -621,6 +644,14 @@ mod tests {
         if i {
             o.imm = Some(be(f, if r { 70 } else { 54 }, 4) as u32);
         }
+        if matches!(bth[0], 0x13 | 0x14) {
+            o.atom = Some((
+                be(f, 54, 8),
+                be(f, 62, 4) as u32,
+                be(f, 66, 8),
+                be(f, 74, 8),
+            ));
+        }
         let ext = ext_len(bth[0]);
         o.pay_off = (54 + ext) as u16;
         let pay = tot as i64 - 20 - 8 - 12 - ext as i64 - 4;
@@ -674,6 +705,14 @@ mod tests {
         fn read(&self) -> Out {
             let m = &self.m;
             let g = |n: &str| m.get(n);
+            let atomic = matches!(g("opcode") as u8, opcode::COMPARE_SWAP | opcode::FETCH_ADD);
+            if !m.bit("drop") && !atomic {
+                // zero on every other opcode (the VA / R_Key also without a RETH)
+                assert_eq!((g("atom_swap"), g("atom_cmp")), (0, 0), "AtomicETH fields");
+                if !m.bit("has_reth") {
+                    assert_eq!((g("reth_va"), g("reth_rkey")), (0, 0), "RETH fields");
+                }
+            }
             Out {
                 reason: if m.bit("drop") {
                     g("drop_reason") as u8
@@ -697,6 +736,14 @@ mod tests {
                     .bit("has_aeth")
                     .then(|| (g("aeth_syndrome") as u8, g("aeth_msn") as u32)),
                 imm: m.bit("has_immdt").then(|| g("immdt") as u32),
+                atom: atomic.then(|| {
+                    (
+                        g("reth_va"),
+                        g("reth_rkey") as u32,
+                        g("atom_swap"),
+                        g("atom_cmp"),
+                    )
+                }),
                 pay_off: g("pay_off") as u16,
                 pay_len: g("pay_len") as u16,
             }
@@ -779,6 +826,17 @@ mod tests {
         // the reference sees every opcode class of the capture
         assert!(roce.iter().any(|f| f[42] == opcode::READ_REQUEST));
         assert!(roce.iter().any(|f| f[42] == opcode::ACKNOWLEDGE));
+        // the atomics: their AtomicETH fields (bytes 54..81, partly in beat 1) are compared
+        for op in [opcode::COMPARE_SWAP, opcode::FETCH_ADD] {
+            let n = roce.iter().filter(|f| f[42] == op).count();
+            assert!(n > 0, "{op:#x} in the capture");
+            assert!(
+                roce.iter()
+                    .filter(|f| f[42] == op)
+                    .all(|f| reference(f).atom.is_some())
+            );
+        }
+        assert!(roce.iter().any(|f| f[42] == opcode::ATOMIC_ACKNOWLEDGE));
         let mut b = Bench::new(41);
         for (i, f) in v.iter().enumerate() {
             b.send(f, [0.0, 0.3, 0.7][i % 3]);
@@ -883,6 +941,14 @@ mod tests {
                     assert_eq!(want.imm, Some(u32::from_be_bytes(imm)));
                     push(g, 0);
                 }
+            }
+            // atomics with random AtomicETH contents (the parser does not check the ICRC)
+            if f[42] == opcode::COMPARE_SWAP || f[42] == opcode::FETCH_ADD {
+                let mut g = f.clone();
+                r.fill(&mut g[54..82]);
+                let want = reference(&g);
+                assert_eq!(want.atom.unwrap().3, be(&g, 74, 8));
+                push(g, 0);
             }
             if f[42] == opcode::READ_REQUEST {
                 let mut g = f.clone();

@@ -15,12 +15,18 @@
 //!   min(mtu, `len` - i * mtu) bytes read by `txbuild` from host address `va` + i * mtu
 //!   (`addr`; 0 bytes for a zero-length READ), BTH pad count to a multiple of 4, AETH (as
 //!   above) on FIRST / LAST / ONLY, none on MIDDLE. No RETH, AckReq 0, SE 0, never inline.
+//! - Atomic job (`atomic` = 1, `read` = 0): one ATOMIC ACKNOWLEDGE (0x12) descriptor, PSN
+//!   `psn`, AETH in the ImmDt slot as for an ACK, and the AtomicAckETH (`orig`, the original
+//!   remote value) as an inline 8-byte payload: `inl` = 1, `paylen` = 8, `pad` = 0, `idata`
+//!   bytes 0..7 = `orig` big-endian (byte 0 = bits 7:0 = `orig[63:56]`), bytes 8..15 zero,
+//!   `addr` 0. The frame is Eth/IPv4/UDP/BTH/AETH/AtomicAckETH/ICRC (IBTA 9.5.3).
 //!
 //! The segmentation keeps a running PSN, address and remaining-byte count (no multiplies);
 //! the descriptor leaves from an output register that reloads in the cycle it is taken, so
 //! the packets of one READ and consecutive jobs stream back to back. A job's first descriptor
 //! is on `desc` 2 cycles after the job was taken.
-//! Counter: `cnt_rd_pkts` (READ RESPONSE descriptors taken by `desc`).
+//! Counter: `cnt_rd_pkts` (READ RESPONSE descriptors taken by `desc`; ACKNOWLEDGE and ATOMIC
+//! ACKNOWLEDGE descriptors are not counted here: `txbuild` counts both in `cnt_tx_acks`).
 
 use crate::common::bus::RspJobS;
 use crate::tx::txreq::{SyncFifo, TxDescM};
@@ -29,8 +35,9 @@ use rust_hdl::prelude::*;
 
 /// Bits of a job FIFO entry (the [`RspJobS`] data fields, packed LSB first in declaration
 /// order: dmac 0, smac 48, sip 96, dip 128, sport 160, tos 176, dqpn 184, psn 208,
-/// syndrome 232, msn 240, read 264, va 265, len 329, mtu 361).
-pub const JOB_BITS: usize = 364;
+/// syndrome 232, msn 240, read 264, va 265, len 329, mtu 361, atomic 364). An atomic job
+/// has no va: its `orig` is stored in the va slot (bits 265..329).
+pub const JOB_BITS: usize = 365;
 /// Job FIFO depth (log2).
 pub const JOB_DEPTH_LOG2: usize = 4;
 
@@ -69,8 +76,11 @@ pub struct RdResp {
     o_imm: DFF<Bits<32>>,
     o_paylen: DFF<Bits<13>>,
     o_addr: DFF<Bits<64>>,
+    o_inl: DFF<Bit>,
+    o_idata: DFF<Bits<64>>,
     n_rd: DFF<Bits<32>>,
     c_ack: Constant<Bits<8>>,
+    c_atom: Constant<Bits<8>>,
     c_first: Constant<Bits<8>>,
     c_middle: Constant<Bits<8>>,
     c_last: Constant<Bits<8>>,
@@ -78,6 +88,8 @@ pub struct RdResp {
     zero2: Constant<Bits<2>>,
     // combinational
     j_din: Signal<Local, Bits<JOB_BITS>>,
+    j_din1: Signal<Local, Bits<JOB_BITS>>,
+    j_va: Signal<Local, Bits<64>>,
     h_v: Signal<Local, Bit>,
     h_dmac: Signal<Local, Bits<48>>,
     h_smac: Signal<Local, Bits<48>>,
@@ -90,6 +102,8 @@ pub struct RdResp {
     h_syn: Signal<Local, Bits<8>>,
     h_msn: Signal<Local, Bits<24>>,
     h_read: Signal<Local, Bit>,
+    h_atom: Signal<Local, Bit>,
+    h_swap: Signal<Local, Bits<64>>,
     h_va: Signal<Local, Bits<64>>,
     h_len: Signal<Local, Bits<32>>,
     h_mtu: Signal<Local, Bits<3>>,
@@ -132,14 +146,19 @@ impl Default for RdResp {
             o_imm: Default::default(),
             o_paylen: Default::default(),
             o_addr: Default::default(),
+            o_inl: Default::default(),
+            o_idata: Default::default(),
             n_rd: Default::default(),
             c_ack: k(opcode::ACKNOWLEDGE as u64),
+            c_atom: k(opcode::ATOMIC_ACKNOWLEDGE as u64),
             c_first: k(opcode::READ_RESPONSE_FIRST as u64),
             c_middle: k(opcode::READ_RESPONSE_MIDDLE as u64),
             c_last: k(opcode::READ_RESPONSE_LAST as u64),
             c_only: k(opcode::READ_RESPONSE_ONLY as u64),
             zero2: k(0),
             j_din: Default::default(),
+            j_din1: Default::default(),
+            j_va: Default::default(),
             h_v: Default::default(),
             h_dmac: Default::default(),
             h_smac: Default::default(),
@@ -152,6 +171,8 @@ impl Default for RdResp {
             h_syn: Default::default(),
             h_msn: Default::default(),
             h_read: Default::default(),
+            h_atom: Default::default(),
+            h_swap: Default::default(),
             h_va: Default::default(),
             h_len: Default::default(),
             h_mtu: Default::default(),
@@ -173,7 +194,7 @@ impl Logic for RdResp {
         dff_setup!(self, clock, busy, psn_r, addr_r, rem_r, n_rd);
         dff_setup!(
             self, clock, o_v, o_rd, o_dmac, o_smac, o_sip, o_dip, o_sport, o_tos, o_opcode, o_pad,
-            o_dqpn, o_psn, o_has_imm, o_imm, o_paylen, o_addr
+            o_dqpn, o_psn, o_has_imm, o_imm, o_paylen, o_addr, o_inl, o_idata
         );
         self.jfifo.clock.next = self.clock.val();
         self.jfifo.rst.next = self.rst.val();
@@ -182,6 +203,11 @@ impl Logic for RdResp {
         // ---------------- job intake
         self.job.ready.next = !self.jfifo.full.val();
         self.jfifo.wr.next = self.job.valid.val();
+        // an atomic has no va: its original value takes the va slot
+        self.j_va.next = self.job.va.val();
+        if self.job.atomic.val() && !self.job.read.val() {
+            self.j_va.next = self.job.orig.val();
+        }
         self.j_din.next = bit_cast::<JOB_BITS, 48>(self.job.dmac.val())
             | (bit_cast::<JOB_BITS, 48>(self.job.smac.val()) << 48)
             | (bit_cast::<JOB_BITS, 32>(self.job.sip.val()) << 96)
@@ -192,10 +218,14 @@ impl Logic for RdResp {
             | (bit_cast::<JOB_BITS, 24>(self.job.psn.val()) << 208)
             | (bit_cast::<JOB_BITS, 8>(self.job.syndrome.val()) << 232)
             | (bit_cast::<JOB_BITS, 24>(self.job.msn.val()) << 240)
-            | (bit_cast::<JOB_BITS, 64>(self.job.va.val()) << 265)
+            | (bit_cast::<JOB_BITS, 64>(self.j_va.val()) << 265)
             | (bit_cast::<JOB_BITS, 32>(self.job.len.val()) << 329)
             | (bit_cast::<JOB_BITS, 3>(self.job.mtu.val()) << 361);
-        self.jfifo.din.next = self.j_din.val().replace_bit(264, self.job.read.val());
+        self.j_din1.next = self.j_din.val().replace_bit(264, self.job.read.val());
+        self.jfifo.din.next = self
+            .j_din1
+            .val()
+            .replace_bit(364, self.job.atomic.val() && !self.job.read.val());
 
         // ---------------- head job
         self.h_v.next = !self.jfifo.empty.val();
@@ -213,6 +243,16 @@ impl Logic for RdResp {
         self.h_va.next = self.jfifo.dout.val().get_bits::<64>(265);
         self.h_len.next = self.jfifo.dout.val().get_bits::<32>(329);
         self.h_mtu.next = self.jfifo.dout.val().get_bits::<3>(361);
+        self.h_atom.next = self.jfifo.dout.val().get_bit(364);
+        // the AtomicAckETH (orig, from the va slot) big-endian: inline byte 0 = orig[63:56]
+        self.h_swap.next = (bit_cast::<64, 8>(self.h_va.val().get_bits::<8>(56)))
+            | (bit_cast::<64, 8>(self.h_va.val().get_bits::<8>(48)) << 8)
+            | (bit_cast::<64, 8>(self.h_va.val().get_bits::<8>(40)) << 16)
+            | (bit_cast::<64, 8>(self.h_va.val().get_bits::<8>(32)) << 24)
+            | (bit_cast::<64, 8>(self.h_va.val().get_bits::<8>(24)) << 32)
+            | (bit_cast::<64, 8>(self.h_va.val().get_bits::<8>(16)) << 40)
+            | (bit_cast::<64, 8>(self.h_va.val().get_bits::<8>(8)) << 48)
+            | (bit_cast::<64, 8>(self.h_va.val().get_bits::<8>(0)) << 56);
         self.mtu_b.next = 4096.into();
         if self.h_mtu.val() <= 1 {
             self.mtu_b.next = 256.into();
@@ -260,8 +300,8 @@ impl Logic for RdResp {
         self.desc.imm.next = self.o_imm.q.val();
         self.desc.paylen.next = self.o_paylen.q.val();
         self.desc.addr.next = self.o_addr.q.val();
-        self.desc.inl.next = false;
-        self.desc.idata.next = 0.into();
+        self.desc.inl.next = self.o_inl.q.val();
+        self.desc.idata.next = bit_cast::<128, 64>(self.o_idata.q.val());
         if self.o_v.q.val() && self.desc.ready.val() && self.o_rd.q.val() {
             self.n_rd.d.next = self.n_rd.q.val() + 1;
         }
@@ -300,17 +340,31 @@ impl Logic for RdResp {
                 self.o_paylen.d.next = self.c_plen.val();
                 self.o_pad.d.next = self.zero2.val() - self.c_plen.val().get_bits::<2>(0);
                 self.o_addr.d.next = self.c_addr.val();
+                self.o_inl.d.next = false;
+                self.o_idata.d.next = 0.into();
                 // the running state for the next packet of this READ
                 self.busy.d.next = !self.c_lastp.val();
                 self.psn_r.d.next = self.c_psn.val() + 1;
                 self.addr_r.d.next = self.c_addr.val() + bit_cast::<64, 13>(self.mtu_b.val());
                 self.rem_r.d.next = self.c_rem.val() - bit_cast::<32, 13>(self.mtu_b.val());
+            } else if self.h_atom.val() {
+                // ATOMIC ACKNOWLEDGE: AETH, then the AtomicAckETH as an inline payload
+                self.o_opcode.d.next = self.c_atom.val();
+                self.o_has_imm.d.next = true;
+                self.o_paylen.d.next = 8.into();
+                self.o_pad.d.next = 0.into();
+                self.o_addr.d.next = 0.into();
+                self.o_inl.d.next = true;
+                self.o_idata.d.next = self.h_swap.val();
+                self.busy.d.next = false;
             } else {
                 self.o_opcode.d.next = self.c_ack.val();
                 self.o_has_imm.d.next = true;
                 self.o_paylen.d.next = 0.into();
                 self.o_pad.d.next = 0.into();
                 self.o_addr.d.next = 0.into();
+                self.o_inl.d.next = false;
+                self.o_idata.d.next = 0.into();
                 self.busy.d.next = false;
             }
         }
@@ -348,6 +402,8 @@ pub(crate) mod tests {
         pub va: u64,
         pub len: u32,
         pub mtu: u8,
+        pub atomic: bool,
+        pub orig: u64,
     }
 
     /// A packet descriptor, every [`TxDescM`] data field.
@@ -395,6 +451,8 @@ pub(crate) mod tests {
             s("va", self.va);
             s("len", self.len as u64);
             s("mtu", self.mtu as u64);
+            s("atomic", self.atomic as u64);
+            s("orig", self.orig);
         }
     }
 
@@ -475,6 +533,21 @@ pub(crate) mod tests {
             ..Default::default()
         };
         let aeth = (j.syndrome as u32) << 24 | j.msn;
+        if !j.read && j.atomic {
+            // ATOMIC ACKNOWLEDGE (IBTA 9.5.3): AETH, AtomicAckETH = orig big-endian, inline
+            let mut idata = j.orig.to_be_bytes().to_vec();
+            idata.resize(16, 0);
+            return vec![Desc {
+                opcode: opcode::ATOMIC_ACKNOWLEDGE,
+                psn: j.psn,
+                has_imm: true,
+                imm: aeth,
+                paylen: 8,
+                inl: true,
+                idata,
+                ..base
+            }];
+        }
         if !j.read {
             return vec![Desc {
                 opcode: opcode::ACKNOWLEDGE,
@@ -558,7 +631,29 @@ pub(crate) mod tests {
             va,
             len,
             mtu,
+            atomic: false,
+            orig: 0,
         }
+    }
+
+    /// [`rand_job`], then with probability `p_atomic` a non-READ job becomes an atomic's
+    /// answer (random `orig`; `va`, `len` and `mtu` stay random: the block must ignore them).
+    pub fn rand_job_atomic(r: &mut ChaCha8Rng, p_read: f64, p_atomic: f64, max_len: u32) -> Job {
+        let mut j = rand_job(r, p_read, max_len);
+        if !j.read && r.random_bool(p_atomic) {
+            j.atomic = true;
+            j.orig = match r.random_range(0..4) {
+                0 => 0,
+                1 => u64::MAX,
+                2 => 0x0102_0304_0506_0708,
+                _ => r.random(),
+            };
+        } else if r.random_bool(0.3) {
+            // a READ or ACK job with `atomic` = 1 (READ: atomic ignored) or junk orig
+            j.orig = r.random();
+            j.atomic = j.read;
+        }
+        j
     }
 
     struct Out {
@@ -635,7 +730,7 @@ pub(crate) mod tests {
         }
         let rd = want
             .iter()
-            .filter(|d| d.opcode != opcode::ACKNOWLEDGE)
+            .filter(|d| d.opcode != opcode::ACKNOWLEDGE && d.opcode != opcode::ATOMIC_ACKNOWLEDGE)
             .count() as u64;
         assert_eq!(m.get("cnt_rd_pkts") - n_rd0, rd, "cnt_rd_pkts");
         out
@@ -697,6 +792,47 @@ pub(crate) mod tests {
         let n = o.at.len() as u64;
         assert_eq!(n, 16 + 64 + 1 + 2 + 20);
         assert_eq!(o.at[0], 2, "first descriptor 2 cycles after the job");
+        assert_eq!(o.at[n as usize - 1] - o.at[0] + 1, n, "bubbles: {:?}", o.at);
+    }
+
+    /// Atomic jobs interleaved with ACK and READ jobs (and READ jobs with `atomic` set,
+    /// which stay READs), random idle and backpressure: one ATOMIC ACKNOWLEDGE descriptor
+    /// per atomic job, in job order, every field against the model (AETH in the ImmDt slot,
+    /// AtomicAckETH = orig big-endian as the 8-byte inline payload); not in `cnt_rd_pkts`;
+    /// back to back without backpressure.
+    #[test]
+    fn atomic_acks_in_order() {
+        let mut m = model(RdResp::default(), "rdresp");
+        let mut r = rng(13);
+        reset(&mut m);
+        let jobs: Vec<Job> = (0..500)
+            .map(|_| rand_job_atomic(&mut r, 0.4, 0.6, 20_000))
+            .collect();
+        assert!(jobs.iter().any(|j| j.read && j.atomic));
+        let bp = |t: u64| [0.0, 0.4, 0.8, 0.1][(t / 2000 % 4) as usize];
+        let o = run(&mut m, &jobs, 0.3, &bp, &mut r);
+        let ops = |op: u8| o.descs.iter().filter(|d| d.opcode == op).count();
+        assert!(ops(opcode::ATOMIC_ACKNOWLEDGE) > 100);
+        assert!(ops(opcode::ACKNOWLEDGE) > 50);
+        assert!(ops(opcode::READ_RESPONSE_ONLY) > 20);
+        // the byte order, by hand: orig 0x0102..08 goes out as 01 02 .. 08
+        let d = o
+            .descs
+            .iter()
+            .find(|d| d.opcode == opcode::ATOMIC_ACKNOWLEDGE && d.idata[0] == 1 && d.idata[7] == 8)
+            .expect("an atomic with orig 0x0102030405060708");
+        assert_eq!(d.idata, [1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(
+            (d.paylen, d.pad, d.inl, d.has_imm, d.has_reth),
+            (8, 0, true, true, false)
+        );
+        // atomics and ACKs alone, no backpressure: one per cycle
+        let jobs: Vec<Job> = (0..40)
+            .map(|_| rand_job_atomic(&mut r, 0.0, 0.5, 0))
+            .collect();
+        let o = run(&mut m, &jobs, 0.0, &|_| 0.0, &mut r);
+        let n = o.at.len() as u64;
+        assert_eq!(n, 40);
         assert_eq!(o.at[n as usize - 1] - o.at[0] + 1, n, "bubbles: {:?}", o.at);
     }
 }

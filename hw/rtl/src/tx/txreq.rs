@@ -9,12 +9,14 @@
 //! (before the packets, so that an ACK or NAK for any of them finds the WQE below `sq_ci`),
 //! emits the message's n packet descriptors on `pkt` and, if more WQEs were posted, puts the QP back at
 //! the FIFO tail (one WQE per turn: round robin by WQE). A WQE failing a check gets an error
-//! completion on `cpl` (LOC_QP_OP_ERR bad opcode or INLINE on a READ, LOC_LEN_ERR bad inline
-//! length or a READ longer than [`MAX_READ_LEN`], LOC_PROT_ERR bad lkey / MR / PD / bounds, or
-//! a READ's MR without LOCAL_WRITE; the completion's opcode is the WQE's: SEND, RDMA_WRITE
-//! or RDMA_READ) and a byte-enable write of `state = ERR` and `sq_ci + 1`.
+//! completion on `cpl` (LOC_QP_OP_ERR bad opcode or INLINE on a READ or an atomic,
+//! LOC_LEN_ERR bad inline length, a READ longer than [`MAX_READ_LEN`] or an atomic whose
+//! length is not 8, LOC_PROT_ERR bad lkey / MR / PD / bounds, or a READ's or atomic's MR
+//! without LOCAL_WRITE; the completion's opcode is the WQE's: SEND, RDMA_WRITE, RDMA_READ,
+//! COMP_SWAP or FETCH_ADD) and a byte-enable write of `state = ERR` and `sq_ci + 1`.
 //!
-//! Opcodes: SEND, SEND_IMM, RDMA_WRITE, RDMA_WRITE_IMM and RDMA_READ (atomics are refused).
+//! Opcodes: SEND, SEND_IMM, RDMA_WRITE, RDMA_WRITE_IMM, RDMA_READ, ATOMIC_CMP_SWAP and
+//! ATOMIC_FETCH_ADD.
 //! An RDMA_READ WQE (local buffer `local_addr`/`lkey`/`length`, which the ACK processor fills
 //! from the responses) is ONE packet descriptor: READ REQUEST (0x0C), RETH (va = remote_addr +
 //! off, rkey, DMA length = length - off), no payload, AckReq, PSN = the start PSN; its
@@ -22,13 +24,36 @@
 //! packets, as a WRITE of the same length does. A go-back-N restart at the response PSN
 //! `una_psn + skip` inside it re-requests only the rest: off = skip * mtu, PSN una_psn + skip.
 //!
+//! An atomic WQE (length 8, local buffer [local_addr, local_addr + 8) with LOCAL_WRITE: the
+//! ACK processor writes the original value there; compare = `inline_data[0..8]`, swap/add =
+//! `inline_data[8..16]`, both u64 little-endian) is ONE packet, COMPARE_SWAP (0x13) or
+//! FETCH_ADD (0x14), AckReq, no SE, PSN span 1. The frame builder makes its 28-byte AtomicETH
+//! (VA, R_Key, Swap/Add data, Compare data, big-endian) out of ordinary descriptor fields:
+//! `has_reth` (va = remote_addr, rkey, `dmalen` = swap/add bits 63:32), `has_imm` (`imm` =
+//! swap/add bits 31:0) and an 8-byte inline payload (`inl`, `paylen` 8, pad 0, `idata` byte
+//! j = compare byte 7 - j, i.e. big-endian; zero for FETCH_ADD). remote_addr alignment is the
+//! responder's check. A go-back-N restart at its PSN re-sends the same packet.
+//!
+//! `max_rd_atomic`: a READ or atomic WQE at SQ index i is sent only while
+//! `(i - sq_ack_ci) mod 2^16 < L`, L = max(1, min(max_rd_atomic, MAX_RD_ATOMIC)), so at most
+//! L READ/atomic WQEs are outstanding (the responder's saved-atomic ring relies on it). A
+//! SEND/WRITE is not limited (but the SQ is in order: it waits behind a held READ). A held
+//! WQE writes nothing; its QP goes back to the FIFO tail (it stays scheduled: the ACK
+//! processor's progress in `sq_ack_ci` needs no kick) and gets a "held" bit: a held QP popped
+//! from the FIFO goes straight back to the tail without a context or ring read, and all held
+//! bits clear every [`RD_ATOMIC_BACKOFF`] cycles, so a held QP costs at most one context and
+//! one ring read per epoch (the context store's rotating token bounds the other clients' wait
+//! anyway). Re-sent WQEs (go-back-N) pass the same check and always satisfy it: `sq_ack_ci`
+//! only grows, so a WQE that was sent once is still fewer than L after it.
+//!
 //! Packet descriptors ([`TxDescM`], valid/ready) carry everything the frame builder needs,
 //! including the payload's host address: the builder (`txbuild`) issues the DMA read for a
 //! packet when it takes its descriptor into its 16-deep descriptor FIFO, so payload reads run
 //! ahead of the frames being sent. One descriptor per cycle when `pkt_ready` is high.
 //!
 //! Timing: about 12 cycles of context/ring/MR reads per WQE before its first descriptor (more
-//! with grant stalls) plus the write-back, then one descriptor per cycle.
+//! with grant stalls) plus the write-back, then one descriptor per cycle; back-to-back
+//! atomics on one QP: 15 cycles per WQE (`txreq_atomic_cycles`).
 
 use crate::common::bus::{
     CTX_ADDR_BITS, CplM, CtxPortM, RING_SLOT_BITS, RestartS, RingPortM, TimerSetM,
@@ -37,7 +62,8 @@ pub use crate::common::fifo::Fifo as SyncFifo;
 use crate::net::mac::MacOrder;
 use rnic_abi::params;
 use rnic_abi::queue::{
-    MrEntry, QpContext, Wqe, access, qp_state, req_flag, wc_op, wc_status, wqe_flag, wqe_op,
+    ATOMIC_BYTES, MAX_RD_ATOMIC, MrEntry, QpContext, Wqe, access, qp_state, req_flag, wc_op,
+    wc_status, wqe_flag, wqe_op,
 };
 use rnic_abi::roce::opcode;
 use rust_hdl::prelude::*;
@@ -49,6 +75,13 @@ pub const QB: usize = NQ.trailing_zeros() as usize;
 /// Longest RDMA READ (bytes): 2^31, so that its response PSNs (up to 2^23 at MTU 256) stay
 /// inside the 2^23 PSN window. Longer: LOC_LEN_ERR.
 pub const MAX_READ_LEN: u32 = 1 << 31;
+/// Bits of the max_rd_atomic back-off epoch counter.
+const BO_BITS: usize = 5;
+/// The max_rd_atomic back-off epoch (cycles): a QP held back by `max_rd_atomic` gets its
+/// "held" bit; a held QP popped from the schedule goes straight back to the tail (no context
+/// or ring read); all held bits are cleared every epoch, so each held QP is checked again at
+/// most once per epoch.
+pub const RD_ATOMIC_BACKOFF: u32 = 1 << BO_BITS;
 
 /// Declares the packet descriptor once, from one field list: the source bundle [`TxDescM`],
 /// the sink bundle [`TxDescS`], the handshake-free input bundle [`TxDescIn`] (the header
@@ -209,11 +242,16 @@ pub struct TxReq {
     n_rst: DFF<Bits<32>>,
     psn0: DFF<Bits<24>>,
     rst_psn: DFF<Bits<24>>,
+    /// max_rd_atomic back-off: the epoch counter and the held bits
+    bo: DFF<Bits<BO_BITS>>,
+    held: DFF<Bits<NQ>>,
     // ABI offsets (bits) and constants
     o_una: Constant<Bits<10>>,
     o_ackci: Constant<Bits<10>>,
     o_rflags: Constant<Bits<10>>,
     o_tmo: Constant<Bits<10>>,
+    o_rda: Constant<Bits<10>>,
+    c_max_rda: Constant<Bits<8>>,
     c_rnr_wait: Constant<Bits<8>>,
     o_state: Constant<Bits<10>>,
     o_mtu: Constant<Bits<10>>,
@@ -261,6 +299,9 @@ pub struct TxReq {
     c_op_write: Constant<Bits<8>>,
     c_op_write_imm: Constant<Bits<8>>,
     c_op_read: Constant<Bits<8>>,
+    c_op_cas: Constant<Bits<8>>,
+    c_op_faa: Constant<Bits<8>>,
+    c_atom_len: Constant<Bits<32>>,
     c_max_read: Constant<Bits<32>>,
     c_f_inline: Constant<Bits<8>>,
     c_f_solicited: Constant<Bits<8>>,
@@ -271,6 +312,10 @@ pub struct TxReq {
     c_wc_send: Constant<Bits<8>>,
     c_wc_write: Constant<Bits<8>>,
     c_wc_read: Constant<Bits<8>>,
+    c_wc_cas: Constant<Bits<8>>,
+    c_wc_faa: Constant<Bits<8>>,
+    b_cas: Constant<Bits<8>>,
+    b_faa: Constant<Bits<8>>,
     b_read_req: Constant<Bits<8>>,
     b_send_first: Constant<Bits<8>>,
     b_send_middle: Constant<Bits<8>>,
@@ -339,6 +384,15 @@ pub struct TxReq {
     w_mridx: Signal<Local, Bits<24>>,
     w_write: Signal<Local, Bit>,
     w_read: Signal<Local, Bit>,
+    w_atom: Signal<Local, Bit>,
+    w_cas: Signal<Local, Bit>,
+    w_rdat: Signal<Local, Bit>,
+    a_cmp_be: Signal<Local, Bits<128>>,
+    q_rda: Signal<Local, Bits<8>>,
+    rd_lim: Signal<Local, Bits<16>>,
+    rd_dist: Signal<Local, Bits<16>>,
+    rd_block: Signal<Local, Bit>,
+    bo_skip: Signal<Local, Bit>,
     w_imm_op: Signal<Local, Bit>,
     w_inline: Signal<Local, Bit>,
     w_sol: Signal<Local, Bit>,
@@ -398,10 +452,14 @@ impl Default for TxReq {
             n_rst: Default::default(),
             psn0: Default::default(),
             rst_psn: Default::default(),
+            bo: Default::default(),
+            held: Default::default(),
             o_una: bit_off(q, "una_psn"),
             o_ackci: bit_off(q, "sq_ack_ci"),
             o_rflags: bit_off(q, "req_flags"),
             o_tmo: bit_off(q, "timeout"),
+            o_rda: bit_off(q, "max_rd_atomic"),
+            c_max_rda: k(MAX_RD_ATOMIC as u64),
             c_rnr_wait: k(req_flag::RNR_WAIT as u64),
             o_state: bit_off(q, "state"),
             o_mtu: bit_off(q, "path_mtu"),
@@ -449,6 +507,9 @@ impl Default for TxReq {
             c_op_write: k(wqe_op::RDMA_WRITE as u64),
             c_op_write_imm: k(wqe_op::RDMA_WRITE_IMM as u64),
             c_op_read: k(wqe_op::RDMA_READ as u64),
+            c_op_cas: k(wqe_op::ATOMIC_CMP_SWAP as u64),
+            c_op_faa: k(wqe_op::ATOMIC_FETCH_ADD as u64),
+            c_atom_len: k(ATOMIC_BYTES as u64),
             c_max_read: k(MAX_READ_LEN as u64),
             c_f_inline: k(wqe_flag::INLINE as u64),
             c_f_solicited: k(wqe_flag::SOLICITED as u64),
@@ -459,6 +520,10 @@ impl Default for TxReq {
             c_wc_send: k(wc_op::SEND as u64),
             c_wc_write: k(wc_op::RDMA_WRITE as u64),
             c_wc_read: k(wc_op::RDMA_READ as u64),
+            c_wc_cas: k(wc_op::COMP_SWAP as u64),
+            c_wc_faa: k(wc_op::FETCH_ADD as u64),
+            b_cas: k(opcode::COMPARE_SWAP as u64),
+            b_faa: k(opcode::FETCH_ADD as u64),
             b_read_req: k(opcode::READ_REQUEST as u64),
             b_send_first: k(opcode::SEND_FIRST as u64),
             b_send_middle: k(opcode::SEND_MIDDLE as u64),
@@ -526,6 +591,15 @@ impl Default for TxReq {
             w_mridx: Default::default(),
             w_write: Default::default(),
             w_read: Default::default(),
+            w_atom: Default::default(),
+            w_cas: Default::default(),
+            w_rdat: Default::default(),
+            a_cmp_be: Default::default(),
+            q_rda: Default::default(),
+            rd_lim: Default::default(),
+            rd_dist: Default::default(),
+            rd_block: Default::default(),
+            bo_skip: Default::default(),
             w_imm_op: Default::default(),
             w_inline: Default::default(),
             w_sol: Default::default(),
@@ -556,7 +630,7 @@ impl Logic for TxReq {
     fn update(&mut self) {
         dff_setup!(
             self, clock, st, queued, qpn, qpc, wqe, off, psn, status, n_wqe, n_err, n_retx, n_rst,
-            psn0, rst_psn
+            psn0, rst_psn, bo, held
         );
         self.qfifo.clock.next = self.clock.val();
         self.qfifo.rst.next = self.rst.val();
@@ -644,6 +718,31 @@ impl Logic for TxReq {
         self.w_write.next = (self.w_op.val() == self.c_op_write.val())
             || (self.w_op.val() == self.c_op_write_imm.val());
         self.w_read.next = self.w_op.val() == self.c_op_read.val();
+        self.w_cas.next = self.w_op.val() == self.c_op_cas.val();
+        self.w_atom.next = self.w_cas.val() || (self.w_op.val() == self.c_op_faa.val());
+        self.w_rdat.next = self.w_read.val() || self.w_atom.val();
+        // AtomicETH Compare data, sent as the 8-byte inline payload: big-endian on the wire,
+        // so idata byte j (bits 8j+7:8j) = byte 7-j of the WQE's little-endian compare value
+        self.a_cmp_be.next = bit_cast::<128, 8>(self.w_idata.val().get_bits::<8>(56))
+            | (bit_cast::<128, 8>(self.w_idata.val().get_bits::<8>(48)) << 8)
+            | (bit_cast::<128, 8>(self.w_idata.val().get_bits::<8>(40)) << 16)
+            | (bit_cast::<128, 8>(self.w_idata.val().get_bits::<8>(32)) << 24)
+            | (bit_cast::<128, 8>(self.w_idata.val().get_bits::<8>(24)) << 32)
+            | (bit_cast::<128, 8>(self.w_idata.val().get_bits::<8>(16)) << 40)
+            | (bit_cast::<128, 8>(self.w_idata.val().get_bits::<8>(8)) << 48)
+            | (bit_cast::<128, 8>(self.w_idata.val().get_bits::<8>(0)) << 56);
+        // max_rd_atomic: a READ/atomic WQE goes out only while it is fewer than
+        // L = max(1, min(max_rd_atomic, MAX_RD_ATOMIC)) WQEs after sq_ack_ci
+        self.q_rda.next = self.qpc.q.val().get_bits::<8>(self.o_rda.val().index());
+        self.rd_lim.next = bit_cast::<16, 8>(self.q_rda.val());
+        if self.q_rda.val() > self.c_max_rda.val() {
+            self.rd_lim.next = bit_cast::<16, 8>(self.c_max_rda.val());
+        }
+        if self.q_rda.val() == 0 {
+            self.rd_lim.next = 1.into();
+        }
+        self.rd_dist.next = self.e_ci.val() - self.q_ackci.val();
+        self.rd_block.next = self.w_rdat.val() && (self.rd_dist.val() >= self.rd_lim.val());
         self.w_imm_op.next = (self.w_op.val() == self.c_op_send_imm.val())
             || (self.w_op.val() == self.c_op_write_imm.val());
         self.w_inline.next = (self.w_flags.val() & self.c_f_inline.val()).any();
@@ -687,7 +786,7 @@ impl Logic for TxReq {
             && (self.m_pd.val() == self.q_pd.val())
             && (self.w_laddr.val() >= self.m_iova.val())
             && (self.m_end.val() <= bit_cast::<65, 64>(self.m_len.val()))
-            && (!self.w_read.val() || (self.m_access.val() & self.c_acc_lw.val()).any());
+            && (!self.w_rdat.val() || (self.m_access.val() & self.c_acc_lw.val()).any());
         // ---------------- segmentation
         self.mtu.next = 4096.into();
         if self.q_mtu.val() <= 1 {
@@ -700,8 +799,9 @@ impl Logic for TxReq {
             self.mtu.next = 2048.into();
         }
         self.rem.next = self.w_len.val() - self.off.q.val();
-        // a READ is one READ REQUEST packet, whatever its length
-        self.last.next = (self.rem.val() <= self.mtu.val()) || self.w_read.val();
+        // a READ is one READ REQUEST packet, whatever its length; an atomic is one packet
+        self.last.next =
+            (self.rem.val() <= self.mtu.val()) || self.w_read.val() || self.w_atom.val();
         // packets of the message: max(1, ceil(len / mtu)); the PSN after it
         self.npk.next = ((self.w_len.val() - 1) >> 12) + 1;
         if self.q_mtu.val() <= 1 {
@@ -725,6 +825,9 @@ impl Logic for TxReq {
         if self.w_read.val() {
             self.plen.next = 0.into();
         }
+        if self.w_atom.val() {
+            self.plen.next = 8.into();
+        }
         self.imask_sh.next = bit_cast::<8, 5>(self.w_len.val().get_bits::<5>(0)) << 3;
         self.imask.next = self.ones128.val() << self.imask_sh.val();
 
@@ -744,13 +847,14 @@ impl Logic for TxReq {
         // SE: SEND and RDMA WRITE with immediate (the ones that complete a receive WQE)
         self.pkt.se.next = self.w_sol.val()
             && self.last.val()
-            && !self.w_read.val()
+            && !self.w_rdat.val()
             && (!self.w_write.val() || self.w_imm_op.val());
         self.pkt.pad.next = self.zero2.val() - self.plen.val().get_bits::<2>(0);
         self.pkt.paylen.next = self.plen.val();
         // RETH: WRITE FIRST/ONLY (offset 0: the whole message) and every READ REQUEST (from
         // the offset it restarts at: va + off, the remaining length)
-        self.pkt.has_reth.next = (self.w_write.val() && self.first.val()) || self.w_read.val();
+        self.pkt.has_reth.next =
+            (self.w_write.val() && self.first.val()) || self.w_read.val() || self.w_atom.val();
         self.pkt.va.next = self.w_raddr.val() + bit_cast::<64, 32>(self.off.q.val());
         self.pkt.rkey.next = self.w_rkey.val();
         self.pkt.dmalen.next = self.rem.val();
@@ -759,7 +863,26 @@ impl Logic for TxReq {
         self.pkt.addr.next = self.w_laddr.val() + bit_cast::<64, 32>(self.off.q.val());
         self.pkt.inl.next = self.w_inline.val();
         self.pkt.idata.next = self.w_idata.val() & !self.imask.val();
-        if self.w_read.val() {
+        // an atomic: AtomicETH = VA, R_Key (the RETH's first 12 bytes), Swap/Add data (the
+        // RETH DMA length = bits 63:32, then an ImmDt = bits 31:0; both big-endian) and
+        // Compare data (an 8-byte inline payload; zero for FETCH_ADD)
+        if self.w_atom.val() {
+            self.pkt.dmalen.next = self.w_idata.val().get_bits::<32>(96);
+            self.pkt.has_imm.next = true;
+            self.pkt.imm.next = self.w_idata.val().get_bits::<32>(64);
+            self.pkt.inl.next = true;
+            self.pkt.idata.next = 0.into();
+            if self.w_cas.val() {
+                self.pkt.idata.next = self.a_cmp_be.val();
+            }
+        }
+        if self.w_atom.val() {
+            if self.w_cas.val() {
+                self.pkt.opcode.next = self.b_cas.val();
+            } else {
+                self.pkt.opcode.next = self.b_faa.val();
+            }
+        } else if self.w_read.val() {
             self.pkt.opcode.next = self.b_read_req.val();
         } else if self.w_write.val() {
             if self.first.val() && self.last.val() {
@@ -812,6 +935,11 @@ impl Logic for TxReq {
         if self.w_read.val() {
             self.cpl.opcode.next = self.c_wc_read.val();
         }
+        if self.w_cas.val() {
+            self.cpl.opcode.next = self.c_wc_cas.val();
+        } else if self.w_atom.val() {
+            self.cpl.opcode.next = self.c_wc_faa.val();
+        }
         self.cpl.status.next = self.status.q.val();
         self.cpl.flags.next = 0.into();
         self.cpl.wqe_idx.next = self.e_ci.val();
@@ -855,6 +983,10 @@ impl Logic for TxReq {
             && !self.queued.q.val().get_bit(self.kq.val().index());
         self.pop.next =
             (self.st.q.val() == TxState::Idle) && !self.qfifo.empty.val() && !self.rs.valid.val();
+        // a QP held back by max_rd_atomic in this epoch: straight back to the tail (no
+        // context or ring read)
+        self.bo_skip.next = self.held.q.val().get_bit(self.qfifo.dout.val().index());
+        self.bo.d.next = self.bo.q.val() + 1;
         self.rq_push.next = (self.st.q.val() == TxState::Requeue)
             && !self.kick_valid.val()
             && !self.queued.q.val().get_bit(self.qpn.q.val().index());
@@ -893,7 +1025,11 @@ impl Logic for TxReq {
                     }
                 } else if self.pop.val() {
                     self.qpn.d.next = self.qfifo.dout.val();
-                    self.st.d.next = TxState::CtxRd;
+                    if self.bo_skip.val() {
+                        self.st.d.next = TxState::Requeue;
+                    } else {
+                        self.st.d.next = TxState::CtxRd;
+                    }
                 }
             }
             TxState::CtxRd => {
@@ -945,14 +1081,25 @@ impl Logic for TxReq {
                         self.psn.d.next = self.q_una.val();
                     }
                 }
-                if (self.w_op.val() > self.c_op_write_imm.val()) && !self.w_read.val() {
+                if self.rd_block.val() {
+                    // max_rd_atomic reached: nothing is written, the QP stays scheduled (back
+                    // to the tail) and is passed over for the rest of the back-off epoch
+                    self.held.d.next = self
+                        .held
+                        .q
+                        .val()
+                        .replace_bit(self.qpn.q.val().index(), true);
+                    self.st.d.next = TxState::Requeue;
+                } else if self.w_op.val() > self.c_op_faa.val() {
                     self.status.d.next = self.c_st_op.val();
                     self.st.d.next = TxState::Cpl;
-                } else if self.w_read.val() && self.w_inline.val() {
-                    // a READ has no data to send inline
+                } else if self.w_rdat.val() && self.w_inline.val() {
+                    // a READ or an atomic has no data to send inline
                     self.status.d.next = self.c_st_op.val();
                     self.st.d.next = TxState::Cpl;
-                } else if self.w_read.val() && (self.w_len.val() > self.c_max_read.val()) {
+                } else if (self.w_read.val() && (self.w_len.val() > self.c_max_read.val()))
+                    || (self.w_atom.val() && (self.w_len.val() != self.c_atom_len.val()))
+                {
                     self.status.d.next = self.c_st_len.val();
                     self.st.d.next = TxState::Cpl;
                 } else if self.w_inline.val() {
@@ -1078,8 +1225,12 @@ impl Logic for TxReq {
                 self.st.d.next = TxState::Idle;
             }
         }
+        if !self.bo.q.val().any() {
+            self.held.d.next = 0.into();
+        }
         if self.rst.val() {
             self.st.d.next = TxState::Idle;
+            self.held.d.next = 0.into();
             self.queued.d.next = 0.into();
             self.n_wqe.d.next = 0.into();
             self.n_err.d.next = 0.into();
@@ -1158,6 +1309,12 @@ pub(crate) mod tests {
         NoLocalWrite,
         /// An RDMA_READ longer than 2^31 bytes.
         ReadTooLong,
+        /// An atomic (the WQE's opcode) whose length is not 8.
+        AtomLen,
+        /// An atomic with the INLINE flag.
+        AtomInline,
+        /// An atomic into an MR without LOCAL_WRITE.
+        AtomNoLocalWrite,
     }
 
     pub fn new_setup(r: &mut ChaCha8Rng) -> Setup {
@@ -1227,6 +1384,8 @@ pub(crate) mod tests {
             sq_pi: ci0,
             sq_ci: ci0,
             sq_ack_ci: ci0,
+            // no ACK processor in these tests: no READ/atomic limit below 16
+            max_rd_atomic: MAX_RD_ATOMIC as u8,
             ..Default::default()
         };
         r.fill(&mut c.dest_mac);
@@ -1270,7 +1429,7 @@ pub(crate) mod tests {
         match bad {
             None => {}
             // (RDMA_READ = 4 is good now; 8 keeps the list's length and the random stream)
-            Some(Bad::Opcode) => w.opcode = [8u8, 5, 6, 7, 0x10, 0xFF][r.random_range(0..6)],
+            Some(Bad::Opcode) => w.opcode = [8u8, 9, 0x20, 7, 0x10, 0xFF][r.random_range(0..6)],
             Some(Bad::InlineLen) => {
                 w.flags |= wqe_flag::INLINE;
                 if r.random_bool(0.5) {
@@ -1307,6 +1466,19 @@ pub(crate) mod tests {
                 w.lkey = m.key;
                 w.local_addr = m.iova + r.random_range(0..=room);
             }
+            Some(Bad::AtomLen) => {
+                w.length = [0u32, 1, 4, 7, 9, 16, 4096][r.random_range(0..7)];
+                w.local_addr = mr.iova + r.random_range(0..MR_LEN - 4096);
+            }
+            Some(Bad::AtomInline) => {
+                w.flags |= wqe_flag::INLINE;
+                w.inline_len = w.length as u8;
+            }
+            Some(Bad::AtomNoLocalWrite) => {
+                let m = s.mrs[&MR_NO_LW];
+                w.lkey = m.key;
+                w.local_addr = m.iova + r.random_range(0..=room);
+            }
             Some(Bad::ReadTooLong) => {
                 let m = s.mrs[&MR_HUGE];
                 w.opcode = wqe_op::RDMA_READ;
@@ -1319,11 +1491,76 @@ pub(crate) mod tests {
             && bad != Some(Bad::Opcode)
             && bad != Some(Bad::InlineLen)
             && bad != Some(Bad::ReadInline)
+            && bad != Some(Bad::AtomLen)
+            && bad != Some(Bad::AtomInline)
         {
             w.length = w.length.max(1);
             w.flags &= !wqe_flag::INLINE;
         }
         w
+    }
+
+    /// An atomic WQE (CMP_SWAP if `cas`, else FETCH_ADD): 8 bytes at a random address of a
+    /// good MR, random remote address (any alignment: the responder checks it), random compare
+    /// and swap/add values.
+    pub fn gen_atomic(s: &Setup, r: &mut ChaCha8Rng, cas: bool) -> Wqe {
+        let op = if cas {
+            wqe_op::ATOMIC_CMP_SWAP
+        } else {
+            wqe_op::ATOMIC_FETCH_ADD
+        };
+        let mut w = gen_wqe(s, r, Some(op), ATOMIC_BYTES, false, None);
+        r.fill(&mut w.inline_data);
+        w
+    }
+
+    pub fn is_atomic(w: &Wqe) -> bool {
+        w.opcode == wqe_op::ATOMIC_CMP_SWAP || w.opcode == wqe_op::ATOMIC_FETCH_ADD
+    }
+
+    /// The request packet of an atomic WQE as the descriptor carries it: RETH (va, rkey,
+    /// DMA length = swap/add bits 63:32), ImmDt (= swap/add bits 31:0), the compare value
+    /// big-endian as the 8-byte payload (zero for FETCH_ADD), AckReq, no SE.
+    pub fn atomic_request(q: &QpContext, w: &Wqe, psn: u32) -> Pkt {
+        let cmp = u64::from_le_bytes(w.inline_data[..8].try_into().unwrap());
+        let swp = u64::from_le_bytes(w.inline_data[8..].try_into().unwrap());
+        let cas = w.opcode == wqe_op::ATOMIC_CMP_SWAP;
+        Pkt {
+            dmac: q.dest_mac,
+            smac: q.src_mac,
+            sip: q.src_ip,
+            dip: q.dest_ip,
+            sport: q.udp_sport,
+            opcode: if cas {
+                opcode::COMPARE_SWAP
+            } else {
+                opcode::FETCH_ADD
+            },
+            se: false,
+            pad: 0,
+            dqpn: q.remote_qpn & 0xFF_FFFF,
+            ackreq: true,
+            psn: psn & 0xFF_FFFF,
+            reth: Some((w.remote_addr, w.rkey, (swp >> 32) as u32)),
+            imm: Some(swp as u32),
+            payload: if cas {
+                cmp.to_be_bytes().to_vec()
+            } else {
+                vec![0; 8]
+            },
+        }
+    }
+
+    /// The bytes after the BTH the frame builder makes of a descriptor with RETH + ImmDt +
+    /// payload (each number big-endian): for an atomic, the 28-byte AtomicETH.
+    pub fn ext_bytes(p: &Pkt) -> Vec<u8> {
+        let (va, rkey, dl) = p.reth.unwrap();
+        let mut v = va.to_be_bytes().to_vec();
+        v.extend(rkey.to_be_bytes());
+        v.extend(dl.to_be_bytes());
+        v.extend(p.imm.unwrap().to_be_bytes());
+        v.extend(&p.payload);
+        v
     }
 
     /// PSNs a (good) WQE takes: its packets, or for a READ its response packets
@@ -1374,6 +1611,18 @@ pub(crate) mod tests {
     /// Expected result of one WQE (independent of the RTL): packets or an error status.
     pub fn expect_wqe(s: &Setup, q: &QpContext, w: &Wqe) -> Result<Vec<Pkt>, u8> {
         let len = w.length;
+        if is_atomic(w) {
+            if w.flags & wqe_flag::INLINE != 0 {
+                return Err(wc_status::LOC_QP_OP_ERR);
+            }
+            if len != ATOMIC_BYTES {
+                return Err(wc_status::LOC_LEN_ERR);
+            }
+            if !mr_ok(s, q, w, access::LOCAL_WRITE) {
+                return Err(wc_status::LOC_PROT_ERR);
+            }
+            return Ok(vec![atomic_request(q, w, q.sq_psn)]);
+        }
         if w.opcode == wqe_op::RDMA_READ {
             if w.flags & wqe_flag::INLINE != 0 {
                 return Err(wc_status::LOC_QP_OP_ERR);
@@ -1492,6 +1741,10 @@ pub(crate) mod tests {
                                     wc_op::RDMA_WRITE
                                 } else if w.opcode == wqe_op::RDMA_READ {
                                     wc_op::RDMA_READ
+                                } else if w.opcode == wqe_op::ATOMIC_CMP_SWAP {
+                                    wc_op::COMP_SWAP
+                                } else if w.opcode == wqe_op::ATOMIC_FETCH_ADD {
+                                    wc_op::FETCH_ADD
                                 } else {
                                     wc_op::SEND
                                 },
@@ -2208,5 +2461,428 @@ pub(crate) mod tests {
         // with stalls: still every packet, per-QP order
         let (got, e) = run_txreq(&s, &kicks, 8, 0.4);
         check_per_qp(&s, &got, &e);
+    }
+
+    /// Atomics: each CMP_SWAP / FETCH_ADD WQE is ONE descriptor, opcode 0x13 / 0x14, AckReq,
+    /// no SE, PSN span 1, RETH (va = remote_addr, rkey, DMA length = swap/add bits 63:32),
+    /// ImmDt (= bits 31:0), the compare value big-endian as an 8-byte inline payload (zero for
+    /// FETCH_ADD), pad 0: the 28 bytes after the BTH are exactly the AtomicETH (IBTA 9.3.3).
+    /// Mixed with READs, SENDs and WRITEs on several QPs at every MTU, PSNs near the wrap.
+    #[test]
+    fn txreq_atomics_mixed() {
+        let mut r = rng(41);
+        let mut s = new_setup(&mut r);
+        let mut kicks = vec![];
+        for (qi, mtu) in [1u8, 2, 3, 4, 5].iter().enumerate() {
+            let qpn = 60 + qi as u32 * 33;
+            add_qp(&mut s, &mut r, qpn, *mtu, 0xFF_FFFA - qi as u32, 0xFFFC);
+            let mut n = 0;
+            for k in 0..6 {
+                let w = gen_atomic(&s, &mut r, (k + qi) % 2 == 0);
+                s.wqes.get_mut(&qpn).unwrap().push(w);
+                let op = [
+                    wqe_op::SEND,
+                    wqe_op::RDMA_WRITE_IMM,
+                    wqe_op::RDMA_READ,
+                    wqe_op::SEND_IMM,
+                ][(k + qi) % 4];
+                let len = r.random_range(0..700);
+                let inline = len <= 16 && op != wqe_op::RDMA_READ;
+                let w = gen_wqe(&s, &mut r, Some(op), len, inline, None);
+                s.wqes.get_mut(&qpn).unwrap().push(w);
+                n += 2;
+            }
+            // an atomic with extreme operands, and one to an unaligned remote address (the
+            // responder's check, not the requester's)
+            let mut w = gen_atomic(&s, &mut r, true);
+            w.inline_data = [0xFF; 16];
+            w.remote_addr = u64::MAX - 6;
+            s.wqes.get_mut(&qpn).unwrap().push(w);
+            let mut w = gen_atomic(&s, &mut r, false);
+            w.inline_data[..8].copy_from_slice(&[0xA5; 8]); // ignored: sent as zero
+            w.flags |= wqe_flag::SOLICITED; // ignored: no SE on an atomic
+            s.wqes.get_mut(&qpn).unwrap().push(w);
+            kicks.push((qi as u64 * 20, qpn, n + 2));
+        }
+        // the model against the IBTA layout, independently of Pkt: VA, R_Key, Swap/Add data,
+        // Compare data, all big-endian; the next WQE one PSN later
+        let e = expect_all(&s);
+        assert_eq!(e.wqe_err, 0);
+        let mut natom = 0;
+        for (qpn, q) in &s.qps {
+            let pk = &e.pkts[qpn];
+            let mut psn = q.sq_psn;
+            let mut i = 0;
+            for w in &s.wqes[qpn] {
+                if is_atomic(w) {
+                    let p = &pk[i];
+                    let cas = w.opcode == wqe_op::ATOMIC_CMP_SWAP;
+                    assert_eq!(p.opcode, if cas { 0x13 } else { 0x14 });
+                    assert_eq!(p.psn, psn & 0xFF_FFFF);
+                    assert!(p.ackreq && !p.se && p.pad == 0);
+                    let mut want = w.remote_addr.to_be_bytes().to_vec();
+                    want.extend(w.rkey.to_be_bytes());
+                    want.extend(w.inline_data[8..16].iter().rev());
+                    if cas {
+                        want.extend(w.inline_data[..8].iter().rev());
+                    } else {
+                        want.extend([0u8; 8]);
+                    }
+                    assert_eq!(ext_bytes(p), want, "QP {qpn}: AtomicETH");
+                    assert_eq!(want.len(), 28);
+                    psn += 1;
+                    i += 1;
+                    natom += 1;
+                } else {
+                    assert_eq!(pk[i].psn, psn & 0xFF_FFFF, "QP {qpn}: PSN after an atomic");
+                    psn += psn_span(q, w);
+                    i += if w.opcode == wqe_op::RDMA_READ {
+                        1
+                    } else {
+                        psn_span(q, w) as usize
+                    };
+                }
+            }
+            assert_eq!(i, pk.len());
+            assert_eq!(e.ctx[qpn].sq_psn, psn & 0xFF_FFFF);
+        }
+        assert_eq!(natom, 5 * 8);
+        let (got, e) = run_txreq(&s, &kicks, 42, 0.0);
+        check_per_qp(&s, &got, &e);
+        let (got, e) = run_txreq(&s, &kicks, 43, 0.35);
+        check_per_qp(&s, &got, &e);
+    }
+
+    /// A bad atomic: length != 8 -> LOC_LEN_ERR; INLINE -> LOC_QP_OP_ERR; bad lkey, MR, PD,
+    /// bounds of [local_addr, local_addr + 8) or an MR without LOCAL_WRITE -> LOC_PROT_ERR; the
+    /// completion has opcode COMP_SWAP / FETCH_ADD, no packet is sent for it, the QP goes to
+    /// ERR.
+    #[test]
+    fn txreq_atomic_errors() {
+        let mut r = rng(44);
+        let mut s = new_setup(&mut r);
+        let bads = [
+            Bad::AtomLen,
+            Bad::AtomInline,
+            Bad::AtomNoLocalWrite,
+            Bad::KeyGen,
+            Bad::KeyIndex,
+            Bad::MrInvalid,
+            Bad::MrPd,
+            Bad::Bounds,
+        ];
+        let mut kicks = vec![];
+        let mut want = vec![];
+        for (i, b) in bads.iter().enumerate() {
+            for cas in [true, false] {
+                let qpn = 220 + 2 * i as u32 + cas as u32;
+                let (psn, ci) = (r.random_range(0..0xFF_FFFF), r.random());
+                add_qp(&mut s, &mut r, qpn, 1 + (i % 5) as u8, psn, ci);
+                let good = r.random_range(0..3);
+                for _ in 0..good {
+                    let cas = r.random_bool(0.5);
+                    let w = gen_atomic(&s, &mut r, cas);
+                    s.wqes.get_mut(&qpn).unwrap().push(w);
+                }
+                let op = if cas {
+                    wqe_op::ATOMIC_CMP_SWAP
+                } else {
+                    wqe_op::ATOMIC_FETCH_ADD
+                };
+                let mut w = gen_wqe(&s, &mut r, Some(op), ATOMIC_BYTES, false, Some(*b));
+                r.fill(&mut w.inline_data);
+                assert_eq!(w.opcode, op);
+                s.wqes.get_mut(&qpn).unwrap().push(w);
+                // a WQE after the bad one: never sent (QP in ERR)
+                let w = gen_atomic(&s, &mut r, true);
+                s.wqes.get_mut(&qpn).unwrap().push(w);
+                kicks.push((i as u64 * 5, qpn, good as u16 + 2));
+                use wc_status::*;
+                want.push((
+                    qpn,
+                    match b {
+                        Bad::AtomLen => LOC_LEN_ERR,
+                        Bad::AtomInline => LOC_QP_OP_ERR,
+                        _ => LOC_PROT_ERR,
+                    },
+                    if cas {
+                        wc_op::COMP_SWAP
+                    } else {
+                        wc_op::FETCH_ADD
+                    },
+                ));
+            }
+        }
+        let e = expect_all(&s);
+        for (qpn, st, op) in want {
+            let c = e.cpls.iter().find(|c| c.1.qp_num == qpn).unwrap();
+            assert_eq!((c.1.status, c.1.opcode), (st, op), "QP {qpn}");
+        }
+        let (got, e) = run_txreq(&s, &kicks, 45, 0.25);
+        assert_eq!(e.cpls.len(), 2 * bads.len());
+        check_per_qp(&s, &got, &e);
+    }
+
+    /// max_rd_atomic = L: a READ/atomic WQE goes out only while it is fewer than L WQEs after
+    /// sq_ack_ci; the QP waits in the schedule (no kick needed when sq_ack_ci moves), re-checked
+    /// after its back-off (few ring reads while it waits); a WRITE/SEND is never held back by
+    /// it (only by an earlier held-back WQE: the SQ is in order); L = max(1, min(max_rd_atomic,
+    /// 16)).
+    #[test]
+    fn txreq_max_rd_atomic() {
+        use wqe_op::*;
+        for (seed, stall) in [(51u64, 0.0), (52, 0.3)] {
+            let mut r = rng(seed);
+            let mut s = new_setup(&mut r);
+            // QP 5: L = 2, six READ/atomic WQEs; QP 6: L = 2, WRITE/SEND between them;
+            // QP 7: max_rd_atomic 0 -> L = 1; QP 8: 200 -> L = 16
+            let cases: [(u32, u8, &[u8]); 4] = [
+                (
+                    5,
+                    2,
+                    &[
+                        RDMA_READ,
+                        ATOMIC_CMP_SWAP,
+                        ATOMIC_FETCH_ADD,
+                        RDMA_READ,
+                        ATOMIC_CMP_SWAP,
+                        ATOMIC_FETCH_ADD,
+                    ],
+                ),
+                (
+                    6,
+                    2,
+                    &[
+                        RDMA_READ,
+                        ATOMIC_CMP_SWAP,
+                        RDMA_WRITE,
+                        SEND_IMM,
+                        RDMA_WRITE,
+                        ATOMIC_FETCH_ADD,
+                        SEND,
+                    ],
+                ),
+                (7, 0, &[ATOMIC_FETCH_ADD, RDMA_READ, ATOMIC_CMP_SWAP]),
+                (8, 200, &[ATOMIC_CMP_SWAP; 18]),
+            ];
+            for (qpn, lim, ops) in cases {
+                add_qp(&mut s, &mut r, qpn, 1, 0xFF_FFFE, 0xFFFE);
+                s.qps.last_mut().unwrap().1.max_rd_atomic = lim;
+                for &op in ops {
+                    let w = if op == ATOMIC_CMP_SWAP || op == ATOMIC_FETCH_ADD {
+                        gen_atomic(&s, &mut r, op == ATOMIC_CMP_SWAP)
+                    } else {
+                        gen_wqe(&s, &mut r, Some(op), 600, false, None)
+                    };
+                    s.wqes.get_mut(&qpn).unwrap().push(w);
+                }
+            }
+            let e = expect_all(&s);
+            let mut g = Rig::new(&s, seed, stall);
+            // (first WQE index of each packet, PSN of each WQE) per QP
+            let mut wqe_of: HashMap<u32, Vec<usize>> = HashMap::new();
+            let mut psn_of: HashMap<u32, Vec<u32>> = HashMap::new();
+            for (qpn, q) in &s.qps {
+                let (mut a, mut b) = (vec![], vec![]);
+                let mut psn = q.sq_psn;
+                for (i, w) in s.wqes[qpn].iter().enumerate() {
+                    b.push(psn & 0xFF_FFFF);
+                    let np = if w.opcode == RDMA_READ || is_atomic(w) {
+                        1
+                    } else {
+                        psn_span(q, w)
+                    };
+                    a.extend(std::iter::repeat_n(i, np as usize));
+                    psn += psn_span(q, w);
+                }
+                b.push(psn & 0xFF_FFFF);
+                wqe_of.insert(*qpn, a);
+                psn_of.insert(*qpn, b);
+                post(&mut g.ctx, *qpn, s.wqes[qpn].len() as u16);
+                g.run(&s, 1, Some(*qpn), None);
+            }
+            g.run(&s, 1500, None, None);
+            let ring0 = g.ring.reads;
+            g.run(&s, 1000, None, None);
+            // four QPs held back, each re-checked at most once per back-off period
+            let idle_reads = g.ring.reads - ring0;
+            assert!(
+                (4..=4 * 1000 / RD_ATOMIC_BACKOFF as u64 + 4).contains(&idle_reads),
+                "ring reads while held back: {idle_reads}"
+            );
+            // packets per QP so far: the WQEs before the limit
+            let count = |g: &Rig, qpn: u32| {
+                let dq = s.qps.iter().find(|x| x.0 == qpn).unwrap().1.remote_qpn;
+                g.got
+                    .iter()
+                    .filter(|p| p.dqpn == dq)
+                    .cloned()
+                    .collect::<Vec<_>>()
+            };
+            let sent_wqes = |g: &Rig, qpn: u32| {
+                let n = count(g, qpn).len();
+                if n == 0 { 0 } else { wqe_of[&qpn][n - 1] + 1 }
+            };
+            // QP 5: 2 of 6; QP 6: READ, CAS, WRITE, SEND_IMM, WRITE (the FAA at 5 waits);
+            // QP 7: 1; QP 8: 16 of 18
+            for (qpn, n) in [(5u32, 2usize), (6, 5), (7, 1), (8, 16)] {
+                let p = count(&g, qpn);
+                let want = &e.pkts[&qpn][..p.len()];
+                assert_eq!(p, want, "QP {qpn}: packets before the limit");
+                assert_eq!(sent_wqes(&g, qpn), n, "QP {qpn}: WQEs sent at the limit");
+                assert_eq!(p.len(), wqe_of[&qpn].iter().filter(|&&i| i < n).count());
+                let c = QpContext::decode(&g.ctx.get(qpn));
+                assert_eq!(c.sq_ci, 0xFFFEu16.wrapping_add(n as u16));
+            }
+            // ACK progress in the context (as the ACK processor writes it), no kick: the held
+            // back WQEs follow, each while fewer than L after sq_ack_ci
+            let ack = |g: &mut Rig, qpn: u32, k: usize| {
+                let psn = psn_of[&qpn][k];
+                g.set_ctx(qpn, |c| {
+                    c.sq_ack_ci = 0xFFFEu16.wrapping_add(k as u16);
+                    c.una_psn = psn;
+                });
+            };
+            for (qpn, k, n) in [
+                (5u32, 1usize, 3usize),
+                (5, 3, 5),
+                (5, 5, 6),
+                (6, 4, 7),
+                (7, 1, 2),
+                (7, 2, 3),
+                (8, 1, 17),
+                (8, 10, 18),
+            ] {
+                ack(&mut g, qpn, k);
+                g.run(&s, 600, None, None);
+                assert_eq!(sent_wqes(&g, qpn), n, "QP {qpn}: after sq_ack_ci = +{k}");
+                if (qpn, k) == (8, 1) {
+                    // QP 8 alone held back: checked about once per back-off epoch
+                    let r0 = g.ring.reads;
+                    g.run(&s, 1000, None, None);
+                    let d = g.ring.reads - r0;
+                    let per = 1000 / RD_ATOMIC_BACKOFF as u64;
+                    assert!(
+                        (per - 6..=per + 2).contains(&d),
+                        "one QP held back: {d} reads"
+                    );
+                }
+            }
+            for (qpn, _) in &s.qps {
+                assert_eq!(count(&g, *qpn), e.pkts[qpn], "QP {qpn}: all packets");
+                let c = QpContext::decode(&g.ctx.get(*qpn));
+                assert_eq!((c.sq_psn, c.sq_ci), (e.ctx[qpn].sq_psn, e.ctx[qpn].sq_ci));
+            }
+            assert!(g.cpl.got.is_empty());
+            assert_eq!(g.m.get("cnt_wqe"), e.wqe_ok as u64);
+        }
+    }
+
+    /// Go-back-N over atomics: an atomic is one PSN; a restart at its PSN re-sends the same
+    /// packet (same PSN, operands, opcode), then the later WQEs; a restart at the PSN of a
+    /// later WQE does not repeat it. The max_rd_atomic limit (2 here) lets the re-sent READ
+    /// and atomics through (they lie in [sq_ack_ci, sq_ack_ci + 2)).
+    #[test]
+    fn txreq_go_back_n_atomics() {
+        for (seed, stall) in [(61u64, 0.0), (62, 0.3)] {
+            let mut r = rng(seed);
+            let mut s = new_setup(&mut r);
+            let (qpn, psn0, ci0) = (17u32, 0xFF_FFFEu32, 0xFFFFu16);
+            add_qp(&mut s, &mut r, qpn, 1, psn0, ci0);
+            s.qps[0].1.max_rd_atomic = 2;
+            // SEND 300 (2 packets), CMP_SWAP (1), FETCH_ADD (1), WRITE 300 (2)
+            let w = gen_wqe(&s, &mut r, Some(wqe_op::SEND), 300, false, None);
+            s.wqes.get_mut(&qpn).unwrap().push(w);
+            let w = gen_atomic(&s, &mut r, true);
+            s.wqes.get_mut(&qpn).unwrap().push(w);
+            let w = gen_atomic(&s, &mut r, false);
+            s.wqes.get_mut(&qpn).unwrap().push(w);
+            let w = gen_wqe(&s, &mut r, Some(wqe_op::RDMA_WRITE), 300, false, None);
+            s.wqes.get_mut(&qpn).unwrap().push(w);
+            let e = expect_all(&s);
+            let orig = e.pkts[&qpn].clone();
+            let at = |k: u32| psn0.wrapping_add(k) & 0xFF_FFFF;
+            assert_eq!(orig.len(), 6);
+            assert_eq!(
+                orig[2],
+                atomic_request(&s.qps[0].1, &s.wqes[&qpn][1], at(2))
+            );
+            assert_eq!(orig[3].psn, at(3));
+            assert_eq!(orig[4].psn, at(4));
+            let mut g = Rig::new(&s, seed, stall);
+            post(&mut g.ctx, qpn, 4);
+            g.run(&s, 600, Some(qpn), None);
+            // the FETCH_ADD (index 2) is 2 after sq_ack_ci: held back until the SEND is acked
+            assert_eq!(
+                g.got,
+                orig[..3].to_vec(),
+                "first transmission up to the limit"
+            );
+            g.set_ctx(qpn, |c| {
+                c.una_psn = at(2);
+                c.sq_ack_ci = ci0.wrapping_add(1);
+            });
+            g.run(&s, 600, None, None);
+            assert_eq!(g.got, orig, "first transmission");
+            // the CMP_SWAP's response is lost: restart at its PSN
+            for _ in 0..2 {
+                g.got.clear();
+                g.run(&s, 600, None, Some((qpn, at(2))));
+                assert_eq!(g.got, orig[2..].to_vec(), "restart at the CMP_SWAP");
+            }
+            // the CMP_SWAP is acknowledged, the FETCH_ADD's response lost
+            g.set_ctx(qpn, |c| {
+                c.una_psn = at(3);
+                c.sq_ack_ci = ci0.wrapping_add(2);
+            });
+            g.got.clear();
+            g.run(&s, 600, None, Some((qpn, at(3))));
+            assert_eq!(g.got, orig[3..].to_vec(), "restart at the FETCH_ADD");
+            // the WRITE's second packet: the atomics are not repeated
+            g.set_ctx(qpn, |c| {
+                c.una_psn = at(4);
+                c.sq_ack_ci = ci0.wrapping_add(3);
+            });
+            g.got.clear();
+            g.run(&s, 600, None, Some((qpn, at(5))));
+            assert_eq!(g.got, orig[5..].to_vec(), "restart after the atomics");
+            let c = QpContext::decode(&g.ctx.get(qpn));
+            assert_eq!((c.sq_psn, c.sq_ci), (at(6), ci0.wrapping_add(4)));
+            assert!(g.cpl.got.is_empty());
+            assert_eq!(g.m.get("cnt_restart"), 4);
+            assert_eq!(g.m.get("cnt_retx"), 4 + 4 + 3 + 1);
+        }
+    }
+
+    /// Cycles per atomic WQE, back to back on one QP (no stalls): context, WQE and MR reads,
+    /// the write-back, one descriptor, the requeue.
+    #[test]
+    fn txreq_atomic_cycles() {
+        let mut r = rng(71);
+        let mut s = new_setup(&mut r);
+        add_qp(&mut s, &mut r, 3, 5, 100, 0);
+        for i in 0..16 {
+            let w = gen_atomic(&s, &mut r, i % 2 == 0);
+            s.wqes.get_mut(&3).unwrap().push(w);
+        }
+        let e = expect_all(&s);
+        let mut g = Rig::new(&s, 72, 0.0);
+        post(&mut g.ctx, 3, 16);
+        let mut at = vec![];
+        g.run(&s, 1, Some(3), None);
+        for c in 0..1000u64 {
+            let n = g.got.len();
+            g.run(&s, 1, None, None);
+            if g.got.len() > n {
+                at.push(c);
+            }
+        }
+        assert_eq!(g.got, e.pkts[&3]);
+        let per = (at[15] - at[0]) as f64 / 15.0;
+        println!(
+            "atomic WQE: first descriptor after {} cycles, then {per:.1} cycles per WQE",
+            at[0]
+        );
+        assert!(per <= 16.0, "{per} cycles per atomic WQE");
     }
 }

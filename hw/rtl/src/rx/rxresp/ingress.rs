@@ -11,7 +11,7 @@ use rnic_abi::roce;
 use rust_hdl::prelude::*;
 
 /// Width of a header FIFO entry (see the packing in `update`).
-const HDR_W: usize = 416;
+const HDR_W: usize = 544;
 /// Per-frame facts carried from the frame's last beat to the parser's result (3 cycles):
 /// bit 0 admitted, bit 1 too long, bit 2 MAC error (`tuser`), bits 3.. buffer start,
 /// bits 12.. buffer end.
@@ -346,7 +346,9 @@ impl Logic for Ingress {
             | (bit_cast::<HDR_W, PTR_BITS>(self.facts_d3.q.val().get_bits::<PTR_BITS>(12)) << 297)
             | (bit_cast::<HDR_W, 16>(self.parse.pkey.val()) << 320)
             | (bit_cast::<HDR_W, 32>(self.parse.dst_ip.val()) << 336)
-            | (bit_cast::<HDR_W, 48>(self.parse.dst_mac.val()) << 368);
+            | (bit_cast::<HDR_W, 48>(self.parse.dst_mac.val()) << 368)
+            | (bit_cast::<HDR_W, 64>(self.parse.atom_swap.val()) << 416)
+            | (bit_cast::<HDR_W, 64>(self.parse.atom_cmp.val()) << 480);
         if self.parse.hdr_valid.val() {
             if self.facts_d3.q.val().get_bit(0) {
                 self.hq.wr.next = true;
@@ -394,6 +396,8 @@ impl Logic for Ingress {
         self.head.pkey.next = self.hq.dout.val().get_bits::<16>(320);
         self.head.dip.next = self.hq.dout.val().get_bits::<32>(336);
         self.head.dmac.next = self.hq.dout.val().get_bits::<48>(368);
+        self.head.swap.next = self.hq.dout.val().get_bits::<64>(416);
+        self.head.cmp.next = self.hq.dout.val().get_bits::<64>(480);
         self.hq.rd.next = self.head.pop.val();
         // admission credits: + at an admitted first beat, - at a header pop
         if self.admit.val() && !self.head.pop.val() {

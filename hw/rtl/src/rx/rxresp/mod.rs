@@ -1,8 +1,10 @@
 //! `rxresp`: the receive side of the data path (docs/DATAPATH.md "rxresp"): RX packet buffer,
-//! header parser + ICRC check, dispatch (ACKNOWLEDGE and READ RESPONSE -> ackproc, READ
-//! RESPONSE payloads placed on ackproc's verdict, drops), and the RC responder for SEND / RDMA
-//! WRITE / RDMA READ requests (PSN and opcode-sequence checks, access checks, receive WQEs,
-//! payload DMA writes, receive completions, responder jobs: ACK/NAKs and READs to answer).
+//! header parser + ICRC check, dispatch (ACKNOWLEDGE, READ RESPONSE and ATOMIC ACKNOWLEDGE ->
+//! ackproc, READ RESPONSE payloads and atomic original values placed on ackproc's verdict,
+//! drops), and the RC responder for SEND / RDMA WRITE / RDMA READ / atomic requests (PSN and
+//! opcode-sequence checks, access checks, receive WQEs, payload DMA writes, receive
+//! completions, atomics handed to the atomic unit on `atom`, responder jobs: ACK/NAKs, READs
+//! and ATOMIC ACKNOWLEDGEs to answer).
 //!
 //! [`RxResp`] is three sub-blocks joined by typed bundles (all connections between them are
 //! combinational; every register lives in exactly one of them):
@@ -11,7 +13,7 @@
 //!  rx --> Ingress ---- head (RxHdr: head of the header FIFO, pop) ---> Responder --> ctx, ring,
 //!         packet buffer, parser + ICRC,                                  |           cpl, rsp,
 //!         verdict, header FIFO  ---> chk (RxCheck, to rxstat)            |           ackev, rdv,
-//!                                                                        |           wr.cmd
+//!                                                                        |           atom, wr.cmd
 //!            ^      |                                                    | job (MoveJob)
 //!            |      +-- buf (PktBufRd: read port of the packet buffer) --v
 //!            +------------- free_ptr ------------------------------- Mover --> wr.dat
@@ -34,16 +36,19 @@
 //!    buffer is freed in order); drop counters (`cnt_drop_parse`, `cnt_drop_icrc`) count here.
 //!    Every frame's parser + ICRC result also leaves on `chk` (the `rxstat` counters).
 //! 2. **[`responder::Responder`]** (dispatcher + RC responder FSM), one frame at a time from
-//!    the header FIFO: dropped frames, ACKNOWLEDGE (-> `ackev`), READ RESPONSE (-> `ackev`,
-//!    then ackproc's verdict on `rdv`, then the payload's DMA write), unsupported opcodes
-//!    (`cnt_drop_opcode`), unknown QPs (`cnt_drop_qp`), and requests: reads `QpContext` and
-//!    `RqState`, checks, reads the receive WQE (ring) and the MR (ctx) as needed, then issues
-//!    in parallel the DMA write command, the completion (after the command was taken), the
-//!    responder job (`rsp`: ACK/NAK or READ), the `RqState` write (byte enables: every responder field, never `rq_pi`) and a
-//!    *mover job*, and pops the header FIFO.
+//!    the header FIFO: dropped frames, ACKNOWLEDGE (-> `ackev`), READ RESPONSE and ATOMIC
+//!    ACKNOWLEDGE (-> `ackev`, then ackproc's verdict on `rdv`, then the payload's DMA
+//!    write), unsupported opcodes (`cnt_drop_opcode`: none left, every opcode the parser
+//!    passes is served), unknown QPs (`cnt_drop_qp`), and requests: reads `QpContext` and
+//!    `RqState`, checks, reads the receive WQE (ring) and the MR (ctx) as needed, hands an
+//!    atomic to the atomic unit (`atom`) and waits for its `done`, then issues in parallel the
+//!    DMA write command, the completion (after the command was taken), the responder job
+//!    (`rsp`: ACK/NAK, READ or ATOMIC ACKNOWLEDGE), the `RqState` write (byte enables: every
+//!    responder field, never `rq_pi`) and a *mover job*, and pops the header FIFO.
 //! 3. **[`mover::Mover`]**: streams the payload of each job from the packet buffer to
 //!    `wr.dat_*`, shifted by the payload offset (4 possible: 54, 58, 70, 74 bytes; a 4-way mux
-//!    of constant shifts), one beat per cycle, and frees the frame's buffer space. Commands
+//!    of constant shifts; an ATOMIC ACKNOWLEDGE's job takes the 8 bytes at 58 byte-reversed),
+//!    one beat per cycle, and frees the frame's buffer space. Commands
 //!    may run ahead of data (allowed by the `DmaWrM` contract), so the responder handles frame
 //!    n+1 while frame n streams.
 //!
@@ -111,6 +116,31 @@
 //!   payload at the verdict's `addr` (command + mover job), `rdv.placed` pulses in the cycle
 //!   the command is taken; ok and plen 0 -> `placed` in the cycle after the verdict; !ok ->
 //!   dropped (the buffer freed). Nothing is placed without an ok verdict.
+//! * CMP_SWAP (0x13) / FETCH_ADD (0x14), in sequence: a multi-packet SEND or WRITE in progress
+//!   is an opcode sequence error (NAK invalid request, QP to ERR, as for READ). Then, in this
+//!   order: QP access REMOTE_ATOMIC (else NAK remote access error), VA 8-byte aligned (else NAK
+//!   invalid request; rxe's RESPST_ERR_MISALIGNED_ATOMIC), the MR check of [va, va + 8) as for
+//!   a WRITE but with MR access REMOTE_ATOMIC (else NAK remote access error); each failure is
+//!   class C (QP to ERR), does not advance rq_psn and sends nothing to the atomic unit
+//!   (`cnt_nak_acc` / `cnt_nak_inv`). Pass: the request on `atom` (`AtomReqM`: dup 0, qpn,
+//!   psn, fa = FETCH_ADD, addr = va, swap, cmp, head/cnt = `RqState.atom_head/atom_cnt`), then
+//!   its `done`: `err` -> NAK remote operational error, QP to ERR, rq_psn kept; else rq_psn +
+//!   1, msn + 1, NAK_SENT cleared, atom_head + 1 (mod `ATOMIC_RESOURCES`), atom_cnt =
+//!   min(cnt + 1, `ATOMIC_RESOURCES`), and an ATOMIC ACKNOWLEDGE job (`rsp.atomic` = 1,
+//!   `orig`, PSN = the request's, syndrome ACK, the new msn); no separate ACK, whatever AckReq
+//!   says. Counted in `cnt_rx_req` and `cnt_rx_atomic`. The responder issues nothing else
+//!   while it waits (one frame at a time); the unit itself orders the atomic after the DMA
+//!   writes issued before it.
+//! * duplicate atomic (PSN before rq_psn, in the 2^23 window): not executed again and not
+//!   checked: `atom` with dup 1 (head/cnt from `RqState`); found -> an ATOMIC ACKNOWLEDGE job
+//!   with the saved original value, the request's PSN and the current msn (`cnt_atom_dup`);
+//!   not found -> dropped silently (`cnt_atom_miss`). `cnt_rx_dup` always; no state change. A
+//!   future-PSN atomic: NAK PSN sequence error as any request.
+//! * ATOMIC ACKNOWLEDGE (0x12): QPN range, P_Key and destination IPv4 / MAC as for a READ
+//!   RESPONSE ONLY, then `ackev` with `rsp` = 1, `atom` = 1, `rpos` ONLY, `plen` 8 and the
+//!   AETH; on an ok verdict an 8-byte DMA write at the verdict's `addr` of the AtomicAckETH
+//!   (frame bytes 58..65) byte-reversed (big-endian on the wire, a host-order little-endian
+//!   u64 in memory, as rxe writes it), `placed` as for a READ RESPONSE; !ok -> dropped.
 
 pub mod ingress;
 pub mod mover;
@@ -119,7 +149,7 @@ pub mod responder;
 mod tests;
 
 use crate::common::bus::{
-    AckEvM, CplM, CtxPortM, DmaWrM, RdVerdictS, RingPortM, RspJobM, RxCheckM, StreamS,
+    AckEvM, AtomReqM, CplM, CtxPortM, DmaWrM, RdVerdictS, RingPortM, RspJobM, RxCheckM, StreamS,
 };
 use ingress::Ingress;
 use mover::Mover;
@@ -179,6 +209,10 @@ pub struct RxHdrM {
     pub pkey: Signal<Out, Bits<16>>,
     pub dip: Signal<Out, Bits<32>>,
     pub dmac: Signal<Out, Bits<48>>,
+    /// AtomicETH swap/add and compare data (CMP_SWAP / FETCH_ADD; zero otherwise). The
+    /// atomic's VA and R_Key are in `va` / `rkey`.
+    pub swap: Signal<Out, Bits<64>>,
+    pub cmp: Signal<Out, Bits<64>>,
 }
 
 /// Head of the header FIFO, responder side.
@@ -206,11 +240,15 @@ pub struct RxHdrS {
     pub pkey: Signal<In, Bits<16>>,
     pub dip: Signal<In, Bits<32>>,
     pub dmac: Signal<In, Bits<48>>,
+    pub swap: Signal<In, Bits<64>>,
+    pub cmp: Signal<In, Bits<64>>,
 }
 
 /// A mover job (responder -> mover): copy `beats` beats of payload from buffer beat `first`,
 /// shifted by payload-offset class `shift` (0..3: 54, 58, 70, 74 bytes), then free the buffer
-/// up to `end`. `beats` = 0: only free. `push` is taken when `full` is low.
+/// up to `end`. `beats` = 0: only free. `swap8`: the first 8 output bytes reversed (an ATOMIC
+/// ACKNOWLEDGE's big-endian AtomicAckETH, class 58, 1 beat, placed as a little-endian u64).
+/// `push` is taken when `full` is low.
 #[derive(Clone, Debug, Default, LogicInterface)]
 #[join = "MoveJobS"]
 pub struct MoveJobM {
@@ -220,6 +258,7 @@ pub struct MoveJobM {
     pub beats: Signal<Out, Bits<7>>,
     pub shift: Signal<Out, Bits<2>>,
     pub end: Signal<Out, Bits<PTR_BITS>>,
+    pub swap8: Signal<Out, Bit>,
 }
 
 /// A mover job, mover side.
@@ -232,6 +271,7 @@ pub struct MoveJobS {
     pub beats: Signal<In, Bits<7>>,
     pub shift: Signal<In, Bits<2>>,
     pub end: Signal<In, Bits<PTR_BITS>>,
+    pub swap8: Signal<In, Bit>,
 }
 
 /// Read port of the packet buffer (mover -> ingress): `data` is the beat at the `addr` of the
@@ -270,6 +310,8 @@ pub struct RxResp {
     pub rdv: RdVerdictS,
     /// Every received frame's parser + ICRC result (to `rxstat`).
     pub chk: RxCheckM,
+    /// Atomics to execute (new) or to look up (duplicates), to `rx::atomic::AtomicUnit`.
+    pub atom: AtomReqM,
     pub cnt_rx_req: Signal<Out, Bits<32>>,
     pub cnt_rx_dup: Signal<Out, Bits<32>>,
     pub cnt_nak_seq: Signal<Out, Bits<32>>,
@@ -286,6 +328,11 @@ pub struct RxResp {
     pub cnt_rx_cnp: Signal<Out, Bits<32>>,
     /// READ requests answered (new and duplicate).
     pub cnt_rx_read: Signal<Out, Bits<32>>,
+    /// New atomics executed (answered with an ATOMIC ACKNOWLEDGE).
+    pub cnt_rx_atomic: Signal<Out, Bits<32>>,
+    /// Duplicate atomics answered from the saved results; duplicates not found (dropped).
+    pub cnt_atom_dup: Signal<Out, Bits<32>>,
+    pub cnt_atom_miss: Signal<Out, Bits<32>>,
     pub cnt_drop_icrc: Signal<Out, Bits<32>>,
     pub cnt_drop_parse: Signal<Out, Bits<32>>,
     /// Frames dropped whole at their first beat because the packet buffer or FIFO was full.
@@ -309,6 +356,7 @@ impl RxResp {
             ackev: Default::default(),
             rdv: Default::default(),
             chk: Default::default(),
+            atom: Default::default(),
             cnt_rx_req: Default::default(),
             cnt_rx_dup: Default::default(),
             cnt_nak_seq: Default::default(),
@@ -321,6 +369,9 @@ impl RxResp {
             cnt_drop_addr: Default::default(),
             cnt_rx_cnp: Default::default(),
             cnt_rx_read: Default::default(),
+            cnt_rx_atomic: Default::default(),
+            cnt_atom_dup: Default::default(),
+            cnt_atom_miss: Default::default(),
             cnt_drop_icrc: Default::default(),
             cnt_drop_parse: Default::default(),
             cnt_drop_buf: Default::default(),
@@ -355,6 +406,7 @@ impl Logic for RxResp {
         RspJobM::link(&mut self.rsp, &mut self.resp.rsp);
         AckEvM::link(&mut self.ackev, &mut self.resp.ackev);
         RdVerdictS::link(&mut self.rdv, &mut self.resp.rdv);
+        AtomReqM::link(&mut self.atom, &mut self.resp.atom);
         // between the three parts
         RxHdrM::join(&mut self.ingress.head, &mut self.resp.head);
         MoveJobM::join(&mut self.resp.job, &mut self.mover.job);
@@ -382,6 +434,9 @@ impl Logic for RxResp {
         self.cnt_drop_addr.next = self.resp.cnt_drop_addr.val();
         self.cnt_rx_cnp.next = self.resp.cnt_rx_cnp.val();
         self.cnt_rx_read.next = self.resp.cnt_rx_read.val();
+        self.cnt_rx_atomic.next = self.resp.cnt_rx_atomic.val();
+        self.cnt_atom_dup.next = self.resp.cnt_atom_dup.val();
+        self.cnt_atom_miss.next = self.resp.cnt_atom_miss.val();
         self.cnt_drop_icrc.next = self.ingress.cnt_drop_icrc.val();
         self.cnt_drop_parse.next = self.ingress.cnt_drop_parse.val();
         self.cnt_drop_buf.next = self.ingress.cnt_drop_buf.val();

@@ -1,6 +1,8 @@
 //! Payload mover of [`super::RxResp`]: streams each job's payload from the packet buffer to
 //! the DMA write client's data channel, shifted from the payload offset to byte 0 (one of four
-//! constant shifts), one beat per cycle, and frees the frame's buffer space behind it.
+//! constant shifts), one beat per cycle, and frees the frame's buffer space behind it. A job
+//! with `swap8` has its first 8 output bytes reversed (an ATOMIC ACKNOWLEDGE's value: big-endian
+//! on the wire, a little-endian u64 in memory).
 
 use super::{BUF_BITS, MoveJobS, PTR_BITS, PktBufRdM};
 use crate::common::fifo::Fifo;
@@ -8,7 +10,7 @@ use crate::rx::rxparse;
 use rnic_abi::roce;
 use rust_hdl::prelude::*;
 
-/// Width of a job FIFO entry: first beat | beats << 8 | shift << 15 | end << 17.
+/// Width of a job FIFO entry: first beat | beats << 8 | shift << 15 | end << 17 | swap8 << 26.
 const JOB_W: usize = 32;
 
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
@@ -48,11 +50,16 @@ pub struct Mover {
     shift_sel: DFF<Bits<2>>,
     frame_end: DFF<Bits<PTR_BITS>>,
     freed: DFF<Bits<PTR_BITS>>,
+    swap8: DFF<Bit>,
     rd_addr_next: Signal<Local, Bits<BUF_BITS>>,
     q_first: Signal<Local, Bits<BUF_BITS>>,
     q_beats: Signal<Local, Bits<7>>,
     q_shift: Signal<Local, Bits<2>>,
     q_end: Signal<Local, Bits<PTR_BITS>>,
+    q_swap8: Signal<Local, Bit>,
+    /// The shifted beat, and its first 8 bytes reversed.
+    merged: Signal<Local, Bits<512>>,
+    rev8: Signal<Local, Bits<64>>,
     load: Signal<Local, Bit>,
     lo_part: Signal<Local, Bits<512>>,
     hi_part: Signal<Local, Bits<512>>,
@@ -87,11 +94,15 @@ impl Mover {
             shift_sel: Default::default(),
             frame_end: Default::default(),
             freed: Default::default(),
+            swap8: Default::default(),
             rd_addr_next: Default::default(),
             q_first: Default::default(),
             q_beats: Default::default(),
             q_shift: Default::default(),
             q_end: Default::default(),
+            q_swap8: Default::default(),
+            merged: Default::default(),
+            rev8: Default::default(),
             load: Default::default(),
             lo_part: Default::default(),
             hi_part: Default::default(),
@@ -109,7 +120,7 @@ impl Logic for Mover {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, st, rd_addr, prev_beat, beats_left, shift_sel, frame_end, freed
+            self, clock, st, rd_addr, prev_beat, beats_left, shift_sel, frame_end, freed, swap8
         );
         self.jobs.clock.next = self.clock.val();
         self.jobs.rst.next = self.rst.val();
@@ -117,12 +128,14 @@ impl Logic for Mover {
         self.jobs.din.next = bit_cast::<JOB_W, BUF_BITS>(self.job.first.val())
             | (bit_cast::<JOB_W, 7>(self.job.beats.val()) << 8)
             | (bit_cast::<JOB_W, 2>(self.job.shift.val()) << 15)
-            | (bit_cast::<JOB_W, PTR_BITS>(self.job.end.val()) << 17);
+            | (bit_cast::<JOB_W, PTR_BITS>(self.job.end.val()) << 17)
+            | (bit_cast::<JOB_W, 1>(self.job.swap8.val().into()) << 26);
         self.job.full.next = self.jobs.full.val();
         self.q_first.next = self.jobs.dout.val().get_bits::<BUF_BITS>(0);
         self.q_beats.next = self.jobs.dout.val().get_bits::<7>(8);
         self.q_shift.next = self.jobs.dout.val().get_bits::<2>(15);
         self.q_end.next = self.jobs.dout.val().get_bits::<PTR_BITS>(17);
+        self.q_swap8.next = self.jobs.dout.val().get_bit(26);
         self.rd_addr_next.next = self.rd_addr.q.val();
         self.jobs.rd.next = false;
         self.load.next = false;
@@ -142,7 +155,20 @@ impl Logic for Mover {
             self.lo_part.next = self.prev_beat.q.val() >> self.k_sh[3].val();
             self.hi_part.next = self.buf.data.val() << self.k_shi[3].val();
         }
-        self.dat_data.next = self.lo_part.val() | self.hi_part.val();
+        self.merged.next = self.lo_part.val() | self.hi_part.val();
+        self.rev8.next = (bit_cast::<64, 8>(self.merged.val().get_bits::<8>(0)) << 56)
+            | (bit_cast::<64, 8>(self.merged.val().get_bits::<8>(8)) << 48)
+            | (bit_cast::<64, 8>(self.merged.val().get_bits::<8>(16)) << 40)
+            | (bit_cast::<64, 8>(self.merged.val().get_bits::<8>(24)) << 32)
+            | (bit_cast::<64, 8>(self.merged.val().get_bits::<8>(32)) << 24)
+            | (bit_cast::<64, 8>(self.merged.val().get_bits::<8>(40)) << 16)
+            | (bit_cast::<64, 8>(self.merged.val().get_bits::<8>(48)) << 8)
+            | bit_cast::<64, 8>(self.merged.val().get_bits::<8>(56));
+        self.dat_data.next = self.merged.val();
+        if self.swap8.q.val() {
+            self.dat_data.next =
+                ((self.merged.val() >> 64) << 64) | bit_cast::<512, 64>(self.rev8.val());
+        }
         match self.st.q.val() {
             MSt::Idle => {
                 if !self.jobs.empty.val() {
@@ -185,6 +211,7 @@ impl Logic for Mover {
             self.beats_left.d.next = self.q_beats.val();
             self.shift_sel.d.next = self.q_shift.val();
             self.frame_end.d.next = self.q_end.val();
+            self.swap8.d.next = self.q_swap8.val();
             self.st.d.next = MSt::Prime;
         }
         self.rd_addr.d.next = self.rd_addr_next.val();

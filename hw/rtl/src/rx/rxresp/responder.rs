@@ -1,20 +1,22 @@
 //! Responder of [`super::RxResp`]: the dispatcher and RC responder FSM, one frame at a time
 //! from the head of the header FIFO (see the module documentation of `rx::rxresp`): QP context,
 //! RQ state, receive WQE and MR reads, the checks, then the DMA write command, completion,
-//! responder job (ACK/NAK or READ), `RqState` write-back and the mover job, in parallel. A READ
-//! RESPONSE goes to ackproc (`ackev`) first and waits for its verdict (`rdv`) before the
-//! DMA write of its payload.
+//! responder job (ACK/NAK, READ or ATOMIC ACKNOWLEDGE), `RqState` write-back and the mover
+//! job, in parallel. An atomic request, once its checks passed, goes to the atomic unit
+//! (`atom`) and waits for its `done`. A READ RESPONSE or ATOMIC ACKNOWLEDGE goes to ackproc
+//! (`ackev`) first and waits for its verdict (`rdv`) before the DMA write of its payload.
 
 use super::{BUF_BITS, MoveJobM, RxHdrS};
 use crate::common::bus::{
-    AckEvM, CTX_ADDR_BITS, CplM, CtxPortM, RING_SLOT_BITS, RSP_FIRST, RSP_LAST, RSP_MIDDLE,
-    RSP_ONLY, RdVerdictS, RingPortM, RspJobM, field_be,
+    AckEvM, AtomReqM, CTX_ADDR_BITS, CplM, CtxPortM, RING_SLOT_BITS, RSP_FIRST, RSP_LAST,
+    RSP_MIDDLE, RSP_ONLY, RdVerdictS, RingPortM, RspJobM, field_be,
 };
 use crate::net::mac::MacOrder;
 use crate::rx::rxparse;
 use rnic_abi::params::BuildParams;
 use rnic_abi::queue::{
-    MrEntry, QpContext, RqState, Wqe, access, aeth, cqe_flag, qp_state, rqs_flag, wc_op, wc_status,
+    ATOMIC_RESOURCES, MrEntry, QpContext, RqState, Wqe, access, aeth, cqe_flag, qp_state, rqs_flag,
+    wc_op, wc_status,
 };
 use rnic_abi::roce::{self, opcode};
 use rust_hdl::prelude::*;
@@ -34,6 +36,9 @@ pub enum St {
     /// READ RESPONSE: the event to ackproc, then its verdict.
     RspEv,
     RspVd,
+    /// Atomic: the request to the atomic unit, then its `done`.
+    AtomReq,
+    AtomWait,
     Emit,
 }
 
@@ -81,6 +86,8 @@ pub struct Responder {
     pub ackev: AckEvM,
     /// ackproc's verdict on each READ RESPONSE event; `placed` after an ok one's DMA command.
     pub rdv: RdVerdictS,
+    /// Atomics to execute or look up (the atomic unit).
+    pub atom: AtomReqM,
     /// Head of the header FIFO (the frame being worked on).
     pub head: RxHdrS,
     /// Jobs for the payload mover.
@@ -106,6 +113,10 @@ pub struct Responder {
     pub cnt_rx_cnp: Signal<Out, Bits<32>>,
     /// READ requests answered (a READ job sent; new and duplicate).
     pub cnt_rx_read: Signal<Out, Bits<32>>,
+    /// New atomics executed; duplicates answered from a saved result; duplicates not found.
+    pub cnt_rx_atomic: Signal<Out, Bits<32>>,
+    pub cnt_atom_dup: Signal<Out, Bits<32>>,
+    pub cnt_atom_miss: Signal<Out, Bits<32>>,
     // ---- constants
     k_pkey15: Constant<Bits<16>>,
     k_mtu_unit: Constant<Bits<32>>,
@@ -142,6 +153,14 @@ pub struct Responder {
     /// Largest READ DMA length (2^31, IBTA 9.4.5).
     k_rd_max: Constant<Bits<32>>,
     k_op_ack: Constant<Bits<8>>,
+    k_op_aack: Constant<Bits<8>>,
+    k_op_cs: Constant<Bits<8>>,
+    k_op_fa: Constant<Bits<8>>,
+    k_acc_ra: Constant<Bits<32>>,
+    k_syn_op: Constant<Bits<8>>,
+    /// ATOMIC_RESOURCES (saved atomic results per QP).
+    k_ares: Constant<Bits<8>>,
+    k_ares_mask: Constant<Bits<8>>,
     k_op_cnp: Constant<Bits<8>>,
     k_err: Constant<Bits<8>>,
     k_state_be: Constant<Bits<64>>,
@@ -190,6 +209,8 @@ pub struct Responder {
     o_s_rkey: Constant<Bits<10>>,
     o_s_left: Constant<Bits<10>>,
     o_s_off: Constant<Bits<10>>,
+    o_s_ahead: Constant<Bits<10>>,
+    o_s_acnt: Constant<Bits<10>>,
     o_m_key: Constant<Bits<10>>,
     o_m_pd: Constant<Bits<10>>,
     o_m_iova: Constant<Bits<10>>,
@@ -220,6 +241,16 @@ pub struct Responder {
     is_rd: Signal<Local, Bit>,
     is_rresp: Signal<Local, Bit>,
     is_rrm: Signal<Local, Bit>,
+    /// CMP_SWAP / FETCH_ADD; ATOMIC ACKNOWLEDGE; an event with a verdict (READ RESPONSE or
+    /// ATOMIC ACKNOWLEDGE).
+    is_atom: Signal<Local, Bit>,
+    is_aack: Signal<Local, Bit>,
+    is_rev: Signal<Local, Bit>,
+    /// Atomic: QP access REMOTE_ATOMIC; the saved-result ring (head, valid count clamped).
+    at_qacc: Signal<Local, Bit>,
+    s_ahead: Signal<Local, Bits<8>>,
+    s_acnt: Signal<Local, Bits<8>>,
+    at_cnt: Signal<Local, Bits<8>>,
     /// READ: QP access REMOTE_READ; DMA length > 2^31; PSNs the request takes (n).
     rd_qacc: Signal<Local, Bit>,
     rd_long: Signal<Local, Bit>,
@@ -292,6 +323,13 @@ pub struct Responder {
     rd_dup: DFF<Bit>,
     /// An ok READ RESPONSE verdict: `rdv.placed` once its DMA command is taken.
     rd_place: DFF<Bit>,
+    /// The atomic at the head is a duplicate (a look-up); the job is an ATOMIC ACKNOWLEDGE
+    /// (`rsp.atomic`) with `resp_orig`.
+    at_dup: DFF<Bit>,
+    resp_atom: DFF<Bit>,
+    resp_orig: DFF<Bits<64>>,
+    next_ahead: DFF<Bits<8>>,
+    next_acnt: DFF<Bits<8>>,
     resp_syn: DFF<Bits<8>>,
     resp_psn: DFF<Bits<24>>,
     cqe_status: DFF<Bits<8>>,
@@ -322,6 +360,9 @@ pub struct Responder {
     ct_drop_addr: DFF<Bits<32>>,
     ct_rx_cnp: DFF<Bits<32>>,
     ct_rx_read: DFF<Bits<32>>,
+    ct_rx_atomic: DFF<Bits<32>>,
+    ct_atom_dup: DFF<Bits<32>>,
+    ct_atom_miss: DFF<Bits<32>>,
 }
 
 impl Responder {
@@ -343,6 +384,7 @@ impl Responder {
             rsp: Default::default(),
             ackev: Default::default(),
             rdv: Default::default(),
+            atom: Default::default(),
             head: Default::default(),
             job: Default::default(),
             cmd_valid: Default::default(),
@@ -363,6 +405,9 @@ impl Responder {
             cnt_drop_addr: Default::default(),
             cnt_rx_cnp: Default::default(),
             cnt_rx_read: Default::default(),
+            cnt_rx_atomic: Default::default(),
+            cnt_atom_dup: Default::default(),
+            cnt_atom_miss: Default::default(),
             k_pkey15: k(0x7FFF),
             k_mtu_unit: k(128),
             k_nqp: k(p.num_qps as u64),
@@ -397,6 +442,13 @@ impl Responder {
             k_rpos_o: k(RSP_ONLY),
             k_rd_max: k(1 << 31),
             k_op_ack: k(opcode::ACKNOWLEDGE as u64),
+            k_op_aack: k(opcode::ATOMIC_ACKNOWLEDGE as u64),
+            k_op_cs: k(opcode::COMPARE_SWAP as u64),
+            k_op_fa: k(opcode::FETCH_ADD as u64),
+            k_acc_ra: k(access::REMOTE_ATOMIC as u64),
+            k_syn_op: k(aeth::NAK_REM_OP_ERR as u64),
+            k_ares: k(ATOMIC_RESOURCES as u64),
+            k_ares_mask: k(ATOMIC_RESOURCES as u64 - 1),
             k_op_cnp: k(opcode::CNP as u64),
             k_err: k(qp_state::ERR as u64),
             k_state_be: field_be(QpContext::FIELDS, &["state"]),
@@ -444,6 +496,8 @@ impl Responder {
             o_s_rkey: sf("wr_rkey"),
             o_s_left: sf("wr_left"),
             o_s_off: sf("recv_off"),
+            o_s_ahead: sf("atom_head"),
+            o_s_acnt: sf("atom_cnt"),
             o_m_key: mf("key"),
             o_m_pd: mf("pd"),
             o_m_iova: mf("iova"),
@@ -472,6 +526,13 @@ impl Responder {
             is_rd: Default::default(),
             is_rresp: Default::default(),
             is_rrm: Default::default(),
+            is_atom: Default::default(),
+            is_aack: Default::default(),
+            is_rev: Default::default(),
+            at_qacc: Default::default(),
+            s_ahead: Default::default(),
+            s_acnt: Default::default(),
+            at_cnt: Default::default(),
             rd_qacc: Default::default(),
             rd_long: Default::default(),
             rd_q: Default::default(),
@@ -536,6 +597,11 @@ impl Responder {
             resp_read: Default::default(),
             rd_dup: Default::default(),
             rd_place: Default::default(),
+            at_dup: Default::default(),
+            resp_atom: Default::default(),
+            resp_orig: Default::default(),
+            next_ahead: Default::default(),
+            next_acnt: Default::default(),
             resp_syn: Default::default(),
             resp_psn: Default::default(),
             cqe_status: Default::default(),
@@ -565,6 +631,9 @@ impl Responder {
             ct_drop_addr: Default::default(),
             ct_rx_cnp: Default::default(),
             ct_rx_read: Default::default(),
+            ct_rx_atomic: Default::default(),
+            ct_atom_dup: Default::default(),
+            ct_atom_miss: Default::default(),
         }
     }
 }
@@ -622,6 +691,18 @@ impl Logic for Responder {
             ct_rx_cnp,
             ct_rx_read
         );
+        dff_setup!(
+            self,
+            clock,
+            at_dup,
+            resp_atom,
+            resp_orig,
+            next_ahead,
+            next_acnt,
+            ct_rx_atomic,
+            ct_atom_dup,
+            ct_atom_miss
+        );
         // =========================================================== head fields
         self.pay.next = self.head.pay_len.val() - bit_cast::<16, 2>(self.head.pad.val());
         self.pay32.next = bit_cast::<32, 16>(self.pay.val());
@@ -653,6 +734,10 @@ impl Logic for Responder {
         self.is_rresp.next = self.head.opcode.val() >= self.k_op_rrf.val()
             && self.head.opcode.val() <= self.k_op_rro.val();
         self.is_rrm.next = self.head.opcode.val() == self.k_op_rrm.val();
+        self.is_atom.next = self.head.opcode.val() == self.k_op_cs.val()
+            || self.head.opcode.val() == self.k_op_fa.val();
+        self.is_aack.next = self.head.opcode.val() == self.k_op_aack.val();
+        self.is_rev.next = self.is_rresp.val() || self.is_aack.val();
         // payload offset -> shift select; beats of payload
         self.pay_shift.next = 0.into();
         if self.head.pay_off.val() == self.k_po[1].val() {
@@ -690,6 +775,14 @@ impl Logic for Responder {
         self.s_va.next = self.rqs.q.val().get_bits::<64>(self.o_s_va.val().index());
         self.s_left.next = self.rqs.q.val().get_bits::<32>(self.o_s_left.val().index());
         self.s_off.next = self.rqs.q.val().get_bits::<32>(self.o_s_off.val().index());
+        self.s_ahead.next = self.rqs.q.val().get_bits::<8>(self.o_s_ahead.val().index());
+        self.s_acnt.next = self.rqs.q.val().get_bits::<8>(self.o_s_acnt.val().index());
+        self.at_cnt.next = self.s_acnt.val();
+        if self.s_acnt.val() > self.k_ares.val() {
+            self.at_cnt.next = self.k_ares.val();
+        }
+        self.at_qacc.next =
+            (self.q_access.val().get_bits::<8>(0) & self.k_acc_ra.val().get_bits::<8>(0)).any();
         self.m_key.next = self.mr.q.val().get_bits::<32>(self.o_m_key.val().index());
         self.m_pd.next = self.mr.q.val().get_bits::<32>(self.o_m_pd.val().index());
         self.m_iova.next = self.mr.q.val().get_bits::<64>(self.o_m_iova.val().index());
@@ -706,7 +799,8 @@ impl Logic for Responder {
         self.in_send.next = (self.s_flags.val() & self.k_f_send.val()).any();
         // PSN position and opcode sequence
         self.psn_diff.next = self.head.psn.val() - self.s_psn.val();
-        self.seq_ok.next = self.is_first.val() || self.is_only.val() || self.is_rd.val();
+        self.seq_ok.next =
+            self.is_first.val() || self.is_only.val() || self.is_rd.val() || self.is_atom.val();
         if (self.s_flags.val() & self.k_f_send.val()).any() {
             self.seq_ok.next = self.is_send.val() && (self.is_mid.val() || self.is_last.val());
         } else if (self.s_flags.val() & self.k_f_write.val()).any() {
@@ -717,7 +811,7 @@ impl Logic for Responder {
         self.r_addr.next = self.w_addr.val();
         self.r_len.next = bit_cast::<64, 32>(self.w_len.val());
         self.need_acc.next = self.k_acc_lw.val();
-        if self.is_write.val() || self.is_rd.val() {
+        if self.is_write.val() || self.is_rd.val() || self.is_atom.val() {
             self.key.next = self.head.rkey.val();
             self.r_addr.next = self.head.va.val();
             self.r_len.next = bit_cast::<64, 32>(self.head.rlen.val());
@@ -725,6 +819,11 @@ impl Logic for Responder {
         }
         if self.is_rd.val() {
             self.need_acc.next = self.k_acc_rr.val();
+        }
+        if self.is_atom.val() {
+            // atomic: [va, va + 8) with MR access REMOTE_ATOMIC
+            self.need_acc.next = self.k_acc_ra.val();
+            self.r_len.next = 8.into();
         }
         self.mr_idx.next = bit_cast::<24, 32>(self.key.val() >> 8);
         self.r_off.next = self.r_addr.val() - self.m_iova.val();
@@ -785,7 +884,9 @@ impl Logic for Responder {
             | (bit_cast::<512, 64>(self.next_va.q.val()) << self.o_s_va.val())
             | (bit_cast::<512, 32>(self.next_rkey.q.val()) << self.o_s_rkey.val())
             | (bit_cast::<512, 32>(self.next_left.q.val()) << self.o_s_left.val())
-            | (bit_cast::<512, 32>(self.next_off.q.val()) << self.o_s_off.val());
+            | (bit_cast::<512, 32>(self.next_off.q.val()) << self.o_s_off.val())
+            | (bit_cast::<512, 8>(self.next_ahead.q.val()) << self.o_s_ahead.val())
+            | (bit_cast::<512, 8>(self.next_acnt.q.val()) << self.o_s_acnt.val());
         self.ctx.wbe.next = self.k_rqs_wbe.val();
         self.ring.req.next = false;
         self.ring.slot.next = self.k_rq_slot0.val()
@@ -822,8 +923,11 @@ impl Logic for Responder {
         self.rsp.va.next = 0.into();
         self.rsp.len.next = 0.into();
         self.rsp.mtu.next = 0.into();
-        self.rsp.atomic.next = false;
+        self.rsp.atomic.next = self.resp_atom.q.val();
         self.rsp.orig.next = 0.into();
+        if self.resp_atom.q.val() {
+            self.rsp.orig.next = self.resp_orig.q.val();
+        }
         if self.resp_read.q.val() {
             self.rsp.va.next = self.head.va.val();
             self.rsp.len.next = self.head.rlen.val();
@@ -834,10 +938,15 @@ impl Logic for Responder {
         self.ackev.psn.next = self.head.psn.val();
         self.ackev.syndrome.next = self.head.syndrome.val();
         self.ackev.msn.next = self.head.aeth_msn.val();
-        self.ackev.rsp.next = self.is_rresp.val();
+        self.ackev.rsp.next = self.is_rev.val();
         self.ackev.rpos.next = 0.into();
         self.ackev.plen.next = 0.into();
-        self.ackev.atom.next = false;
+        self.ackev.atom.next = self.is_aack.val();
+        if self.is_aack.val() {
+            // ATOMIC ACKNOWLEDGE: one 8-byte "response" (its AtomicAckETH)
+            self.ackev.rpos.next = self.k_rpos_o.val();
+            self.ackev.plen.next = 8.into();
+        }
         if self.is_rresp.val() {
             self.ackev.plen.next = self.pay.val().get_bits::<13>(0);
             if self.head.opcode.val() == self.k_op_rrf.val() {
@@ -865,6 +974,23 @@ impl Logic for Responder {
         self.job.beats.next = self.mv_beats.q.val();
         self.job.shift.next = self.pay_shift.val();
         self.job.end.next = self.head.buf_end.val();
+        self.job.swap8.next = false;
+        if self.is_aack.val() {
+            // the AtomicAckETH: frame bytes 58..65 (beat 0, offset class 58), byte-reversed
+            self.job.first.next = self.head.buf_start.val().get_bits::<BUF_BITS>(0);
+            self.job.shift.next = 1.into();
+            self.job.swap8.next = true;
+        }
+        self.atom.valid.next = false;
+        self.atom.qpn.next = self.head.qpn.val();
+        self.atom.psn.next = self.head.psn.val();
+        self.atom.dup.next = self.at_dup.q.val();
+        self.atom.fa.next = self.head.opcode.val() == self.k_op_fa.val();
+        self.atom.addr.next = self.head.va.val();
+        self.atom.swap.next = self.head.swap.val();
+        self.atom.cmp.next = self.head.cmp.val();
+        self.atom.head.next = self.s_ahead.val().get_bits::<4>(0);
+        self.atom.cnt.next = self.at_cnt.val().get_bits::<5>(0);
         self.head.pop.next = false;
         self.capture_ctx.next = false;
 
@@ -882,6 +1008,8 @@ impl Logic for Responder {
                 self.resp_read.d.next = false;
                 self.rd_dup.d.next = false;
                 self.rd_place.d.next = false;
+                self.at_dup.d.next = false;
+                self.resp_atom.d.next = false;
                 self.pend_job.d.next = true;
                 if self.head.valid.val() {
                     self.st.d.next = St::Emit;
@@ -894,7 +1022,8 @@ impl Logic for Responder {
                         || self.is_ack.val()
                         || self.is_cnp.val()
                         || self.is_rd.val()
-                        || self.is_rresp.val())
+                        || self.is_rev.val()
+                        || self.is_atom.val())
                     {
                         self.ct_drop_op.d.next = self.ct_drop_op.q.val() + 1;
                     } else if !self.qpn_ok.val() {
@@ -936,11 +1065,14 @@ impl Logic for Responder {
                     self.rqs.q.val().get_bits::<32>(self.o_s_rkey.val().index());
                 self.next_left.d.next = self.s_left.val();
                 self.next_off.d.next = self.s_off.val();
+                self.next_ahead.d.next = self.s_ahead.val();
+                self.next_acnt.d.next = self.s_acnt.val();
                 self.resp_psn.d.next = self.head.psn.val();
-                if self.is_ack.val() || self.is_rresp.val() {
-                    // ACKNOWLEDGE / READ RESPONSE: addressed to us (the QP state is ackproc's
-                    // business); a READ RESPONSE then waits for ackproc's verdict
-                    if self.addr_ok.val() && self.is_rresp.val() {
+                if self.is_ack.val() || self.is_rev.val() {
+                    // ACKNOWLEDGE / READ RESPONSE / ATOMIC ACKNOWLEDGE: addressed to us (the QP
+                    // state is ackproc's business); a READ RESPONSE or ATOMIC ACKNOWLEDGE then
+                    // waits for ackproc's verdict
+                    if self.addr_ok.val() && self.is_rev.val() {
                         self.st.d.next = St::RspEv;
                     } else if self.addr_ok.val() {
                         self.pend_aev.d.next = true;
@@ -964,6 +1096,12 @@ impl Logic for Responder {
                     self.ct_rx_dup.d.next = self.ct_rx_dup.q.val() + 1;
                     self.rd_dup.d.next = true;
                     self.st.d.next = St::MrRd;
+                } else if self.psn_diff.val().get_bit(23) && self.is_atom.val() {
+                    // duplicate atomic: not executed again; its saved result is looked up
+                    // (found: answered with it; else dropped); no state change
+                    self.ct_rx_dup.d.next = self.ct_rx_dup.q.val() + 1;
+                    self.at_dup.d.next = true;
+                    self.st.d.next = St::AtomReq;
                 } else if self.psn_diff.val().get_bit(23) {
                     // duplicate SEND/WRITE: ACKed again whether or not AckReq is set (C9-105;
                     // a requester may retransmit a middle packet without AckReq), with the
@@ -1022,7 +1160,7 @@ impl Logic for Responder {
                                 & self.k_rnr_mask.val());
                     } else if self.need_wqe.val() {
                         self.st.d.next = St::WqeRd;
-                    } else if self.has_reth.val() || self.is_rd.val() {
+                    } else if self.has_reth.val() || self.is_rd.val() || self.is_atom.val() {
                         self.st.d.next = St::MrRd;
                     } else {
                         self.st.d.next = St::Check;
@@ -1112,6 +1250,29 @@ impl Logic for Responder {
                         self.resp_read.d.next = true;
                         self.next_psn.d.next = self.s_psn.val() + self.rd_n.val().get_bits::<24>(0);
                         self.next_msn.d.next = self.s_msn.val() + 1;
+                    }
+                } else if self.is_atom.val() {
+                    // atomic, in this order: QP access REMOTE_ATOMIC, 8-byte aligned VA, MR
+                    // (REMOTE_ATOMIC, [va, va + 8)); each failure class C (rq_psn kept, QP to
+                    // ERR); passed: to the atomic unit
+                    if !self.at_qacc.val() {
+                        self.ct_nak_acc.d.next = self.ct_nak_acc.q.val() + 1;
+                        self.pend_ack.d.next = true;
+                        self.pend_qerr.d.next = true;
+                        self.resp_syn.d.next = self.k_syn_acc.val();
+                    } else if self.head.va.val().get_bits::<3>(0).any() {
+                        // misaligned (rxe: RESPST_ERR_MISALIGNED_ATOMIC): NAK invalid request
+                        self.ct_nak_inv.d.next = self.ct_nak_inv.q.val() + 1;
+                        self.pend_ack.d.next = true;
+                        self.pend_qerr.d.next = true;
+                        self.resp_syn.d.next = self.k_syn_inv.val();
+                    } else if !self.mr_ok.val() {
+                        self.ct_nak_acc.d.next = self.ct_nak_acc.q.val() + 1;
+                        self.pend_ack.d.next = true;
+                        self.pend_qerr.d.next = true;
+                        self.resp_syn.d.next = self.k_syn_acc.val();
+                    } else {
+                        self.st.d.next = St::AtomReq;
                     }
                 } else if self.has_reth.val()
                     && !((self.q_access.val().get_bits::<8>(0)
@@ -1232,6 +1393,53 @@ impl Logic for Responder {
                         self.dma_addr.d.next = self.rdv.addr.val();
                         self.dma_len.d.next = self.pay.val().get_bits::<14>(0);
                         self.mv_beats.d.next = self.pay_beats.val().get_bits::<7>(0);
+                        if self.is_aack.val() {
+                            // the original value: 8 bytes (one beat, byte-reversed)
+                            self.pend_cmd.d.next = true;
+                            self.dma_len.d.next = 8.into();
+                            self.mv_beats.d.next = 1.into();
+                        }
+                    }
+                }
+            }
+            St::AtomReq => {
+                self.atom.valid.next = true;
+                if self.atom.ready.val() {
+                    self.st.d.next = St::AtomWait;
+                }
+            }
+            St::AtomWait => {
+                if self.atom.done.val() {
+                    self.st.d.next = St::Emit;
+                    self.resp_syn.d.next = self.k_syn_ack.val();
+                    self.resp_orig.d.next = self.atom.orig.val();
+                    if self.at_dup.q.val() {
+                        // duplicate: the saved result with the current msn, or dropped
+                        if self.atom.found.val() {
+                            self.ct_atom_dup.d.next = self.ct_atom_dup.q.val() + 1;
+                            self.pend_ack.d.next = true;
+                            self.resp_atom.d.next = true;
+                        } else {
+                            self.ct_atom_miss.d.next = self.ct_atom_miss.q.val() + 1;
+                        }
+                    } else if self.atom.err.val() {
+                        // bus error: NAK remote operational error (class C: QP to ERR)
+                        self.pend_ack.d.next = true;
+                        self.pend_qerr.d.next = true;
+                        self.resp_syn.d.next = self.k_syn_op.val();
+                    } else {
+                        // executed: the ATOMIC ACKNOWLEDGE acknowledges (no separate ACK)
+                        self.ct_rx_req.d.next = self.ct_rx_req.q.val() + 1;
+                        self.ct_rx_atomic.d.next = self.ct_rx_atomic.q.val() + 1;
+                        self.pend_ack.d.next = true;
+                        self.resp_atom.d.next = true;
+                        self.next_psn.d.next = self.s_psn.val() + 1;
+                        self.next_msn.d.next = self.s_msn.val() + 1;
+                        self.next_ahead.d.next = (self.s_ahead.val() + 1) & self.k_ares_mask.val();
+                        self.next_acnt.d.next = self.at_cnt.val() + 1;
+                        if self.at_cnt.val() == self.k_ares.val() {
+                            self.next_acnt.d.next = self.k_ares.val();
+                        }
                     }
                 }
             }
@@ -1321,6 +1529,9 @@ impl Logic for Responder {
         self.cnt_drop_addr.next = self.ct_drop_addr.q.val();
         self.cnt_rx_cnp.next = self.ct_rx_cnp.q.val();
         self.cnt_rx_read.next = self.ct_rx_read.q.val();
+        self.cnt_rx_atomic.next = self.ct_rx_atomic.q.val();
+        self.cnt_atom_dup.next = self.ct_atom_dup.q.val();
+        self.cnt_atom_miss.next = self.ct_atom_miss.q.val();
         if self.rst.val() {
             self.st.d.next = St::Idle;
             self.pend_cmd.d.next = false;
@@ -1346,6 +1557,11 @@ impl Logic for Responder {
             self.ct_drop_addr.d.next = 0.into();
             self.ct_rx_cnp.d.next = 0.into();
             self.ct_rx_read.d.next = 0.into();
+            self.ct_rx_atomic.d.next = 0.into();
+            self.ct_atom_dup.d.next = 0.into();
+            self.ct_atom_miss.d.next = 0.into();
+            self.at_dup.d.next = false;
+            self.resp_atom.d.next = false;
         }
     }
 }

@@ -54,6 +54,9 @@ struct Pkt {
     reth: Option<(u64, u32, u32)>,
     aeth: Option<(u8, u32)>,
     imm: Option<u32>,
+    /// AtomicETH (va, rkey, swap/add, compare) and AtomicAckETH (the original value).
+    ateth: Option<(u64, u32, u64, u64)>,
+    aack: Option<u64>,
     payload: Vec<u8>,
 }
 
@@ -63,7 +66,9 @@ fn encode(p: &Pkt) -> Vec<u8> {
     let pad = (4 - p.payload.len() % 4) % 4;
     let ext = 16 * p.reth.is_some() as usize
         + 4 * p.aeth.is_some() as usize
-        + 4 * p.imm.is_some() as usize;
+        + 4 * p.imm.is_some() as usize
+        + 28 * p.ateth.is_some() as usize
+        + 8 * p.aack.is_some() as usize;
     let udp_len = 8 + 12 + ext + p.payload.len() + pad + 4;
     let tot = 20 + udp_len;
     let mut f = vec![];
@@ -102,6 +107,15 @@ fn encode(p: &Pkt) -> Vec<u8> {
         f.push(syn);
         f.extend(&msn.to_be_bytes()[1..]);
     }
+    if let Some(v) = p.aack {
+        f.extend(v.to_be_bytes());
+    }
+    if let Some((va, rk, swap, cmp)) = p.ateth {
+        f.extend(va.to_be_bytes());
+        f.extend(rk.to_be_bytes());
+        f.extend(swap.to_be_bytes());
+        f.extend(cmp.to_be_bytes());
+    }
     if let Some(i) = p.imm {
         f.extend(i.to_be_bytes());
     }
@@ -132,6 +146,44 @@ struct AckOut {
     va: u64,
     len: u32,
     mtu: u8,
+    /// ATOMIC ACKNOWLEDGE job and its original value.
+    atomic: bool,
+    orig: u64,
+}
+
+/// One request on `atom` (the responder -> atomic unit port).
+#[derive(Clone, Debug, PartialEq)]
+struct AtomIn {
+    qpn: u32,
+    psn: u32,
+    dup: bool,
+    fa: bool,
+    addr: u64,
+    swap: u64,
+    cmp: u64,
+    head: u8,
+    cnt: u8,
+}
+
+/// The test's atomic unit (the `AtomReqS` side, the contract in `common::bus`): takes one
+/// request, executes it on the DMA model's memory (little-endian u64s) once its random
+/// latency has passed and every earlier DMA write has completed (new), or searches the QP's
+/// saved results (duplicate), then pulses `done`.
+#[derive(Default)]
+struct AtomUnit {
+    /// Requests seen, in order.
+    reqs: Vec<AtomIn>,
+    /// The request being served and the cycle from which it may complete.
+    pend: Option<(AtomIn, u64)>,
+    /// Saved results per QP: 16 slots of (psn, orig) (`None`: never written).
+    ring: HashMap<u32, [Option<(u32, u64)>; 16]>,
+    /// Addresses whose access fails (`err`).
+    bad: Vec<u64>,
+    /// Longest latency in cycles.
+    lat: u64,
+    ready: bool,
+    /// The done pulse driven this cycle.
+    done: bool,
 }
 
 /// A READ RESPONSE event on `ackev`: (qpn, psn, syndrome, msn, rpos, plen).
@@ -149,6 +201,9 @@ struct Bench {
     /// ACKNOWLEDGE events (`rsp` = 0) and READ RESPONSE events (`rsp` = 1) on `ackev`.
     aevs: Vec<(u32, u32, u8, u32)>,
     revs: Vec<RdEv>,
+    /// ATOMIC ACKNOWLEDGE events (`rsp` = 1, `atom` = 1; rpos ONLY and plen 8 checked).
+    atevs: Vec<(u32, u32, u8, u32)>,
+    atom: AtomUnit,
     /// The verdict stub (ackproc's side of `rdv`): planned verdicts (ok, addr) in event
     /// order (none left: !ok); the event waiting for its verdict (ok, addr, plen); an ok
     /// verdict waiting for `placed` (plen); `placed` pulses seen.
@@ -191,6 +246,11 @@ impl Bench {
             acks: vec![],
             aevs: vec![],
             revs: vec![],
+            atevs: vec![],
+            atom: AtomUnit {
+                lat: 20,
+                ..Default::default()
+            },
             verdicts: VecDeque::new(),
             vd_wait: None,
             place_wait: None,
@@ -211,7 +271,7 @@ impl Bench {
         b.set_qp(
             QPN,
             rnic_abi::queue::qp_state::RTS,
-            (access::REMOTE_WRITE | access::REMOTE_READ) as u8,
+            (access::REMOTE_WRITE | access::REMOTE_READ | access::REMOTE_ATOMIC) as u8,
         );
         b.set_rqs(QPN, PSN0, 0);
         b.set_mr(
@@ -221,7 +281,10 @@ impl Bench {
                 pd: PD,
                 iova: MR_IOVA,
                 length: MR_LEN,
-                access: access::REMOTE_WRITE | access::LOCAL_WRITE | access::REMOTE_READ,
+                access: access::REMOTE_WRITE
+                    | access::LOCAL_WRITE
+                    | access::REMOTE_READ
+                    | access::REMOTE_ATOMIC,
                 flags: 1,
             },
         );
@@ -391,6 +454,28 @@ impl Bench {
             self.m.set("rdv_ok", self.r.random::<bool>() as u64);
             self.m.set("rdv_addr", self.r.random());
         }
+        // the atomic unit: ready when idle; done once the latency passed and the DMA writes
+        // issued before have completed
+        self.atom.ready = self.atom.pend.is_none() && !chance(&mut self.r, self.stall);
+        self.m.set("atom_ready", self.atom.ready as u64);
+        self.atom.done = self
+            .atom
+            .pend
+            .as_ref()
+            .is_some_and(|(_, t)| *t <= self.m.cycle && !self.dma.busy());
+        let (mut found, mut err, mut orig) = (
+            self.r.random::<bool>(),
+            self.r.random::<bool>(),
+            self.r.random::<u64>(),
+        );
+        if self.atom.done {
+            let (q, _) = self.atom.pend.take().unwrap();
+            (found, err, orig) = self.atom_exec(&q);
+        }
+        self.m.set("atom_done", self.atom.done as u64);
+        self.m.set("atom_found", found as u64);
+        self.m.set("atom_err", err as u64);
+        self.m.set("atom_orig", orig);
         let now = self.m.cycle;
         self.m.tick();
         // a beat is taken when tready is high (flow control holds a frame's first beat)
@@ -452,7 +537,26 @@ impl Bench {
                 va: g("va"),
                 len: g("len") as u32,
                 mtu: g("mtu") as u8,
+                atomic: g("atomic") != 0,
+                orig: g("orig"),
             });
+        }
+        if self.atom.ready && self.m.bit("atom_valid") {
+            let g = |s: &str| self.m.get(&format!("atom_{s}"));
+            let q = AtomIn {
+                qpn: g("qpn") as u32,
+                psn: g("psn") as u32,
+                dup: g("dup") != 0,
+                fa: g("fa") != 0,
+                addr: g("addr"),
+                swap: g("swap"),
+                cmp: g("cmp"),
+                head: g("head") as u8,
+                cnt: g("cnt") as u8,
+            };
+            self.atom.reqs.push(q.clone());
+            let lat = self.r.random_range(1..=self.atom.lat);
+            self.atom.pend = Some((q, now + lat));
         }
         if self.aev_ready && self.m.bit("ackev_valid") {
             let g = |s: &str| self.m.get(&format!("ackev_{s}"));
@@ -462,14 +566,27 @@ impl Bench {
                 g("syndrome") as u8,
                 g("msn") as u32,
             );
-            if g("rsp") != 0 {
+            if g("rsp") != 0 && g("atom") != 0 {
+                assert_eq!(
+                    (g("rpos"), g("plen")),
+                    (RSP_ONLY, 8),
+                    "ATOMIC ACKNOWLEDGE event"
+                );
+                self.atevs.push(ev);
+                let (ok, addr) = self.verdicts.pop_front().unwrap_or((false, 0));
+                self.vd_wait = Some((ok, addr, 8));
+            } else if g("rsp") != 0 {
                 let plen = g("plen") as u32;
                 self.revs
                     .push((ev.0, ev.1, ev.2, ev.3, g("rpos") as u8, plen));
                 let (ok, addr) = self.verdicts.pop_front().unwrap_or((false, 0));
                 self.vd_wait = Some((ok, addr, plen));
             } else {
-                assert_eq!((g("rpos"), g("plen")), (0, 0), "ACKNOWLEDGE event");
+                assert_eq!(
+                    (g("rpos"), g("plen"), g("atom")),
+                    (0, 0, 0),
+                    "ACKNOWLEDGE event"
+                );
                 self.aevs.push(ev);
             }
         }
@@ -490,9 +607,76 @@ impl Bench {
                 || self.m.bit("rsp_valid")
                 || self.m.bit("ackev_valid")
                 || self.vd_wait.is_some()
-                || self.place_wait.is_some();
+                || self.place_wait.is_some()
+                || self.atom.pend.is_some()
+                || self.m.bit("atom_valid");
             quiet = if busy { 0 } else { quiet + 1 };
         }
+    }
+    /// The ATOMIC ACKNOWLEDGE job for an atomic at `psn`.
+    fn atjob(&self, psn: u32, msn: u32, orig: u64) -> AckOut {
+        AckOut {
+            atomic: true,
+            orig,
+            ..self.ack(psn, aeth::ACK, msn)
+        }
+    }
+    /// Host memory as the atomic unit sees it (little-endian u64; absent bytes 0).
+    fn mem64(&self, a: u64) -> u64 {
+        let mut b = [0u8; 8];
+        for (k, x) in b.iter_mut().enumerate() {
+            *x = *self.dma.mem.get(&(a + k as u64)).unwrap_or(&0);
+        }
+        u64::from_le_bytes(b)
+    }
+    fn set_mem64(&mut self, a: u64, v: u64) {
+        for (k, x) in v.to_le_bytes().iter().enumerate() {
+            self.dma.mem.insert(a + k as u64, *x);
+        }
+    }
+    /// Overwrite QP `qpn`'s saved-result ring state (atom_head, atom_cnt).
+    fn set_atom_ring(&mut self, qpn: u32, head: u8, cnt: u8) {
+        let a = P.ctx_base(3) + qpn;
+        let mut rec = self.ctx.get(a);
+        rec[RqState::field("atom_head").unwrap().offset] = head;
+        rec[RqState::field("atom_cnt").unwrap().offset] = cnt;
+        self.ctx.rec.insert(a, rec);
+    }
+    /// The atomic unit's work on one request: (found, err, orig) for its `done`.
+    fn atom_exec(&mut self, q: &AtomIn) -> (bool, bool, u64) {
+        let ring = self.atom.ring.entry(q.qpn).or_insert([None; 16]);
+        if q.dup {
+            for i in 1..=q.cnt as usize {
+                let slot = (q.head as usize + 16 - i) % 16;
+                if let Some((p, o)) = ring[slot]
+                    && p == q.psn
+                {
+                    return (true, false, o);
+                }
+            }
+            return (false, false, self.r.random());
+        }
+        assert_eq!(q.addr % 8, 0, "atomic address aligned");
+        if self.atom.bad.contains(&q.addr) {
+            return (false, true, self.r.random());
+        }
+        let mut b = [0u8; 8];
+        for (k, x) in b.iter_mut().enumerate() {
+            *x = *self.dma.mem.get(&(q.addr + k as u64)).unwrap_or(&0);
+        }
+        let orig = u64::from_le_bytes(b);
+        let new = if q.fa {
+            Some(orig.wrapping_add(q.swap))
+        } else {
+            (orig == q.cmp).then_some(q.swap)
+        };
+        if let Some(v) = new {
+            for (k, x) in v.to_le_bytes().iter().enumerate() {
+                self.dma.mem.insert(q.addr + k as u64, *x);
+            }
+        }
+        ring[q.head as usize] = Some((q.psn, orig));
+        (true, false, orig)
     }
     fn dump(&self, what: &str) {
         let c: Vec<String> = CNTS
@@ -526,6 +710,8 @@ impl Bench {
             va: 0,
             len: 0,
             mtu: 0,
+            atomic: false,
+            orig: 0,
         }
     }
     /// The READ job for a request at `psn` (the test QPs' path MTU enum is 3).
@@ -973,8 +1159,8 @@ fn psn_and_naks() {
     }
 }
 
-/// Drops: unknown QP, QP not RTR/RTS, bad ICRC, MAC error (tuser), not IPv4, atomics
-/// (opcode); ACKNOWLEDGE frames to ackev; the block still works afterwards.
+/// Drops: unknown QP, QP not RTR/RTS, bad ICRC, MAC error (tuser), not IPv4; ACKNOWLEDGE
+/// frames to ackev; the block still works afterwards.
 #[test]
 fn drops_and_ackev() {
     for (seed, idle, stall) in [(7, 0.0, 0.0), (8, 0.5, 0.4)] {
@@ -994,13 +1180,6 @@ fn drops_and_ackev() {
         g[12] = 0x86;
         g[13] = 0xDD; // IPv6 ethertype
         b.send_frame(&g, false);
-        b.send(&Pkt {
-            op: opcode::COMPARE_SWAP,
-            qpn: QPN,
-            psn: psn(0),
-            payload: vec![0; 28], // the AtomicETH
-            ..Default::default()
-        });
         let mut aevs = vec![];
         b.set_qp(9, qp_state::RTS, 0);
         for (q, ps, syn, msn) in [
@@ -1028,7 +1207,7 @@ fn drops_and_ackev() {
         for (k, d) in junk.iter().enumerate() {
             assert_eq!(b.dma.mem.get(&(va + k as u64)), Some(d));
         }
-        let want_cnt = [1, 0, 0, 0, 0, 0, 3, 1, 1, 2, 0];
+        let want_cnt = [1, 0, 0, 0, 0, 0, 3, 0, 1, 2, 0];
         for (c, w) in CNTS.iter().zip(want_cnt) {
             assert_eq!(b.cnt(c), w, "{c}");
         }
@@ -1268,9 +1447,9 @@ fn rnr_nak_timer_code() {
 
 /// The shared SoftRoCE capture through the block with no QP set up (all QPs in RESET, with
 /// the capture's addresses): every RoCE frame passes the ICRC and the parser; ACKNOWLEDGEs
-/// and READ RESPONSEs (their address checked) reach ackev (the verdict stub drops the
-/// responses), requests (READ included) are dropped for the QP state, atomics for the opcode,
-/// non-IPv4 frames by the parser. (Idle between beats: back-to-back one-beat frames outrun
+/// READ RESPONSEs and ATOMIC ACKNOWLEDGEs (their address checked) reach ackev (the verdict
+/// stub drops the responses), requests (READ and atomics included) are dropped for the QP
+/// state, non-IPv4 frames by the parser. (Idle between beats: back-to-back one-beat frames outrun
 /// the FSM and fill the header FIFO.)
 #[test]
 fn vectors() {
@@ -1279,7 +1458,8 @@ fn vectors() {
     b.ctx.rec.clear();
     let mut aevs = vec![];
     let mut revs = vec![];
-    let (mut parse, mut qp, mut op, mut addr) = (0, 0, 0, 0);
+    let mut atevs = vec![];
+    let (mut parse, mut qp, mut addr) = (0, 0, 0);
     let be =
         |f: &[u8], a: usize, n: usize| f[a..a + n].iter().fold(0u32, |x, y| x << 8 | *y as u32);
     // each QP (still in RESET) gets the destination of the first ACK or READ RESPONSE to it
@@ -1289,6 +1469,7 @@ fn vectors() {
     for f in &v {
         if f[12..14] == [0x08, 0x00]
             && (f[42] == opcode::ACKNOWLEDGE
+                || f[42] == opcode::ATOMIC_ACKNOWLEDGE
                 || (opcode::READ_RESPONSE_FIRST..=opcode::READ_RESPONSE_ONLY).contains(&f[42]))
         {
             let mut m = [0u8; 6];
@@ -1345,20 +1526,29 @@ fn vectors() {
             } else {
                 addr += 1;
             }
-        } else if o <= opcode::READ_REQUEST {
-            qp += 1;
+        } else if o == opcode::ATOMIC_ACKNOWLEDGE {
+            if q >= P.num_qps {
+                qp += 1;
+            } else if own[&q].0 == be(f, 30, 4) && own[&q].1[..] == f[..6] {
+                atevs.push((q, be(f, 51, 3), f[54], be(f, 55, 3)));
+            } else {
+                addr += 1;
+            }
         } else {
-            op += 1;
+            // requests (SEND, WRITE, READ, atomics): the QP is not in RTR/RTS
+            qp += 1;
         }
     }
     b.run();
     b.dump("vectors");
-    assert!(!aevs.is_empty() && !revs.is_empty() && qp > 0 && op > 0 && addr > 0);
+    assert!(!aevs.is_empty() && !revs.is_empty() && !atevs.is_empty() && qp > 0 && addr > 0);
     assert_eq!(b.aevs, aevs);
     assert_eq!(b.revs, revs);
+    assert_eq!(b.atevs, atevs);
+    assert!(b.atom.reqs.is_empty());
     assert!(b.dma.cmds.is_empty() && b.placed == 0);
     assert_eq!(b.cnt("cnt_drop_addr"), addr);
-    let want_cnt = [0, 0, 0, 0, 0, 0, qp, op, 0, parse, 0];
+    let want_cnt = [0, 0, 0, 0, 0, 0, qp, 0, 0, parse, 0];
     for (c, w) in CNTS.iter().zip(want_cnt) {
         assert_eq!(b.cnt(c), w, "{c}");
     }
@@ -1494,7 +1684,7 @@ fn encode_with(p: &Pkt, m: impl Fn(&mut Vec<u8>)) -> Vec<u8> {
     f
 }
 
-/// Every counter of `CNTS` and the two address drops, as (name, value) for the non-zero ones.
+/// Every counter of `CNTS`, the two address drops and the CNP / READ / atomic counters, as (name, value) for the non-zero ones.
 fn nonzero(b: &Bench) -> Vec<(&'static str, u64)> {
     CNTS.iter()
         .copied()
@@ -1503,6 +1693,9 @@ fn nonzero(b: &Bench) -> Vec<(&'static str, u64)> {
             "cnt_drop_addr",
             "cnt_rx_cnp",
             "cnt_rx_read",
+            "cnt_rx_atomic",
+            "cnt_atom_dup",
+            "cnt_atom_miss",
         ])
         .map(|c| (c, b.cnt(c)))
         .filter(|x| x.1 != 0)
@@ -2102,4 +2295,422 @@ fn read_responses_placed_on_verdict() {
         assert!(b.acks.is_empty() && b.cpl.got.is_empty());
         assert_eq!(nonzero(&b), [("cnt_drop_qp", 1), ("cnt_drop_addr", 1)]);
     }
+}
+
+// ================================================================ atomics (issue 11)
+
+/// A CMP_SWAP (`fa` false) or FETCH_ADD to QP `QPN` (AckReq set: it must not add an ACK).
+fn at_req(fa: bool, ps: u32, va: u64, key: u32, swap: u64, cmp: u64) -> Pkt {
+    Pkt {
+        op: if fa {
+            opcode::FETCH_ADD
+        } else {
+            opcode::COMPARE_SWAP
+        },
+        qpn: QPN,
+        psn: ps,
+        ackreq: true,
+        ateth: Some((va, key, swap, cmp)),
+        ..Default::default()
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn at_in(fa: bool, ps: u32, dup: bool, va: u64, swap: u64, cmp: u64, head: u8, cnt: u8) -> AtomIn {
+    AtomIn {
+        qpn: QPN,
+        psn: ps,
+        dup,
+        fa,
+        addr: va,
+        swap,
+        cmp,
+        head,
+        cnt,
+    }
+}
+
+/// Atomics in sequence: a WRITE, then a CMP_SWAP on the bytes it just wrote (the unit model
+/// executes only after the WRITE's DMA completed, so it sees them), CMP_SWAP equal (swapped)
+/// and unequal (unchanged), FETCH_ADD (wrapping): the `atom` requests (qpn, psn, fa, addr,
+/// swap, cmp, head/cnt of the ring), one ATOMIC ACKNOWLEDGE job each (PSN, the new MSN, the
+/// original value; no ACK although AckReq is set), memory, `RqState` (rq_psn, msn,
+/// atom_head/atom_cnt); then a ring at head 15 / count 16: head wraps to 0, count stays 16.
+#[test]
+fn atomics_in_sequence() {
+    for (seed, idle, stall) in [(61, 0.0, 0.0), (62, 0.5, 0.4)] {
+        let mut b = Bench::new(seed, idle, stall);
+        let mut r = rng(seed + 100);
+        let a = MR_IOVA + 0x200;
+        let w: u64 = r.random();
+        let (y, z): (u64, u64) = (r.random(), u64::MAX - 5);
+        b.send(&wr_only(QPN, 0, a, rkey(), &w.to_le_bytes(), true));
+        b.send(&at_req(false, psn(1), a, rkey(), y, w)); // equal: swapped to y
+        b.send(&at_req(false, psn(2), a, rkey(), 1, w)); // unequal: stays y
+        b.send(&at_req(true, psn(3), a, rkey(), z, 0x55)); // y + z
+        b.expect_no_qp_write();
+        b.dump("atomics_in_sequence");
+        assert_eq!(
+            b.atom.reqs,
+            [
+                at_in(false, psn(1), false, a, y, w, 0, 0),
+                at_in(false, psn(2), false, a, 1, w, 1, 1),
+                at_in(true, psn(3), false, a, z, 0x55, 2, 2),
+            ],
+            "seed {seed}"
+        );
+        assert_eq!(
+            b.acks,
+            [
+                b.ack(psn(0), aeth::ACK, 1),
+                b.atjob(psn(1), 2, w),
+                b.atjob(psn(2), 3, y),
+                b.atjob(psn(3), 4, y),
+            ]
+        );
+        assert_eq!(b.mem64(a), y.wrapping_add(z));
+        assert_eq!(b.dma.cmds, [(a, 8)], "only the WRITE is a DMA write");
+        let s = b.rqs(QPN);
+        assert_eq!(
+            (s.rq_psn, s.msn, s.flags, s.atom_head, s.atom_cnt),
+            (psn(4), 4, 0, 3, 3)
+        );
+        assert_eq!(nonzero(&b), [("cnt_rx_req", 4), ("cnt_rx_atomic", 3)]);
+        // the ring full: head 15 -> 0, count stays 16
+        b.set_atom_ring(QPN, 15, 16);
+        b.acks.clear();
+        b.send(&at_req(true, psn(4), a + 8, rkey(), 7, 0));
+        b.expect_no_qp_write();
+        assert_eq!(
+            b.atom.reqs[3..],
+            [at_in(true, psn(4), false, a + 8, 7, 0, 15, 16)]
+        );
+        assert_eq!(b.acks, [b.atjob(psn(4), 5, 0)]);
+        assert_eq!(b.mem64(a + 8), 7);
+        let s = b.rqs(QPN);
+        assert_eq!(
+            (s.rq_psn, s.msn, s.atom_head, s.atom_cnt),
+            (psn(5), 5, 0, 16)
+        );
+    }
+}
+
+/// Atomics failing their checks, in the order: QP without REMOTE_ATOMIC (NAK remote access),
+/// misaligned VA (NAK invalid request, even with a bad rkey), MR without REMOTE_ATOMIC, bad
+/// key generation, key index beyond the MR table, other PD, invalid MR, [va, va+8) past the
+/// MR's end (NAK remote access); a bus error in the unit (NAK remote operational error).
+/// Each: its NAK job (the request's PSN, msn unchanged), QP to ERR, rq_psn kept, and no
+/// `atom` request (but the bus-error one). Then the PSN is executed; then an atomic in the
+/// middle of a multi-packet WRITE: NAK invalid request. A foreign P_Key or address: dropped.
+#[test]
+fn atomic_errors() {
+    for (seed, idle, stall) in [(63, 0.0, 0.0), (64, 0.5, 0.4)] {
+        let mut b = Bench::new(seed, idle, stall);
+        let mr = |b: &mut Bench, idx: u32, pd: u32, acc: u32, flags: u32| {
+            b.set_mr(
+                idx,
+                MrEntry {
+                    key: make_key(idx, 1),
+                    pd,
+                    iova: MR_IOVA,
+                    length: MR_LEN,
+                    access: acc,
+                    flags,
+                },
+            );
+            make_key(idx, 1)
+        };
+        let k_pd = mr(&mut b, 6, PD + 1, access::REMOTE_ATOMIC, 1);
+        let k_acc = mr(
+            &mut b,
+            7,
+            PD,
+            access::REMOTE_WRITE | access::LOCAL_WRITE | access::REMOTE_READ,
+            1,
+        );
+        let k_inv = mr(&mut b, 9, PD, access::REMOTE_ATOMIC, 0);
+        let va = MR_IOVA + 0x100;
+        b.set_mem64(va, 0x1234);
+        let (acc, inv) = (aeth::NAK_REM_ACCESS, aeth::NAK_INV_REQ);
+        let mut jobs = vec![];
+        // the QP without REMOTE_ATOMIC
+        let off = QpContext::field("access").unwrap().offset;
+        let mut rec = b.ctx.get(QPN);
+        rec[off] = (access::REMOTE_WRITE | access::REMOTE_READ) as u8;
+        b.ctx.rec.insert(QPN, rec);
+        b.send(&at_req(true, psn(0), va, rkey(), 1, 0));
+        jobs.push(b.ack(psn(0), acc, 0));
+        b.expect_err_then_revive(QPN);
+        let mut rec = b.ctx.get(QPN);
+        rec[off] = (access::REMOTE_WRITE | access::REMOTE_READ | access::REMOTE_ATOMIC) as u8;
+        b.ctx.rec.insert(QPN, rec);
+        for (a, key, syn) in [
+            (va + 4, rkey(), inv),
+            (va + 1, make_key(MR_IDX, 0x5B), inv),
+            (va, k_acc, acc),
+            (va, make_key(MR_IDX, 0x5B), acc),
+            (va, make_key(P.num_mrs, 0x5A), acc),
+            (va, k_pd, acc),
+            (va, k_inv, acc),
+            (MR_IOVA + MR_LEN, rkey(), acc),
+            (MR_IOVA - 8, rkey(), acc),
+        ] {
+            b.send(&at_req(false, psn(0), a, key, 1, 0x1234));
+            jobs.push(b.ack(psn(0), syn, 0));
+            b.expect_err_then_revive(QPN);
+        }
+        assert!(b.atom.reqs.is_empty(), "no request after a failed check");
+        assert_eq!(b.mem64(va), 0x1234);
+        // a bus error in the unit: NAK remote operational error
+        b.atom.bad.push(va);
+        b.send(&at_req(true, psn(0), va, rkey(), 1, 0));
+        jobs.push(b.ack(psn(0), aeth::NAK_REM_OP_ERR, 0));
+        b.expect_err_then_revive(QPN);
+        assert_eq!(b.atom.reqs, [at_in(true, psn(0), false, va, 1, 0, 0, 0)]);
+        b.atom.bad.clear();
+        // the PSN was never consumed: executed now
+        b.send(&at_req(true, psn(0), va, rkey(), 1, 0));
+        jobs.push(b.atjob(psn(0), 1, 0x1234));
+        // foreign P_Key / IPv4 destination: dropped before anything
+        let p = at_req(true, psn(1), va, rkey(), 1, 0);
+        b.send_frame(
+            &encode_with(&p, |f| f[44..46].copy_from_slice(&[0x12, 0x34])),
+            false,
+        );
+        b.send_frame(&encode_with(&p, |f| f[33] ^= 1), false);
+        b.expect_no_qp_write();
+        assert_eq!(b.atom.reqs.len(), 2);
+        assert_eq!(b.mem64(va), 0x1235);
+        // in the middle of a multi-packet WRITE: opcode sequence error
+        let d = [0u8; 1024];
+        let mut w = wr_only(QPN, 1, va + 0x400, rkey(), &d, false);
+        w.op = opcode::WRITE_FIRST;
+        w.reth = Some((va + 0x400, rkey(), 2048));
+        b.send(&w);
+        b.send(&at_req(false, psn(2), va, rkey(), 1, 0x1235));
+        jobs.push(b.ack(psn(2), inv, 1));
+        b.expect_err(QPN);
+        b.dump("atomic_errors");
+        assert_eq!(b.acks, jobs, "seed {seed}");
+        assert_eq!(b.atom.reqs.len(), 2);
+        assert_eq!(b.mem64(va), 0x1235);
+        let s = b.rqs(QPN);
+        assert_eq!(
+            (s.rq_psn, s.msn, s.atom_head, s.atom_cnt),
+            (psn(2), 1, 1, 1)
+        );
+        assert_eq!(
+            nonzero(&b),
+            [
+                ("cnt_rx_req", 2),
+                ("cnt_nak_acc", 8),
+                ("cnt_nak_inv", 3),
+                ("cnt_drop_pkey", 1),
+                ("cnt_drop_addr", 1),
+                ("cnt_rx_atomic", 1)
+            ]
+        );
+    }
+}
+
+/// Duplicate atomics (PSN before rq_psn): a look-up (`dup` = 1 with the ring's head/count),
+/// never executed again (memory unchanged, whatever the duplicate's operands say): found ->
+/// the saved original value with the request's PSN and the current MSN; not found (older
+/// than the ring, or a PSN that was a WRITE) -> no job. No `RqState` write. A future-PSN
+/// atomic: NAK PSN sequence error, no request to the unit.
+#[test]
+fn duplicate_atomics() {
+    for (seed, idle, stall) in [(65, 0.0, 0.0), (66, 0.5, 0.4)] {
+        let mut b = Bench::new(seed, idle, stall);
+        let va = MR_IOVA + 0x300;
+        b.set_mem64(va, 100);
+        let d = [7u8; 16];
+        b.send(&wr_only(QPN, 0, va + 0x100, rkey(), &d, true));
+        b.send(&at_req(true, psn(1), va, rkey(), 5, 0)); // 100 -> 105
+        b.send(&at_req(false, psn(2), va, rkey(), 9, 105)); // 105 -> 9
+        b.send(&at_req(true, psn(3), va, rkey(), 1, 0)); // 9 -> 10
+        b.run();
+        assert_eq!(b.mem64(va), 10);
+        let rqs0 = b.ctx.get(P.ctx_base(3) + QPN);
+        assert_eq!(
+            b.acks[1..],
+            [
+                b.atjob(psn(1), 2, 100),
+                b.atjob(psn(2), 3, 105),
+                b.atjob(psn(3), 4, 9)
+            ]
+        );
+        b.acks.clear();
+        b.ctx.writes.clear();
+        b.send(&at_req(false, psn(2), va, rkey(), 0, 10)); // would swap 10 -> 0
+        b.send(&at_req(true, psn(1), va, rkey(), 1000, 0));
+        b.send(&at_req(true, psn(0), va, rkey(), 1, 0)); // PSN of the WRITE: not found
+        b.send(&at_req(true, psn(3), va, make_key(MR_IDX, 0x5B), 1, 0)); // key not checked
+        b.run();
+        assert!(b.ctx.writes.is_empty(), "no context write");
+        assert_eq!(b.ctx.get(P.ctx_base(3) + QPN), rqs0);
+        // a future atomic: NAK PSN sequence error
+        b.send(&at_req(true, psn(9), va, rkey(), 1, 0));
+        b.expect_no_qp_write();
+        b.dump("duplicate_atomics");
+        assert_eq!(
+            b.atom.reqs[3..],
+            [
+                at_in(false, psn(2), true, va, 0, 10, 3, 3),
+                at_in(true, psn(1), true, va, 1000, 0, 3, 3),
+                at_in(true, psn(0), true, va, 1, 0, 3, 3),
+                at_in(true, psn(3), true, va, 1, 0, 3, 3),
+            ],
+            "seed {seed}"
+        );
+        assert_eq!(
+            b.acks,
+            [
+                b.atjob(psn(2), 4, 105),
+                b.atjob(psn(1), 4, 100),
+                b.atjob(psn(3), 4, 9),
+                b.ack(psn(4), aeth::NAK_PSN_SEQ_ERR, 4),
+            ]
+        );
+        assert_eq!(b.mem64(va), 10, "duplicates not executed");
+        let s = b.rqs(QPN);
+        assert_eq!(
+            (s.rq_psn, s.msn, s.atom_head, s.atom_cnt),
+            (psn(4), 4, 3, 3)
+        );
+        assert_eq!(
+            nonzero(&b),
+            [
+                ("cnt_rx_req", 4),
+                ("cnt_rx_dup", 4),
+                ("cnt_nak_seq", 1),
+                ("cnt_rx_atomic", 3),
+                ("cnt_atom_dup", 3),
+                ("cnt_atom_miss", 1)
+            ]
+        );
+    }
+}
+
+/// ATOMIC ACKNOWLEDGE frames (0x12): to ackev with `rsp` = 1, `atom` = 1, rpos ONLY, plen 8
+/// and the AETH (checked in the bench), then the verdict stub: ok -> one 8-byte DMA write at
+/// the verdict's address holding the AtomicAckETH as a little-endian u64 (the wire's
+/// big-endian bytes reversed), `placed` once; !ok -> nothing written. Foreign P_Key,
+/// foreign IPv4 / MAC, unknown QP: dropped before ackev. A READ RESPONSE between them is
+/// placed unreversed.
+#[test]
+fn atomic_ack_placed_on_verdict() {
+    for (seed, idle, stall) in [(67, 0.0, 0.0), (68, 0.5, 0.4)] {
+        let mut b = Bench::new(seed, idle, stall);
+        let mut r = rng(seed + 100);
+        let aa = |q: u32, ps: u32, syn: u8, msn: u32, v: u64| Pkt {
+            op: opcode::ATOMIC_ACKNOWLEDGE,
+            qpn: q,
+            psn: ps,
+            aeth: Some((syn, msn)),
+            aack: Some(v),
+            ..Default::default()
+        };
+        let v: Vec<u64> = (0..5).map(|_| r.random()).collect();
+        let e = bytes(&mut r, 13);
+        let (x1, x2, x3) = (0x4000_0008u64, 0x4000_0013, 0x5000_0000);
+        b.send(&aa(QPN, 40, aeth::ACK, 3, v[0]));
+        b.send(&aa(QPN, 41, aeth::ACK, 4, v[1])); // !ok
+        b.send(&Pkt {
+            op: opcode::READ_RESPONSE_ONLY,
+            qpn: QPN,
+            psn: 42,
+            aeth: Some((aeth::ACK, 5)),
+            payload: e.clone(),
+            ..Default::default()
+        });
+        b.send(&aa(QPN, 43, 0x1F, 6, v[2])); // unaligned verdict address: placed as told
+        let p = aa(QPN, 44, aeth::ACK, 7, v[3]);
+        b.send_frame(
+            &encode_with(&p, |f| f[44..46].copy_from_slice(&[0x12, 0x34])),
+            false,
+        );
+        b.send_frame(&encode_with(&p, |f| f[33] ^= 0x40), false);
+        b.send_frame(&encode_with(&p, |f| f[2] ^= 0x01), false);
+        b.send(&aa(300, 45, aeth::ACK, 7, v[3]));
+        b.send(&aa(QPN, 46, aeth::ACK, 8, v[4]));
+        b.verdicts.extend([
+            (true, x1),
+            (false, 0x7000_0000),
+            (true, x3),
+            (true, x2),
+            (false, 0x7000_1000),
+        ]);
+        b.expect_no_qp_write();
+        b.dump("atomic_ack_placed_on_verdict");
+        assert_eq!(
+            b.atevs,
+            [
+                (QPN, 40, aeth::ACK, 3),
+                (QPN, 41, aeth::ACK, 4),
+                (QPN, 43, 0x1F, 6),
+                (QPN, 46, aeth::ACK, 8)
+            ],
+            "seed {seed}"
+        );
+        assert_eq!(b.revs, [(QPN, 42, aeth::ACK, 5, RSP_ONLY as u8, 13)]);
+        assert!(b.verdicts.is_empty() && b.vd_wait.is_none() && b.place_wait.is_none());
+        assert_eq!(b.placed, 3);
+        assert_eq!(b.dma.cmds, [(x1, 8), (x3, 13), (x2, 8)]);
+        assert_eq!(b.dma.mem.len(), 8 + 13 + 8, "bytes written");
+        assert_eq!(b.mem64(x1), v[0], "host order");
+        assert_eq!(b.mem64(x2), v[2]);
+        for (k, x) in e.iter().enumerate() {
+            assert_eq!(b.dma.mem.get(&(x3 + k as u64)), Some(x));
+        }
+        assert!(b.acks.is_empty() && b.atom.reqs.is_empty() && b.aevs.is_empty());
+        assert_eq!(
+            nonzero(&b),
+            [
+                ("cnt_drop_qp", 1),
+                ("cnt_drop_pkey", 1),
+                ("cnt_drop_addr", 2)
+            ]
+        );
+    }
+}
+
+/// Cycles per atomic request in the responder, without the unit's latency: back-to-back
+/// FETCH_ADDs with idle ports and a one-cycle unit; the interval between two requests to the
+/// unit minus the unit's time (request taken -> `done`).
+#[test]
+fn atomic_cycle_budget() {
+    let mut b = Bench::new(69, 0.0, 0.0);
+    b.atom.lat = 1;
+    let va = MR_IOVA + 0x800;
+    let n = 16;
+    for i in 0..n {
+        b.send(&at_req(true, psn(i), va, rkey(), 1, 0));
+    }
+    // the cycles of each request taken and each done, from the bench's record
+    let mut taken = vec![];
+    let mut done = vec![];
+    let mut quiet = 0;
+    while quiet < 200 {
+        let k = b.atom.reqs.len();
+        let pend = b.atom.pend.is_some();
+        let c = b.m.cycle;
+        b.cycle();
+        if b.atom.reqs.len() > k {
+            taken.push(c);
+        }
+        if pend && b.atom.pend.is_none() {
+            done.push(c);
+        }
+        let busy = !b.beats.is_empty() || b.atom.pend.is_some() || b.m.bit("rsp_valid");
+        quiet = if busy { 0 } else { quiet + 1 };
+    }
+    assert_eq!((taken.len(), done.len()), (n as usize, n as usize));
+    assert_eq!(b.mem64(va), n as u64);
+    let per: Vec<u64> = (1..n as usize)
+        .map(|i| (taken[i] - taken[i - 1]) - (done[i - 1] - taken[i - 1]))
+        .collect();
+    eprintln!("atomic_cycle_budget: responder cycles per atomic (without the unit) {per:?}");
+    let worst = *per.iter().max().unwrap();
+    assert!(worst <= 16, "{worst} cycles per atomic");
 }
