@@ -16,7 +16,8 @@
 //! round learns each word with perftest's 0/0, later ones compare with the word's value and
 //! swap in value + 1, every 4th round with a compare that does not match: the original must be
 //! the word's value either way, memory changed only by the matching ones); at the end one more
-//! atomic per word that changes nothing (add 0, swap = compare = value) checks the final value.
+//! atomic per word (FETCH_AND_ADD of 1 as the others, or a CMP_AND_SWAP of the value with
+//! itself) checks the final value.
 
 use super::oob::{BwReport, Dest, Incoming, Oob};
 use super::{ATOMIC_SIZE, AtomicType, Mode, Params, Report, Row, TestKind};
@@ -385,8 +386,10 @@ fn atomic_counters<D: Device>(ctx: &Context<D>) -> anyhow::Result<[u64; 3]> {
 }
 
 /// Server of an atomic test: what the peer's atomics did to the (zeroed) advertised slots.
-/// Every executed FETCH_AND_ADD of perftest adds 1, perftest's CMP_AND_SWAP (0 -> 0) writes 0:
-/// with `--verify` the sum of all words must be the executed count, or 0.
+/// Every executed FETCH_AND_ADD (of perftest, and of rnic-perf) adds 1, perftest's
+/// CMP_AND_SWAP (0 -> 0) writes 0: with `--verify` the sum of all words must be the executed
+/// count, or 0 (so a CMP_AND_SWAP server checks for perftest's client; rnic-perf's `--verify`
+/// client chains its compares and does change the words).
 fn server_atomics<D: Device>(
     rig: &Rig<'_, '_, D>,
     p: &Params,
@@ -629,8 +632,9 @@ fn atomic_bw_loop<D: Device>(
     Ok((row, checked))
 }
 
-/// One atomic of the test's kind that changes nothing (add 0; compare = swap = `guess`), waited
-/// for: the word's current value.
+/// One more atomic of the test's kind, waited for: the word's current value. FETCH_AND_ADD
+/// adds 1 as every other one does (so a server's count of executed adds stays the sum of its
+/// words); CMP_AND_SWAP compares with `guess` and swaps in `guess` (no change).
 fn atomic_read<D: Device>(
     rig: &mut Rig<'_, '_, D>,
     p: &Params,
@@ -644,7 +648,7 @@ fn atomic_read<D: Device>(
         AtomicType::FetchAdd => SendOp::FetchAdd {
             remote_addr,
             rkey,
-            add: 0,
+            add: 1,
         },
         AtomicType::CmpSwap => SendOp::CompareSwap {
             remote_addr,
