@@ -1018,7 +1018,7 @@ fn scapy_atomic_requests_answered_as_specified() {
             word(&m, 0x110),
             word(&m, 0xff8)
         ),
-        (9, 0x1111, 0x110, 1),
+        (9, 0x1111, 100 + 0x10, 1),
         "memory after the atomics"
     );
 
@@ -1034,7 +1034,7 @@ fn scapy_atomic_requests_answered_as_specified() {
         (opcode::ATOMIC_ACKNOWLEDGE, 1002, aeth::ACK, Some(100)),
         "the duplicate's answer: the saved original value"
     );
-    assert_eq!(word(&mem(&mut b, &s.wbuf), 0x110), 0x110, "executed once");
+    assert_eq!(word(&mem(&mut b, &s.wbuf), 0x110), 100 + 0x10, "executed once");
 
     // 3. 16 newer atomics, then a duplicate of PSN 1000: no saved result, no answer
     let n0 = sent_by_b(&mut b, 0).len();
@@ -1113,7 +1113,7 @@ fn scapy_atomic_requests_answered_as_specified() {
     let m = mem(&mut b, &s.wbuf);
     let mut want = init.clone();
     want[0x100..0x108].copy_from_slice(&9u64.to_le_bytes());
-    want[0x110..0x118].copy_from_slice(&0x110u64.to_le_bytes());
+    want[0x110..0x118].copy_from_slice(&(100u64 + 0x10).to_le_bytes());
     want[0x118..0x120].copy_from_slice(&16u64.to_le_bytes());
     want[0x120..0x128].copy_from_slice(&3u64.to_le_bytes());
     want[0xff8..0x1000].copy_from_slice(&1u64.to_le_bytes());

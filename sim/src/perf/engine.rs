@@ -10,7 +10,7 @@
 //! (default) or CMP_AND_SWAP with compare 0 and swap 0 (`-A CMP_AND_SWAP`); the bandwidth test
 //! steps the remote address by a cache line (64 B) through the peer's cycle buffer (4 KiB: 64
 //! words) and the original value lands in the same position of our send slot; the latency
-//! test uses the first word (and hand shakes like read_lat). The MR and the QPs allow REMOTE_ATOMIC, so an rnic-perf server
+//! test uses the first word; both hand shake as read_bw / read_lat. The MR and the QPs allow REMOTE_ATOMIC, so an rnic-perf server
 //! needs nothing more than its MR. `--verify` (client): every FETCH_AND_ADD's original value
 //! must be the previous one of that word plus 1; CMP_AND_SWAP is chained instead (the first
 //! round learns each word with perftest's 0/0, later ones compare with the word's value and
@@ -350,7 +350,10 @@ fn client<D: Device>(
             }
         }
         TestKind::AtomicBw => {
-            // perftest's atomic_bw: no hand shake between the one after RTR and the traffic
+            // perftest 6.06's atomic_bw hand shakes once more before the traffic, as read_bw
+            // (the atomic_bw.c of other versions does not: rxe's 6.06 server then fails with
+            // "Couldn't read remote address")
+            oob.keys(my0)?;
             let words = (oob.cycle_buffer as usize / CACHE_LINE).clamp(1, rig.slot / CACHE_LINE);
             let (row, checked) = atomic_bw_loop(rig, p, words)?;
             report.rows.push(row);
