@@ -1034,7 +1034,11 @@ fn scapy_atomic_requests_answered_as_specified() {
         (opcode::ATOMIC_ACKNOWLEDGE, 1002, aeth::ACK, Some(100)),
         "the duplicate's answer: the saved original value"
     );
-    assert_eq!(word(&mem(&mut b, &s.wbuf), 0x110), 100 + 0x10, "executed once");
+    assert_eq!(
+        word(&mem(&mut b, &s.wbuf), 0x110),
+        100 + 0x10,
+        "executed once"
+    );
 
     // 3. 16 newer atomics, then a duplicate of PSN 1000: no saved result, no answer
     let n0 = sent_by_b(&mut b, 0).len();
