@@ -20,9 +20,14 @@ fn fuzz_rx_path() {
     assert!(o.recomputed > FRAMES / 5, "{}", o.summary());
     // the fuzz reached the transport: messages executed and requests refused
     assert!(o.counter("rx_req") > 0, "{}", o.summary());
-    // and the atomics: executed, duplicates answered from the saved results
+    // and the atomics: executed, duplicates looked up in the saved results (seed 1: 3
+    // executed, 1 answered from a saved result, 7 without one)
     assert!(o.counter("rx_atomic") > 0, "{}", o.summary());
-    assert!(o.counter("atom_dup") > 0, "{}", o.summary());
+    assert!(
+        o.counter("atom_dup") + o.counter("atom_miss") > 0,
+        "{}",
+        o.summary()
+    );
 }
 
 /// The fuzzer's ICRC is the spec implementation's.
