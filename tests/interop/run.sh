@@ -180,7 +180,10 @@ matrix() {
   local kind=$1 dir t m s n
   if [ "$kind" = atomic ]; then atomics; return; fi
   if [ "$kind" = small ]; then
-    for dir in rxe2rnic rnic2rxe; do for t in write_bw send_bw read_bw; do echo "$dir $t 1024 4096 20 -"; done; done
+    for dir in rxe2rnic rnic2rxe; do
+      for t in write_bw send_bw read_bw; do echo "$dir $t 1024 4096 20 -"; done
+      echo "$dir atomic_bw 1024 8 50 -"
+    done
     return
   fi
   for dir in rxe2rnic rnic2rxe; do
