@@ -404,6 +404,51 @@ impl Net {
                 qc.sq_ci = qc.sq_ci.wrapping_add(1);
                 me.put(cr::TABLE_QP, qpn, qc.encode());
             };
+            // the peer's responder for this QP: connected back to us, ready, in step
+            let responder = |peer: &Fake, qc: &QpContext| {
+                let pq = qc.remote_qpn;
+                let pc = QpContext::decode(&peer.rec(cr::TABLE_QP, pq));
+                assert!(
+                    pc.state == qp_state::RTR || pc.state == qp_state::RTS,
+                    "peer QP {pq} not ready"
+                );
+                assert_eq!(pc.remote_qpn, qpn, "peer's remote QPN");
+                let rs = RqState::decode(&peer.rec(cr::TABLE_RQS, pq));
+                assert_eq!(rs.rq_psn, qc.sq_psn, "PSNs agree");
+                (pq, pc, rs)
+            };
+            // the responder took the message (n PSNs, one MSN) and its ACK came back: both
+            // sides step on and the WQE completes (a CQE if signaled)
+            let retire = |me: &mut Fake,
+                          peer: &mut Fake,
+                          qc: &mut QpContext,
+                          pq: u32,
+                          mut rs: RqState,
+                          n: u32,
+                          byte_len: u32,
+                          opcode: u8| {
+                rs.rq_psn = (rs.rq_psn + n) & roce::PSN_MASK;
+                rs.msn += 1;
+                peer.put(cr::TABLE_RQS, pq, rs.encode());
+                qc.sq_psn = (qc.sq_psn + n) & roce::PSN_MASK;
+                qc.una_psn = qc.sq_psn;
+                qc.sq_ci = qc.sq_ci.wrapping_add(1);
+                qc.sq_ack_ci = qc.sq_ci;
+                me.put(cr::TABLE_QP, qpn, qc.encode());
+                if w.flags & wqe_flag::SIGNALED != 0 {
+                    me.cqe(
+                        qc.send_cqn,
+                        Cqe {
+                            wr_id: w.wr_id,
+                            byte_len,
+                            qp_num: qpn,
+                            src_qp: qc.remote_qpn,
+                            opcode,
+                            ..Default::default()
+                        },
+                    );
+                }
+            };
             if atomic {
                 // txreq's checks (8-byte local buffer with LOCAL_WRITE), then the peer's
                 // responder (alignment: NAK invalid request; QP and MR REMOTE_ATOMIC, rkey,
@@ -422,15 +467,7 @@ impl Net {
                     fail(me, &mut qc, wc_status::LOC_PROT_ERR);
                     return;
                 }
-                let pq = qc.remote_qpn;
-                let pc = QpContext::decode(&peer.rec(cr::TABLE_QP, pq));
-                assert!(
-                    pc.state == qp_state::RTR || pc.state == qp_state::RTS,
-                    "peer QP {pq} not ready"
-                );
-                assert_eq!(pc.remote_qpn, qpn, "peer's remote QPN");
-                let mut rs = RqState::decode(&peer.rec(cr::TABLE_RQS, pq));
-                assert_eq!(rs.rq_psn, qc.sq_psn, "PSNs agree");
+                let (pq, pc, rs) = responder(peer, &qc);
                 if !w.remote_addr.is_multiple_of(n8 as u64) {
                     fail(me, &mut qc, wc_status::REM_INV_REQ_ERR);
                     return;
@@ -462,27 +499,7 @@ impl Net {
                 me.mem(w.local_addr, 8)
                     .unwrap()
                     .copy_from_slice(&orig.to_le_bytes());
-                rs.rq_psn = (rs.rq_psn + 1) & roce::PSN_MASK;
-                rs.msn += 1;
-                peer.put(cr::TABLE_RQS, pq, rs.encode());
-                qc.sq_psn = (qc.sq_psn + 1) & roce::PSN_MASK;
-                qc.una_psn = qc.sq_psn;
-                qc.sq_ci = qc.sq_ci.wrapping_add(1);
-                qc.sq_ack_ci = qc.sq_ci;
-                me.put(cr::TABLE_QP, qpn, qc.encode());
-                if w.flags & wqe_flag::SIGNALED != 0 {
-                    me.cqe(
-                        qc.send_cqn,
-                        Cqe {
-                            wr_id: w.wr_id,
-                            byte_len: n8,
-                            qp_num: qpn,
-                            src_qp: qc.remote_qpn,
-                            opcode: err_op,
-                            ..Default::default()
-                        },
-                    );
-                }
+                retire(me, peer, &mut qc, pq, rs, 1, n8, err_op);
                 continue;
             }
             if is_read {
@@ -498,15 +515,7 @@ impl Net {
                     fail(me, &mut qc, wc_status::LOC_PROT_ERR);
                     return;
                 }
-                let pq = qc.remote_qpn;
-                let pc = QpContext::decode(&peer.rec(cr::TABLE_QP, pq));
-                assert!(
-                    pc.state == qp_state::RTR || pc.state == qp_state::RTS,
-                    "peer QP {pq} not ready"
-                );
-                assert_eq!(pc.remote_qpn, qpn, "peer's remote QPN");
-                let mut rs = RqState::decode(&peer.rec(cr::TABLE_RQS, pq));
-                assert_eq!(rs.rq_psn, qc.sq_psn, "PSNs agree");
+                let (pq, pc, rs) = responder(peer, &qc);
                 let ok = pc.access as u32 & access::REMOTE_READ != 0
                     && (len == 0
                         || peer.mr_ok(
@@ -525,27 +534,7 @@ impl Net {
                     me.mem(w.local_addr, len).unwrap().copy_from_slice(&data);
                 }
                 let n = len.div_ceil(128 << qc.path_mtu).max(1) as u32;
-                rs.rq_psn = (rs.rq_psn + n) & roce::PSN_MASK;
-                rs.msn += 1;
-                peer.put(cr::TABLE_RQS, pq, rs.encode());
-                qc.sq_psn = (qc.sq_psn + n) & roce::PSN_MASK;
-                qc.una_psn = qc.sq_psn;
-                qc.sq_ci = qc.sq_ci.wrapping_add(1);
-                qc.sq_ack_ci = qc.sq_ci;
-                me.put(cr::TABLE_QP, qpn, qc.encode());
-                if w.flags & wqe_flag::SIGNALED != 0 {
-                    me.cqe(
-                        qc.send_cqn,
-                        Cqe {
-                            wr_id: w.wr_id,
-                            byte_len: w.length,
-                            qp_num: qpn,
-                            src_qp: qc.remote_qpn,
-                            opcode: wc_op::RDMA_READ,
-                            ..Default::default()
-                        },
-                    );
-                }
+                retire(me, peer, &mut qc, pq, rs, n, w.length, wc_op::RDMA_READ);
                 continue;
             }
             let payload = if w.flags & wqe_flag::INLINE != 0 {
@@ -561,18 +550,10 @@ impl Net {
                 Vec::new()
             };
             // the responder
-            let pq = qc.remote_qpn;
-            let pc = QpContext::decode(&peer.rec(cr::TABLE_QP, pq));
-            assert!(
-                pc.state == qp_state::RTR || pc.state == qp_state::RTS,
-                "peer QP {pq} not ready"
-            );
-            assert_eq!(pc.remote_qpn, qpn, "peer's remote QPN");
+            let (pq, pc, mut rs) = responder(peer, &qc);
             assert_eq!(pc.dest_ip, qc.src_ip, "addresses cross");
             assert_eq!(pc.dest_mac, qc.src_mac, "addresses cross");
-            let mut rs = RqState::decode(&peer.rec(cr::TABLE_RQS, pq));
             let n = len.div_ceil(128 << qc.path_mtu).max(1) as u32;
-            assert_eq!(rs.rq_psn, qc.sq_psn, "PSNs agree");
             let is_write = matches!(w.opcode, wqe_op::RDMA_WRITE | wqe_op::RDMA_WRITE_IMM);
             let imm = matches!(w.opcode, wqe_op::SEND_IMM | wqe_op::RDMA_WRITE_IMM);
             if is_write {
@@ -649,32 +630,12 @@ impl Net {
                     },
                 );
             }
-            rs.rq_psn = (rs.rq_psn + n) & roce::PSN_MASK;
-            rs.msn += 1;
-            peer.put(cr::TABLE_RQS, pq, rs.encode());
-            // ACK: the requester completes it
-            qc.sq_psn = (qc.sq_psn + n) & roce::PSN_MASK;
-            qc.una_psn = qc.sq_psn;
-            qc.sq_ci = qc.sq_ci.wrapping_add(1);
-            qc.sq_ack_ci = qc.sq_ci;
-            me.put(cr::TABLE_QP, qpn, qc.encode());
-            if w.flags & wqe_flag::SIGNALED != 0 {
-                me.cqe(
-                    qc.send_cqn,
-                    Cqe {
-                        wr_id: w.wr_id,
-                        byte_len: w.length,
-                        qp_num: qpn,
-                        src_qp: qc.remote_qpn,
-                        opcode: if is_write {
-                            wc_op::RDMA_WRITE
-                        } else {
-                            wc_op::SEND
-                        },
-                        ..Default::default()
-                    },
-                );
-            }
+            let op = if is_write {
+                wc_op::RDMA_WRITE
+            } else {
+                wc_op::SEND
+            };
+            retire(me, peer, &mut qc, pq, rs, n, w.length, op);
         }
     }
 }
