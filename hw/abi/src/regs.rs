@@ -288,7 +288,7 @@ pub mod eng {
     pub const MINOR: u16 = 0;
     pub const CNT: u32 = BASE + 0x0C;
     /// Counter names (block that counts: meaning).
-    pub const COUNTERS: [(&str, &str); 41] = [
+    pub const COUNTERS: [(&str, &str); 43] = [
         (
             "db_bad",
             "doorbell unit: doorbells naming a queue beyond the tables (dropped)",
@@ -404,6 +404,14 @@ pub mod eng {
         (
             "atom_miss",
             "responder: duplicate atomic requests with no saved result (dropped)",
+        ),
+        (
+            "drop_busy",
+            "responder: requests dropped unexecuted because the responder job queue (ACK/NAK, READ, ATOMIC ACKNOWLEDGE) was full: the receive path never waits for transmit",
+        ),
+        (
+            "rs_drop",
+            "ACK processor: go-back-N restarts not queued because the restart queue to the requester was full (the local ACK timer restarts the QP later)",
         ),
     ];
 }
@@ -832,10 +840,10 @@ pub const BLOCKS: &[Block] = &[
         next: 0,
         doc: "Data-path event counters (32-bit, wrapping), one word each at CNT + 4*i in the order of `eng::COUNTERS`.",
         regs: &[Reg {
-            name: "CNT0..CNT37",
+            name: "CNT0..CNT42",
             offset: eng::CNT,
             access: Ro,
-            doc: "db_bad, tx_wqe, tx_wqe_err, tx_pkts, tx_acks, rx_req, rx_dup, nak_seq, nak_acc, nak_inv, nak_rnr, drop_qp, drop_opcode, drop_icrc, drop_parse, ack, nak, ack_ignored, cqe, cq_overflow, cq_invalid, dma_rd_bursts, dma_wr_bursts, dma_bus_err, drop_buf, drop_pkey, drop_addr, retx_psn, restarts, timeouts, rnr_rx, nak_seq_rx, rx_cnp, retry_exc, rx_read, rd_rsp, rd_gap, rd_drop, rx_atomic, atom_dup, atom_miss.",
+            doc: "db_bad, tx_wqe, tx_wqe_err, tx_pkts, tx_acks, rx_req, rx_dup, nak_seq, nak_acc, nak_inv, nak_rnr, drop_qp, drop_opcode, drop_icrc, drop_parse, ack, nak, ack_ignored, cqe, cq_overflow, cq_invalid, dma_rd_bursts, dma_wr_bursts, dma_bus_err, drop_buf, drop_pkey, drop_addr, retx_psn, restarts, timeouts, rnr_rx, nak_seq_rx, rx_cnp, retry_exc, rx_read, rd_rsp, rd_gap, rd_drop, rx_atomic, atom_dup, atom_miss, drop_busy, rs_drop.",
         }],
         windows: &[],
     },

@@ -160,3 +160,15 @@ fn byte_masks_follow_the_field_tables() {
     );
     assert_eq!(QpContext::byte_mask(&[]), 0);
 }
+
+/// The engstat register row names every counter of `eng::COUNTERS`, in order (the row is text,
+/// so this keeps it from falling behind when a counter is added).
+#[test]
+fn engstat_row_lists_every_counter() {
+    use rnic_abi::regs::{BLOCKS, eng};
+    let b = BLOCKS.iter().find(|b| b.name == "engstat").expect("engstat block");
+    let r = &b.regs[0];
+    assert_eq!(r.name, format!("CNT0..CNT{}", eng::COUNTERS.len() - 1));
+    let names: Vec<&str> = eng::COUNTERS.iter().map(|c| c.0).collect();
+    assert_eq!(r.doc, format!("{}.", names.join(", ")));
+}
