@@ -410,8 +410,8 @@ pub mod eng {
             "responder: requests dropped unexecuted because the responder job queue (ACK/NAK, READ, ATOMIC ACKNOWLEDGE) was full: the receive path never waits for transmit",
         ),
         (
-            "rs_drop",
-            "ACK processor: go-back-N restarts not queued because the restart queue to the requester was full (the local ACK timer restarts the QP later)",
+            "rs_merged",
+            "ACK processor: go-back-N restarts merged into the one already queued for the same QP (the restart queue holds one entry per QP, so the ACK processor never waits for the requester)",
         ),
     ];
 }
@@ -843,7 +843,7 @@ pub const BLOCKS: &[Block] = &[
             name: "CNT0..CNT42",
             offset: eng::CNT,
             access: Ro,
-            doc: "db_bad, tx_wqe, tx_wqe_err, tx_pkts, tx_acks, rx_req, rx_dup, nak_seq, nak_acc, nak_inv, nak_rnr, drop_qp, drop_opcode, drop_icrc, drop_parse, ack, nak, ack_ignored, cqe, cq_overflow, cq_invalid, dma_rd_bursts, dma_wr_bursts, dma_bus_err, drop_buf, drop_pkey, drop_addr, retx_psn, restarts, timeouts, rnr_rx, nak_seq_rx, rx_cnp, retry_exc, rx_read, rd_rsp, rd_gap, rd_drop, rx_atomic, atom_dup, atom_miss, drop_busy, rs_drop.",
+            doc: "db_bad, tx_wqe, tx_wqe_err, tx_pkts, tx_acks, rx_req, rx_dup, nak_seq, nak_acc, nak_inv, nak_rnr, drop_qp, drop_opcode, drop_icrc, drop_parse, ack, nak, ack_ignored, cqe, cq_overflow, cq_invalid, dma_rd_bursts, dma_wr_bursts, dma_bus_err, drop_buf, drop_pkey, drop_addr, retx_psn, restarts, timeouts, rnr_rx, nak_seq_rx, rx_cnp, retry_exc, rx_read, rd_rsp, rd_gap, rd_drop, rx_atomic, atom_dup, atom_miss, drop_busy, rs_merged.",
         }],
         windows: &[],
     },
