@@ -5,22 +5,38 @@ use crate::demo::{
     ATOMIC_ACK_WIRE, ATOMIC_REQ_WIRE, BenchOp, Rig, atomic_wire_limit_mops, wire_limit_gbps,
 };
 use crate::device::{SimNic, world};
+use crate::error::ensure;
 use crate::world::{NS_PER_CYCLE, WorldConfig};
 use rnic::verbs::{Context, Mtu, PortAddr};
 use rnic::{Device, Rnic};
 use std::fmt::Write;
 
-/// One message A -> B on idle NICs: (TX first beat, TX last beat, RX) latencies in cycles.
-/// TX: from the cycle NIC A accepted the SQ doorbell write to the first (last) beat of the
-/// request on A's `m_axis_tx`. RX: from the cycle NIC B took the request's last beat to the first payload
-/// byte B wrote into host memory.
+/// Latencies of one message A -> B on idle NICs, in cycles.
+pub struct Latency {
+    /// From the cycle NIC A accepted the SQ doorbell write to the first beat of the request on
+    /// A's `m_axis_tx`.
+    pub tx_first: u64,
+    /// ... to the last beat of the request.
+    pub tx_last: u64,
+    /// From the cycle NIC B took the request's last beat to the first payload byte B wrote
+    /// into host memory (the W handshake).
+    pub rx_write: u64,
+    /// From the cycle NIC B took the request's last beat to the write response (B channel) of
+    /// the burst holding the last payload byte: the data is in host memory.
+    pub rx_visible: u64,
+    /// One way, host to host: from the SQ doorbell on A to the write response at B of the last
+    /// payload byte (MMIO writes cost no simulated time in this model).
+    pub one_way: u64,
+}
+
+/// One message A -> B on idle NICs (a SEND of inline data or a WRITE from memory).
 fn latency(
     rig: &Rig,
     qa: &rnic::verbs::QueuePair<SimNic>,
     qb: &rnic::verbs::QueuePair<SimNic>,
     inline: bool,
     size: usize,
-) -> Result<(u64, u64, u64), crate::Error> {
+) -> Result<Latency, crate::Error> {
     use rnic::verbs::{RecvWr, SendOp, SendWr, WorkCompletion};
     let data = crate::demo::pattern(77, size);
     rig.src.write(0, &data)?;
@@ -42,6 +58,8 @@ fn latency(
         w.links[0].log_rx = true;
         w.links[0].rx_ends.clear();
         w.nics[1].mem.audit.clear();
+        w.nics[1].mem.b_log.clear();
+        w.nics[1].mem.log_b = true;
         w.wire.clear();
     }
     let wr = if inline {
@@ -78,8 +96,33 @@ fn latency(
         .find(|r| r.cycle >= end)
         .map(|r| r.cycle)
         .ok_or_else(|| crate::Error::Check("latency: no payload write seen".into()))?;
-    let lat = (frame.started_at - db, frame.sent_at - db, first_write - end);
+    // the burst that wrote the payload's last byte, and its write response
+    let last_byte = rig.dst.iova() + size as u64 - 1;
+    let last_write = w.nics[1]
+        .mem
+        .audit
+        .iter()
+        .filter(|r| r.cycle >= end)
+        .find(|r| r.bytes.iter().any(|(a, _)| *a == last_byte))
+        .ok_or_else(|| crate::Error::Check("latency: last payload byte not written".into()))?;
+    let visible = w.nics[1]
+        .mem
+        .b_log
+        .iter()
+        .find(|(first, c)| {
+            *c >= last_write.cycle && (rig.dst.iova() & !63..=last_write.addr).contains(first)
+        })
+        .map(|x| x.1)
+        .ok_or_else(|| crate::Error::Check("latency: no write response seen".into()))?;
+    let lat = Latency {
+        tx_first: frame.started_at - db,
+        tx_last: frame.sent_at - db,
+        rx_write: first_write - end,
+        rx_visible: visible - end,
+        one_way: visible - db,
+    };
     drop(w);
+    rig.world.borrow_mut().nics[1].mem.log_b = false;
     // collect the completions (both sides) so the queues are empty again
     let mut wc = [WorkCompletion::default(); 4];
     let got_a = rig.a_cq.poll(&mut wc)?;
@@ -92,9 +135,130 @@ fn latency(
     Ok(lat)
 }
 
-/// Run the benchmarks; returns a Markdown report.
-pub fn run(cfg: WorldConfig) -> Result<String, crate::Error> {
+/// The machine-readable results of `make bench` (`out/bench.json`).
+#[derive(Debug, Default, Clone, serde::Serialize)]
+pub struct BenchJson {
+    /// 64-byte RDMA WRITE, SEND and READ message rates on one QP (millions per second).
+    pub write_64_mpps: f64,
+    pub send_64_mpps: f64,
+    pub read_64_mpps: f64,
+    /// 4 KiB WRITE goodput on one QP as a share of the wire limit (0..1).
+    pub write_4k_wire_share: f64,
+    /// The same, spread round robin over `qps` QPs.
+    pub write_4k_wire_share_all_qps: f64,
+    /// QPs of that run.
+    pub qps: usize,
+    /// Simulator speed during the RDMA runs (wall clock, this machine).
+    pub sim_cycles_per_s: f64,
+    /// 64-byte WRITE, host to host: SQ doorbell on A to the write response at B (ns at the
+    /// nominal clock).
+    pub one_way_64_ns: f64,
+    /// Goodput against message size.
+    pub sweep: Vec<SweepPoint>,
+}
+
+/// One point of the goodput sweep (path MTU 4096, one QP, 32 outstanding).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SweepPoint {
+    pub op: &'static str,
+    pub bytes: usize,
+    pub messages: usize,
+    pub cycles: u64,
+    pub gbps: f64,
+    pub wire_limit_gbps: f64,
+    pub mpps: f64,
+}
+
+/// Message sizes of the sweep.
+pub const SWEEP_SIZES: [usize; 8] = [64, 256, 1024, 4096, 16384, 65536, 262_144, 1 << 20];
+
+/// Goodput against message size for WRITE, SEND and READ with the wire limit beside it, as SVG.
+pub fn plot_sweep(points: &[SweepPoint], path: &std::path::Path) -> Result<(), crate::Error> {
+    use plotters::prelude::*;
+    let err = |e: &dyn std::fmt::Display| crate::Error::Check(format!("plot: {e}"));
+    let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let (lo, hi) = (
+        SWEEP_SIZES[0] as f64,
+        *SWEEP_SIZES.last().expect("sizes") as f64,
+    );
+    let mut c = ChartBuilder::on(&root)
+        .caption(
+            "rnic goodput, A -> B, path MTU 4096, 1 QP, 32 outstanding (simulated cycles at 250 MHz)",
+            ("sans-serif", 16),
+        )
+        .margin(12)
+        .x_label_area_size(44)
+        .y_label_area_size(56)
+        .build_cartesian_2d((lo..hi).log_scale(), 0f64..100f64)
+        .map_err(|e| err(&e))?;
+    c.configure_mesh()
+        .x_desc("message size (bytes)")
+        .y_desc("goodput (Gb/s)")
+        .x_label_formatter(&|v| {
+            let v = *v as u64;
+            if v >= 1 << 20 {
+                format!("{}M", v >> 20)
+            } else if v >= 1024 {
+                format!("{}K", v >> 10)
+            } else {
+                v.to_string()
+            }
+        })
+        .draw()
+        .map_err(|e| err(&e))?;
+    let colors = [RED, BLUE, GREEN];
+    for (k, op) in ["WRITE", "SEND", "READ"].iter().enumerate() {
+        let pts: Vec<(f64, f64)> = points
+            .iter()
+            .filter(|p| p.op == *op)
+            .map(|p| (p.bytes as f64, p.gbps))
+            .collect();
+        let col = colors[k];
+        c.draw_series(LineSeries::new(pts.clone(), col.stroke_width(2)))
+            .map_err(|e| err(&e))?
+            .label(*op)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], col.stroke_width(2)));
+        c.draw_series(pts.iter().map(|p| Circle::new(*p, 3, col.filled())))
+            .map_err(|e| err(&e))?;
+    }
+    for (op, style, name) in [
+        (
+            BenchOp::Write,
+            BLACK.stroke_width(1),
+            "wire limit (WRITE/SEND)",
+        ),
+        (
+            BenchOp::Read,
+            BLACK.mix(0.5).stroke_width(1),
+            "wire limit (READ)",
+        ),
+    ] {
+        let pts: Vec<(f64, f64)> = (0..=80)
+            .map(|i| {
+                let b = (lo.ln() + (hi.ln() - lo.ln()) * i as f64 / 80.0).exp();
+                (b, wire_limit_gbps(op, b as usize, 4096))
+            })
+            .collect();
+        c.draw_series(DashedLineSeries::new(pts, 6, 4, style))
+            .map_err(|e| err(&e))?
+            .label(name)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+    }
+    c.configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| err(&e))?;
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}
+
+/// Run the benchmarks; returns a Markdown report and the machine-readable results.
+pub fn run(cfg: WorldConfig) -> Result<(String, BenchJson), crate::Error> {
     let mut out = String::new();
+    let mut json = BenchJson::default();
     let w = world(cfg);
     let mut a = Rnic::open(SimNic::new(&w, 0)?)?;
     writeln!(
@@ -150,6 +314,7 @@ pub fn run(cfg: WorldConfig) -> Result<String, crate::Error> {
         (BenchOp::Send, 4096, 256),
         (BenchOp::Send, 65536, 32),
         (BenchOp::Write, 64, 256),
+        (BenchOp::Send, 64, 256),
         (BenchOp::Read, 4096, 256),
         (BenchOp::Read, 65536, 32),
         (BenchOp::Read, 64, 256),
@@ -158,6 +323,13 @@ pub fn run(cfg: WorldConfig) -> Result<String, crate::Error> {
         rig.audit()?;
         w2.borrow_mut().wire.clear();
         let limit = wire_limit_gbps(op, size, 4096);
+        match (op, size) {
+            (BenchOp::Write, 64) => json.write_64_mpps = r.mpps(),
+            (BenchOp::Send, 64) => json.send_64_mpps = r.mpps(),
+            (BenchOp::Read, 64) => json.read_64_mpps = r.mpps(),
+            (BenchOp::Write, 4096) => json.write_4k_wire_share = r.gbps() / limit,
+            _ => {}
+        }
         writeln!(
             out,
             "| {} | {size} | {iters} | {} | {:.1} | {:.2} Gb/s | {limit:.2} Gb/s | {:.1}% | {:.3} |",
@@ -170,6 +342,7 @@ pub fn run(cfg: WorldConfig) -> Result<String, crate::Error> {
         )?;
     }
     let rdma_speed = (w2.borrow().cycle - c0) as f64 / t.elapsed().as_secs_f64();
+    json.sim_cycles_per_s = rdma_speed;
     atomic_rows(&mut out, &rig, &qa, &qb)?;
 
     // NIC-internal latency, one message at a time on an idle pair
@@ -180,38 +353,60 @@ pub fn run(cfg: WorldConfig) -> Result<String, crate::Error> {
     for (what, inline, size) in [
         ("TX, inline 16 B SEND", true, 16usize),
         ("TX, 4 KiB WRITE", false, 4096),
+        ("TX, 64 B WRITE", false, 64),
     ] {
-        let (tx, tx_last, rx) = latency(&rig, &qa, &qb, inline, size)?;
+        let l = latency(&rig, &qa, &qb, inline, size)?;
         let beats = (size + 74 + 4).div_ceil(64) as u64;
         let (note, v) = if inline {
             (
                 "SQ doorbell accepted on BAR0 -> first beat on m_axis_tx (no DMA)".to_string(),
-                tx,
+                l.tx_first,
             )
         } else {
             (
                 format!(
-                    "SQ doorbell accepted -> last beat on m_axis_tx, minus the frame's {beats} beats (includes the payload DMA read: 150-cycle host-memory model latency; the header beat leaves after {tx} cycles)"
+                    "SQ doorbell accepted -> last beat on m_axis_tx, minus the frame's {beats} beats (includes the payload DMA read: 150-cycle host-memory model latency; the header beat leaves after {} cycles)",
+                    l.tx_first
                 ),
-                tx_last + 1 - beats,
+                l.tx_last + 1 - beats,
             )
         };
+        let ns = |c: u64| c as f64 * NS_PER_CYCLE;
+        writeln!(out, "| {what} | {note} | {v} | {:.0} |", ns(v))?;
+        let rnote = "last beat taken from s_axis_rx -> first payload byte written to host memory (W handshake)";
         writeln!(
             out,
-            "| {what} | {note} | {v} | {:.0} |",
-            v as f64 * NS_PER_CYCLE
+            "| RX of the same ({size} B) | {rnote} | {} | {:.0} |",
+            l.rx_write,
+            ns(l.rx_write)
         )?;
-        let rnote = "last beat taken from s_axis_rx -> first payload byte written to host memory";
+        let vnote = "last beat taken from s_axis_rx -> write response (B channel) of the last payload byte: the data is in host memory (100-cycle write-response model latency)";
         writeln!(
             out,
-            "| RX of the same ({size} B) | {rnote} | {rx} | {:.0} |",
-            rx as f64 * NS_PER_CYCLE
+            "| RX of the same ({size} B), to visible | {vnote} | {} | {:.0} |",
+            l.rx_visible,
+            ns(l.rx_visible)
         )?;
+        if !inline {
+            let onote = "host to host: SQ doorbell on A -> write response of the last payload byte at B (TX, 25-cycle link, RX; the doorbell's MMIO write itself costs no simulated time in this model)";
+            writeln!(
+                out,
+                "| one way, {size} B WRITE | {onote} | {} | {:.0} |",
+                l.one_way,
+                ns(l.one_way)
+            )?;
+            if size == 64 {
+                json.one_way_64_ns = ns(l.one_way);
+            }
+        }
     }
     qa.destroy()?;
     qb.destroy()?;
     drop(rig);
     drop((ca, cb));
+
+    // goodput against message size, and 4 KiB WRITEs spread over every QP the build has
+    sweep(&mut out, &mut json, cfg)?;
 
     // one lost frame: the cycles the engine needs to recover
     recovery(&mut out, cfg)?;
@@ -238,7 +433,74 @@ pub fn run(cfg: WorldConfig) -> Result<String, crate::Error> {
         out,
         "\nSimulator speed (wall clock, this machine): two-NIC world idle {idle:.0} cycles/s; with the driver sending 1500-byte frames {busy:.0} cycles/s; during the RDMA runs above {rdma_speed:.0} cycles/s."
     )?;
-    Ok(out)
+    Ok((out, json))
+}
+
+/// The goodput sweep (WRITE, SEND, READ over `SWEEP_SIZES`, one QP, MTU 4096, 32 outstanding,
+/// about 4 MiB a point) and 4 KiB WRITEs round robin over as many QPs as the build has.
+fn sweep(out: &mut String, json: &mut BenchJson, cfg: WorldConfig) -> Result<(), crate::Error> {
+    let w = world(cfg);
+    let ca = Context::new(Rnic::open(SimNic::new(&w, 0)?)?, PortAddr::sim(1)?)?;
+    let cb = Context::new(Rnic::open(SimNic::new(&w, 1)?)?, PortAddr::sim(2)?)?;
+    let max = *SWEEP_SIZES.last().expect("sizes");
+    let rig = Rig::new(&w, &ca, &cb, max + 4096)?;
+    let (qa, qb) = rig.connect(Mtu::Mtu4096)?;
+    writeln!(
+        out,
+        "\nGoodput against message size (A -> B, path MTU 4096, one QP, 32 outstanding, about 4 MiB a point; plot: `out/goodput.svg`, a copy in docs/goodput.svg):\n\n| op | bytes | messages | cycles | goodput | wire limit | share | Mpps |\n|---|---|---|---|---|---|---|---|"
+    )?;
+    for op in [BenchOp::Write, BenchOp::Send, BenchOp::Read] {
+        for size in SWEEP_SIZES {
+            let iters = ((4usize << 20) / size).clamp(4, 512);
+            let r = rig.measure(&qa, &qb, op, size, iters, 32)?;
+            rig.audit()?;
+            w.borrow_mut().wire.clear();
+            let limit = wire_limit_gbps(op, size, 4096);
+            writeln!(
+                out,
+                "| {} | {size} | {iters} | {} | {:.2} Gb/s | {limit:.2} Gb/s | {:.1}% | {:.3} |",
+                op.name(),
+                r.cycles,
+                r.gbps(),
+                100.0 * r.gbps() / limit,
+                r.mpps()
+            )?;
+            json.sweep.push(SweepPoint {
+                op: op.name(),
+                bytes: size,
+                messages: iters,
+                cycles: r.cycles,
+                gbps: r.gbps(),
+                wire_limit_gbps: limit,
+                mpps: r.mpps(),
+            });
+        }
+    }
+    qa.destroy()?;
+    qb.destroy()?;
+    // every QP the build has (QP 0 is the driver's own): 4 KiB WRITEs round robin
+    let mut pairs = Vec::new();
+    while let Ok(p) = rig.connect(Mtu::Mtu4096) {
+        pairs.push(p);
+    }
+    ensure!(!pairs.is_empty(), "sweep: no QP pair could be made");
+    let refs: Vec<_> = pairs.iter().map(|(a, b)| (a, b)).collect();
+    let per_qp = 4;
+    let r = rig.measure_spread(&refs, 4096, per_qp, 4)?;
+    rig.audit()?;
+    let limit = wire_limit_gbps(BenchOp::Write, 4096, 4096);
+    json.qps = refs.len();
+    json.write_4k_wire_share_all_qps = r.gbps() / limit;
+    writeln!(
+        out,
+        "\n4 KiB WRITEs round robin over {} QPs (every QP the build has beside the driver's own; {per_qp} per QP, 4 outstanding each): {} messages in {} cycles, {:.2} Gb/s = {:.1}% of the wire limit {limit:.2} Gb/s.",
+        refs.len(),
+        r.iters,
+        r.cycles,
+        r.gbps(),
+        100.0 * r.gbps() / limit
+    )?;
+    Ok(())
 }
 
 /// Message rate of the atomics (and of 8-byte READs, the other operation answered by the
@@ -475,5 +737,118 @@ mod tests {
         let t = super::atomics(crate::WorldConfig::default()).unwrap_or_else(|e| panic!("{e}"));
         println!("{t}");
         assert_eq!(t.matches("| FETCH_ADD |").count(), 2, "{t}");
+    }
+
+    use super::*;
+
+    /// The latency probe on idle NICs: the phases are ordered and add up (TX, the 25-cycle
+    /// link, RX to the write response, which follows the write by the model's 100 cycles).
+    #[test]
+    fn latency_phases_add_up() {
+        let cfg = WorldConfig::default();
+        let w = world(cfg);
+        let ca = Context::new(
+            Rnic::open(SimNic::new(&w, 0).unwrap()).unwrap(),
+            PortAddr::sim(1).unwrap(),
+        )
+        .unwrap();
+        let cb = Context::new(
+            Rnic::open(SimNic::new(&w, 1).unwrap()).unwrap(),
+            PortAddr::sim(2).unwrap(),
+        )
+        .unwrap();
+        let rig = Rig::new(&w, &ca, &cb, 8192).unwrap();
+        let (qa, qb) = rig.connect(Mtu::Mtu4096).unwrap();
+        for (inline, size) in [(false, 64), (false, 4096), (true, 16)] {
+            let l = latency(&rig, &qa, &qb, inline, size).unwrap_or_else(|e| panic!("{e}"));
+            assert!(l.tx_first <= l.tx_last, "{size}");
+            assert!(l.rx_write < l.rx_visible, "{size}");
+            assert!(
+                l.rx_visible >= l.rx_write + w.borrow().nics[1].mem.cfg.write_latency,
+                "{size}: visible {} write {}",
+                l.rx_visible,
+                l.rx_write
+            );
+            let link = w.borrow().links[0].cfg.latency;
+            assert!(
+                l.one_way >= l.tx_last + link + l.rx_visible,
+                "{size}: one way {} < tx {} + link {link} + rx {}",
+                l.one_way,
+                l.tx_last,
+                l.rx_visible
+            );
+            // and not much more: the frame is stored and forwarded, then streamed in
+            let beats = (size + 78).div_ceil(64) as u64;
+            assert!(
+                l.one_way <= l.tx_last + link + l.rx_visible + beats + 8,
+                "{size}"
+            );
+        }
+    }
+
+    /// WRITEs spread over many QPs complete on every QP and the machine-readable results and
+    /// the plot are written with every field.
+    #[test]
+    fn spread_json_and_plot() {
+        let w = world(WorldConfig::default());
+        let ca = Context::new(
+            Rnic::open(SimNic::new(&w, 0).unwrap()).unwrap(),
+            PortAddr::sim(1).unwrap(),
+        )
+        .unwrap();
+        let cb = Context::new(
+            Rnic::open(SimNic::new(&w, 1).unwrap()).unwrap(),
+            PortAddr::sim(2).unwrap(),
+        )
+        .unwrap();
+        let rig = Rig::new(&w, &ca, &cb, 16384).unwrap();
+        let pairs: Vec<_> = (0..6).map(|_| rig.connect(Mtu::Mtu1024).unwrap()).collect();
+        let refs: Vec<_> = pairs.iter().map(|(a, b)| (a, b)).collect();
+        let r = rig
+            .measure_spread(&refs, 4096, 3, 2)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(r.iters, 18);
+        assert!(r.gbps() > 10.0, "{}", r.gbps());
+        rig.audit().unwrap();
+        let mut j = BenchJson {
+            qps: 6,
+            ..BenchJson::default()
+        };
+        for op in ["WRITE", "SEND", "READ"] {
+            for (k, b) in SWEEP_SIZES.iter().enumerate() {
+                j.sweep.push(SweepPoint {
+                    op,
+                    bytes: *b,
+                    messages: 1,
+                    cycles: 1,
+                    gbps: 10.0 * k as f64,
+                    wire_limit_gbps: 90.0,
+                    mpps: 1.0,
+                });
+            }
+        }
+        let v: serde_json::Value = serde_json::to_value(&j).unwrap();
+        for k in [
+            "write_64_mpps",
+            "send_64_mpps",
+            "read_64_mpps",
+            "write_4k_wire_share",
+            "write_4k_wire_share_all_qps",
+            "qps",
+            "sim_cycles_per_s",
+            "one_way_64_ns",
+        ] {
+            assert!(v.get(k).is_some_and(|x| x.is_number()), "{k}");
+        }
+        let dir = std::env::temp_dir().join(format!("rnic-plot-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("goodput.svg");
+        plot_sweep(&j.sweep, &p).unwrap();
+        let svg = std::fs::read_to_string(&p).unwrap();
+        for label in ["WRITE", "SEND", "READ", "wire limit", "goodput (Gb/s)"] {
+            assert!(svg.contains(label), "{label} missing from the plot");
+        }
+        assert!(svg.matches("<polyline").count() >= 5, "5 curves");
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

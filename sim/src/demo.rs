@@ -686,6 +686,107 @@ impl<'c> Rig<'c> {
     }
 }
 
+impl Rig<'_> {
+    /// RDMA WRITEs of `size` bytes A -> B spread round robin over `pairs` QP pairs: `per_qp`
+    /// messages per QP with at most `depth` outstanding on each, every QP writing its own slot
+    /// of B's buffer (slots reused when there are more QPs than slots). Completions are checked
+    /// per QP, in order; the data of every slot used is checked at the end. One `Row` for all
+    /// (iters = every message).
+    pub fn measure_spread(
+        &self,
+        pairs: &[(&QueuePair<'_, SimNic>, &QueuePair<'_, SimNic>)],
+        size: usize,
+        per_qp: usize,
+        depth: usize,
+    ) -> Result<Row, Error> {
+        let nq = pairs.len();
+        let what = format!("WRITE {size} B x {nq} QPs");
+        let slots = (self.dst.len() / size.max(1)).min(nq).max(1);
+        ensure!(
+            size > 0 && size <= self.src.len(),
+            "{what}: size out of range"
+        );
+        self.seed.set(self.seed.get() + 1);
+        let data = pattern(self.seed.get(), size);
+        self.src.write(0, &data)?;
+        self.dst
+            .write(0, &vec![FILL; (slots * size + 1).min(self.dst.len())])?;
+        let depth = depth.clamp(1, 64);
+        let qpns: Vec<u32> = pairs.iter().map(|p| p.0.qpn()).collect();
+        let mut posted = vec![0usize; nq];
+        let mut done = vec![0usize; nq];
+        let mut wc = vec![WorkCompletion::default(); 64];
+        let c0 = self.cycle();
+        let t0 = self.a.now_ns()?;
+        let mut c_end = c0;
+        loop {
+            for (q, p) in pairs.iter().enumerate() {
+                let room = (per_qp - posted[q]).min(depth - (posted[q] - done[q]));
+                if room > 0 {
+                    let sge = self.src.sge(0, size)?;
+                    let remote_addr = self.dst.iova() + ((q % slots) * size) as u64;
+                    let wrs: Vec<SendWr> = (posted[q]..posted[q] + room)
+                        .map(|i| {
+                            SendWr::new(
+                                i as u64,
+                                SendOp::RdmaWrite {
+                                    remote_addr,
+                                    rkey: self.dst.rkey(),
+                                },
+                            )
+                            .sge(sge)
+                        })
+                        .collect();
+                    p.0.post_send(&wrs)?;
+                    posted[q] += room;
+                }
+            }
+            let n = self.a_cq.poll(&mut wc)?;
+            for w in &wc[..n] {
+                let q = qpns.iter().position(|x| *x == w.qp_num);
+                ensure!(
+                    q.is_some_and(|q| w.wr_id == done[q] as u64)
+                        && w.status == WcStatus::Success
+                        && w.opcode == WcOpcode::RdmaWrite
+                        && w.byte_len as usize == size,
+                    "{what}: requester completion {w:?}"
+                );
+                done[q.expect("checked")] += 1;
+            }
+            if n > 0 {
+                c_end = self.cycle();
+            }
+            if done.iter().all(|d| *d == per_qp) {
+                break;
+            }
+            if n == 0 {
+                if self.a.now_ns()? - t0 > ROW_TIMEOUT_NS {
+                    return Err(Error::Check(format!(
+                        "{what}: {} of {} completions after {} us",
+                        done.iter().sum::<usize>(),
+                        nq * per_qp,
+                        ROW_TIMEOUT_NS / 1000
+                    )));
+                }
+                self.a.relax()?;
+            }
+        }
+        // every slot used holds the data, the byte after the last one is untouched
+        self.wait_dst(0, &data.repeat(slots), &what)?;
+        Ok(Row {
+            op: BenchOp::Write,
+            mtu: pairs[0]
+                .0
+                .query_device()
+                .map(|(q, _)| 128u32 << q.path_mtu)
+                .unwrap_or(0),
+            bytes: size,
+            iters: nq * per_qp,
+            cycles: c_end - c0,
+        })
+    }
+}
+
 /// The showcase: one message of each kind A -> B at MTU 1024, both sides' completions printed
 /// and checked, the destination verified.
 fn showcase(rig: &Rig, out: &mut impl Write) -> Result<(), Error> {

@@ -53,6 +53,8 @@ pub struct Mapping {
 
 struct Burst {
     addr: u64,
+    /// The burst's first (aligned) address.
+    first: u64,
     beats: u32,
     ready_at: u64,
     ok: bool,
@@ -67,11 +69,17 @@ pub struct HostMem {
     next_id: u64,
     reads: VecDeque<Burst>,
     writes: VecDeque<Burst>,
-    bresp: VecDeque<(u64, bool)>,
+    /// Write responses due: (cycle due, ok, the burst's first address).
+    bresp: VecDeque<(u64, bool, u64)>,
     rd_tokens: i64,
     wr_tokens: i64,
     /// Every write that reached memory.
     pub audit: Vec<WriteRecord>,
+    /// Every write response the device took: (the burst's first address, cycle of the B
+    /// handshake), in order: when a write became visible to the host as complete. Recorded
+    /// only while `log_b` is set (latency probes).
+    pub b_log: Vec<(u64, u64)>,
+    pub log_b: bool,
     /// Refused accesses: (cycle, address, is_write).
     pub faults: Vec<(u64, u64, bool)>,
     /// Bytes moved each direction.
@@ -103,6 +111,8 @@ impl HostMem {
             wr_tokens: 0,
             audit: Vec::new(),
             faults: Vec::new(),
+            b_log: Vec::new(),
+            log_b: false,
             bytes_read: 0,
             bytes_written: 0,
             arready: false,
@@ -209,7 +219,7 @@ impl HostMem {
         self.rvalid = self.reads.front().is_some_and(|r| r.ready_at <= now)
             && self.rd_tokens >= 64
             && !stall(rng);
-        self.bvalid = self.bresp.front().is_some_and(|(t, _)| *t <= now) && !stall(rng);
+        self.bvalid = self.bresp.front().is_some_and(|(t, _, _)| *t <= now) && !stall(rng);
         m.set_bit(i::M_AXI_ARREADY, self.arready);
         m.set_bit(i::M_AXI_AWREADY, self.awready);
         m.set_bit(i::M_AXI_WREADY, self.wready);
@@ -245,6 +255,7 @@ impl HostMem {
             }
             self.reads.push_back(Burst {
                 addr: addr & !63,
+                first: addr & !63,
                 beats,
                 ready_at: now + self.cfg.read_latency,
                 ok,
@@ -265,6 +276,7 @@ impl HostMem {
             let beats = m.get(o::M_AXI_AWLEN) as u32 + 1;
             self.writes.push_back(Burst {
                 addr: addr & !63,
+                first: addr & !63,
                 beats,
                 ready_at: 0,
                 ok: true,
@@ -309,13 +321,19 @@ impl HostMem {
             }
             let w = &self.writes[0];
             if last || w.beats == 0 {
-                let ok = w.ok;
-                self.bresp.push_back((now + self.cfg.write_latency, ok));
+                let (ok, first) = (w.ok, w.first);
+                self.bresp
+                    .push_back((now + self.cfg.write_latency, ok, first));
                 self.writes.pop_front();
             }
         }
-        if self.bvalid && m.bit(o::M_AXI_BREADY) {
-            self.bresp.pop_front();
+        // the response is taken whatever `log_b` says (the pop comes first)
+        if self.bvalid
+            && m.bit(o::M_AXI_BREADY)
+            && let Some((_, _, first)) = self.bresp.pop_front()
+            && self.log_b
+        {
+            self.b_log.push((first, now));
         }
     }
 }

@@ -28,8 +28,13 @@ enum Cmd {
     },
     /// Open a simulated NIC through the driver and print what it reports.
     Info,
-    /// Benchmarks in simulated cycles, and the simulator's speed.
-    Bench,
+    /// Benchmarks in simulated cycles, and the simulator's speed: the report on stdout
+    /// (Markdown), `bench.json` and `goodput.svg` in `--out`.
+    Bench {
+        /// Where bench.json and goodput.svg go (made if missing).
+        #[arg(long, default_value = "out")]
+        out: std::path::PathBuf,
+    },
     /// Feed a capture into one NIC's receive port and capture what it sends (see README).
     Replay {
         /// The frames to feed, in order (pcap, Ethernet link type).
@@ -101,7 +106,17 @@ fn main() -> anyhow::Result<()> {
             print!("{}", r.summary());
             println!("out: {} ({} bytes)", out.display(), buf.len());
         }
-        Cmd::Bench => print!("{}", rnic_sim::bench::run(cfg)?),
+        Cmd::Bench { out } => {
+            let (report, json) = rnic_sim::bench::run(cfg)?;
+            print!("{report}");
+            std::fs::create_dir_all(&out).with_context(|| format!("making {}", out.display()))?;
+            let jp = out.join("bench.json");
+            std::fs::write(&jp, serde_json::to_string_pretty(&json)? + "\n")
+                .with_context(|| format!("writing {}", jp.display()))?;
+            let sp = out.join("goodput.svg");
+            rnic_sim::bench::plot_sweep(&json.sweep, &sp)?;
+            println!("\nwrote {} and {}", jp.display(), sp.display());
+        }
         Cmd::Info => {
             let w = world(WorldConfig { nics: 1, ..cfg });
             let mut nic = Rnic::open(SimNic::new(&w, 0)?)?;
