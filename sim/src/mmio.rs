@@ -1,8 +1,12 @@
 //! The host's side of the BARs: an AXI4-Lite master on `s_axil` (BAR0) and an AXI4 master on
 //! `s_axi_wqe` (BAR2). Operations run strictly in issue order, one at a time, which is the
 //! ordering PCIe gives posted writes (a WQE push lands before the doorbell that follows it).
-//! Reads pay an extra PCIe round trip. Valid signals start after a random idle delay and
-//! ready signals see random backpressure, both from the world's seeded RNG.
+//! Reads pay an extra PCIe round trip. Writes (BAR0 writes and BAR2 WQE pushes) are posted:
+//! the driver does not wait for them, and each reaches the device `write_latency` cycles after
+//! it was issued (the flight of a posted PCIe write from the root complex to the endpoint);
+//! writes issued back to back stay pipelined, one after the other. Valid signals start after a
+//! random idle delay and ready signals see random backpressure, both from the world's seeded
+//! RNG.
 
 use crate::model::{Model, ports::i, ports::o};
 use rand::Rng;
@@ -34,6 +38,9 @@ enum Phase {
 pub struct MmioConfig {
     /// Extra cycles a read takes (PCIe round trip), beyond the AXI handshakes.
     pub read_latency: u64,
+    /// Cycles from the driver issuing a posted write to the write reaching the device's AXI
+    /// port (about half the read round trip).
+    pub write_latency: u64,
     /// Probability of idle cycles before asserting valid, and of holding ready low.
     pub jitter: f64,
 }
@@ -42,6 +49,7 @@ impl Default for MmioConfig {
     fn default() -> Self {
         MmioConfig {
             read_latency: 150,
+            write_latency: 75,
             jitter: 0.0,
         }
     }
@@ -49,8 +57,13 @@ impl Default for MmioConfig {
 
 pub struct Mmio {
     pub cfg: MmioConfig,
-    queue: VecDeque<(u64, MmioOp)>,
+    /// (ticket, op, the cycle the driver issued it).
+    queue: VecDeque<(u64, MmioOp, u64)>,
+    /// The current cycle (as last observed).
+    now: u64,
     cur: Option<(u64, MmioOp)>,
+    /// The cycle the driver issued `cur`.
+    cur_issued: u64,
     phase: Phase,
     result: u32,
     next_ticket: u64,
@@ -59,9 +72,9 @@ pub struct Mmio {
     completed_upto: u64,
     ready_b: bool,
     ready_r: bool,
-    /// (cycle, BAR0 offset) of every BAR0 write the device accepted (address and data both
-    /// taken), kept when `log_writes` (latency measurements).
-    pub bar0_writes: Vec<(u64, u32)>,
+    /// (cycle, BAR0 offset, cycle the driver issued it) of every BAR0 write the device
+    /// accepted (address and data both taken), kept when `log_writes` (latency measurements).
+    pub bar0_writes: Vec<(u64, u32, u64)>,
     pub log_writes: bool,
 }
 
@@ -70,7 +83,9 @@ impl Mmio {
         Mmio {
             cfg,
             queue: VecDeque::new(),
+            now: 0,
             cur: None,
+            cur_issued: 0,
             phase: Phase::Idle,
             result: 0,
             next_ticket: 1,
@@ -87,7 +102,7 @@ impl Mmio {
     pub fn submit(&mut self, op: MmioOp) -> u64 {
         let t = self.next_ticket;
         self.next_ticket += 1;
-        self.queue.push_back((t, op));
+        self.queue.push_back((t, op, self.now));
         t
     }
 
@@ -114,10 +129,17 @@ impl Mmio {
     /// Drive the masters' outputs (model inputs) for this cycle.
     pub fn drive(&mut self, m: &mut Model, rng: &mut ChaCha8Rng) {
         let jit = self.cfg.jitter;
+        // a posted write reaches the device `write_latency` after it was issued
+        let due = |(_, op, issued): &(u64, MmioOp, u64)| match op {
+            MmioOp::Read { .. } => *issued,
+            MmioOp::Write { .. } | MmioOp::Push { .. } => issued + self.cfg.write_latency,
+        };
         if self.cur.is_none()
-            && let Some(op) = self.queue.pop_front()
+            && self.queue.front().is_some_and(|q| due(q) <= self.now)
+            && let Some((t, op, issued)) = self.queue.pop_front()
         {
-            self.cur = Some(op);
+            self.cur = Some((t, op));
+            self.cur_issued = issued;
             let d = if jit > 0.0 && rng.random_bool(jit) {
                 rng.random_range(1..4)
             } else {
@@ -225,6 +247,7 @@ impl Mmio {
 
     /// Observe this cycle's handshakes.
     pub fn observe(&mut self, m: &Model, now: u64) {
+        self.now = now + 1;
         let Some((_, op)) = &self.cur else { return };
         let bar0 = match op {
             MmioOp::Read { bar0, .. } | MmioOp::Write { bar0, .. } => *bar0,
@@ -254,7 +277,7 @@ impl Mmio {
                     let a = a_done || m.bit(aw);
                     let wd = w_done || m.bit(w);
                     if a && wd && bar0 && self.log_writes {
-                        self.bar0_writes.push((now, off as u32));
+                        self.bar0_writes.push((now, off as u32, self.cur_issued));
                     }
                     self.phase = if a && wd {
                         Phase::Resp
