@@ -1,7 +1,9 @@
-//! Shared by every block: port bundles and field helpers, the FIFO, the byte-enable RAM,
-//! Verilog generation and the Verilator plumbing (and, for tests, the block-test harness).
+//! Shared by every block: port bundles and field helpers, the FIFOs (in registers / LUT RAM, and
+//! in block RAM), the byte-enable RAM, Verilog generation and the Verilator plumbing (and, for
+//! tests, the block-test harness).
 
 pub mod beram;
+pub mod bramfifo;
 pub mod bus;
 pub mod fifo;
 #[cfg(test)]

@@ -2,8 +2,18 @@
 //! ACK/NAK the responder sends).
 //!
 //! Input: responder jobs (`job`, [`RspJobS`], from `rxresp`) in the order the responder
-//! decided them. They go into a 16-deep job FIFO, so the responder is not held while a long
-//! READ streams out. Output: packet descriptors (`desc`, [`TxDescM`], to `txbuild`'s `rsp`
+//! decided them. They go into a job queue ([`BramFifo`], block RAM) of `2^JOB_DEPTH_LOG2` =
+//! 4096 entries in the default build: room for every READ and atomic a compliant peer can
+//! have outstanding at once, `num_qps` x `ATOMIC_RESOURCES` (256 x 16; `ATOMIC_RESOURCES` is
+//! what the responder advertises as `max_dest_rd_atomic`, so a requester's `max_rd_atomic`
+//! may not exceed it; our own requester's clamp `MAX_RD_ATOMIC` is checked to be no larger).
+//! So the responder is not held while long READs stream out, even when the link stalls.
+//! `job.ready` = `!full`, and `full` rises only in the cycle after a push, so the room the
+//! responder saw at its decision is still there at its push. ACK/NAK jobs share the queue
+//! (one stream keeps IBTA 9.5's response order); the bound covers the READ and atomic jobs
+//! only, so a flood of ACK jobs (or of duplicate READs a peer retries while the first answers
+//! still wait) behind a stalled link can still fill it (`job.ready` low).
+//! Output: packet descriptors (`desc`, [`TxDescM`], to `txbuild`'s `rsp`
 //! port), one per cycle while `desc.ready` is high, in job order:
 //!
 //! - ACK job (`read` = 0): one ACKNOWLEDGE (0x11) descriptor, PSN `psn`, AETH = `syndrome`
@@ -24,12 +34,17 @@
 //! The segmentation keeps a running PSN, address and remaining-byte count (no multiplies);
 //! the descriptor leaves from an output register that reloads in the cycle it is taken, so
 //! the packets of one READ and consecutive jobs stream back to back. A job's first descriptor
-//! is on `desc` 2 cycles after the job was taken.
+//! is on `desc` 2 cycles after the job was taken when it found the queue empty (it bypasses
+//! the queue's RAM); behind a backlog the RAM read is hidden by the queue's prefetch stage
+//! (still one descriptor per cycle).
 //! Counter: `cnt_rd_pkts` (READ RESPONSE descriptors taken by `desc`; ACKNOWLEDGE and ATOMIC
 //! ACKNOWLEDGE descriptors are not counted here: `txbuild` counts both in `cnt_tx_acks`).
 
+use crate::common::bramfifo::BramFifo;
 use crate::common::bus::RspJobS;
-use crate::tx::txreq::{SyncFifo, TxDescM};
+use crate::tx::txreq::TxDescM;
+use rnic_abi::params::DEFAULT;
+use rnic_abi::queue::{ATOMIC_RESOURCES, MAX_RD_ATOMIC};
 use rnic_abi::roce::opcode;
 use rust_hdl::prelude::*;
 
@@ -38,8 +53,21 @@ use rust_hdl::prelude::*;
 /// syndrome 232, msn 240, read 264, va 265, len 329, mtu 361, atomic 364). An atomic job
 /// has no va: its `orig` is stored in the va slot (bits 265..329).
 pub const JOB_BITS: usize = 365;
-/// Job FIFO depth (log2).
-pub const JOB_DEPTH_LOG2: usize = 4;
+/// READ and atomic jobs a compliant peer can have outstanding at once: every QP, each with
+/// up to `ATOMIC_RESOURCES` (our `max_dest_rd_atomic`) READs / atomics in flight.
+pub const MAX_OUTSTANDING_RD_ATOMIC: u32 = DEFAULT.num_qps * ATOMIC_RESOURCES;
+/// Job queue depth (log2): the smallest power of two that holds
+/// [`MAX_OUTSTANDING_RD_ATOMIC`] (12: 4096 entries in the default build).
+pub const JOB_DEPTH_LOG2: usize = (32 - (MAX_OUTSTANDING_RD_ATOMIC - 1).leading_zeros()) as usize;
+const _: () = assert!(
+    1 << JOB_DEPTH_LOG2 >= MAX_OUTSTANDING_RD_ATOMIC
+        && 1 << (JOB_DEPTH_LOG2 - 1) < MAX_OUTSTANDING_RD_ATOMIC,
+    "the job queue holds every READ/atomic a compliant peer can have outstanding"
+);
+const _: () = assert!(
+    MAX_RD_ATOMIC <= ATOMIC_RESOURCES,
+    "our requester never has more outstanding than our responder advertises"
+);
 
 fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(v.into())
@@ -53,7 +81,7 @@ pub struct RdResp {
     pub job: RspJobS,
     pub desc: TxDescM,
     pub cnt_rd_pkts: Signal<Out, Bits<32>>,
-    jfifo: SyncFifo<JOB_BITS, JOB_DEPTH_LOG2>,
+    jfifo: BramFifo<JOB_BITS, JOB_DEPTH_LOG2>,
     // segmentation state of the head job (READ)
     busy: DFF<Bit>,
     psn_r: DFF<Bits<24>>,
@@ -757,7 +785,8 @@ pub(crate) mod tests {
         for op in 0x0D..=0x11 {
             assert!(ops(op) > 20, "opcode {op:#x}: {}", ops(op));
         }
-        assert!(o.job_stalls > 0, "the job FIFO never filled");
+        // 600 jobs never fill the job queue, whatever the backpressure
+        assert_eq!(o.job_stalls, 0, "job_ready low");
         // after reset: counter cleared, nothing pending
         let jobs: Vec<Job> = (0..50).map(|_| rand_job(&mut r, 0.5, 5000)).collect();
         let o2 = run(&mut m, &jobs, 0.0, &|_| 0.5, &mut r);
@@ -834,5 +863,101 @@ pub(crate) mod tests {
         let n = o.at.len() as u64;
         assert_eq!(n, 40);
         assert_eq!(o.at[n as usize - 1] - o.at[0] + 1, n, "bubbles: {:?}", o.at);
+    }
+
+    /// `desc` held (txbuild taking nothing) for a long stretch: the job queue takes jobs with
+    /// `job_ready` high throughout, far beyond the 16 of the old queue (300 jobs, random
+    /// idle); `desc_valid` holds its first descriptor unchanged. Released (random
+    /// backpressure), every descriptor of every job leaves in job order. Then the queue is
+    /// filled to the brim (desc held): `job_ready` stays high for at least 2^JOB_DEPTH_LOG2
+    /// jobs and falls only in the cycle after an accepted job; released, all are answered in
+    /// order and the queue takes jobs again.
+    #[test]
+    fn deep_queue_while_desc_is_held() {
+        let mut m = model(RdResp::default(), "rdresp");
+        let mut r = rng(14);
+        reset(&mut m);
+        /// Feed `jobs` with `desc_ready` low (idle probability `idle`) until the queue
+        /// refuses one or all are taken; returns how many were taken.
+        fn feed(m: &mut DynModel, r: &mut ChaCha8Rng, jobs: &[Job], idle: f64) -> usize {
+            let mut taken = 0;
+            let mut held: Option<Desc> = None;
+            let mut last_taken = false;
+            m.set("desc_ready", 0);
+            while taken < jobs.len() {
+                let jv = !chance(r, idle);
+                m.set("job_valid", jv as u64);
+                jobs[taken].drive(m, "job");
+                m.tick();
+                let ready = m.bit("job_ready");
+                if !ready {
+                    assert!(last_taken, "job_ready fell without a job taken before it");
+                    break;
+                }
+                last_taken = jv;
+                if jv {
+                    taken += 1;
+                }
+                if m.bit("desc_valid") {
+                    let d = Desc::read(m, "desc");
+                    if let Some(h) = &held {
+                        assert_eq!(&d, h, "held descriptor changed");
+                    }
+                    held = Some(d);
+                }
+            }
+            m.set("job_valid", 0);
+            taken
+        }
+        /// Release `desc` (backpressure `bp`) and collect the descriptors of `jobs`.
+        fn drain(m: &mut DynModel, r: &mut ChaCha8Rng, jobs: &[Job], bp: f64) {
+            let want: Vec<Desc> = jobs.iter().flat_map(expand).collect();
+            let mut got = 0;
+            let mut cycles = 0u64;
+            while got < want.len() {
+                let ready = !chance(r, bp);
+                m.set("desc_ready", ready as u64);
+                m.tick();
+                if ready && m.bit("desc_valid") {
+                    assert_eq!(Desc::read(m, "desc"), want[got], "descriptor {got}");
+                    got += 1;
+                }
+                cycles += 1;
+                assert!(cycles < 4 * want.len() as u64 + 100, "stuck at {got}");
+            }
+            m.set("desc_ready", 1);
+            for _ in 0..10 {
+                m.tick();
+                assert!(!m.bit("desc_valid"), "descriptor after the last");
+            }
+        }
+        let jobs: Vec<Job> = (0..300)
+            .map(|_| rand_job_atomic(&mut r, 0.4, 0.4, 20_000))
+            .collect();
+        assert_eq!(feed(&mut m, &mut r, &jobs, 0.3), 300, "job_ready fell");
+        // held for a long stretch more: nothing changes, nothing is lost
+        for _ in 0..2000 {
+            m.tick();
+            assert!(m.bit("job_ready"));
+        }
+        drain(&mut m, &mut r, &jobs, 0.3);
+        // to the brim: short jobs, at full rate
+        let jobs: Vec<Job> = (0..(1 << JOB_DEPTH_LOG2) + 10)
+            .map(|_| {
+                let mut j = rand_job_atomic(&mut r, 0.3, 0.4, 0);
+                j.len = j.len.min(300);
+                j
+            })
+            .collect();
+        let n = feed(&mut m, &mut r, &jobs, 0.0);
+        // the queue's entries, plus at most the job in the output register
+        assert!(
+            (1 << JOB_DEPTH_LOG2..=(1 << JOB_DEPTH_LOG2) + 1).contains(&n),
+            "{n} jobs taken before job_ready fell"
+        );
+        drain(&mut m, &mut r, &jobs[..n], 0.1);
+        assert!(m.bit("job_ready"));
+        let jobs: Vec<Job> = (0..20).map(|_| rand_job(&mut r, 0.5, 5000)).collect();
+        run(&mut m, &jobs, 0.2, &|_| 0.2, &mut r);
     }
 }
