@@ -44,7 +44,9 @@
 //!    atomic to the atomic unit (`atom`) and waits for its `done`, then issues in parallel the
 //!    DMA write command, the completion (after the command was taken), the responder job
 //!    (`rsp`: ACK/NAK, READ or ATOMIC ACKNOWLEDGE), the `RqState` write (byte enables: every
-//!    responder field, never `rq_pi`) and a *mover job*, and pops the header FIFO.
+//!    responder field, never `rq_pi`) and a *mover job*, and pops the header FIFO. It never
+//!    waits for room in the responder job queue: a frame that needs a job while `rsp.ready`
+//!    is low is dropped instead (`cnt_drop_busy`, below).
 //! 3. **[`mover::Mover`]**: streams the payload of each job from the packet buffer to
 //!    `wr.dat_*`, shifted by the payload offset (4 possible: 54, 58, 70, 74 bytes; a 4-way mux
 //!    of constant shifts; an ATOMIC ACKNOWLEDGE's job takes the 8 bytes at 58 byte-reversed),
@@ -88,6 +90,28 @@
 //!   for them) are checked here (QP state: ackproc's business).
 //! * CNP (BTH opcode 0x81) for a QP in RTR/RTS addressed to us: counted (`cnt_rx_cnp`),
 //!   dropped; otherwise dropped like a request.
+//! * responder job queue full (`rsp.ready` low) when the responder commits to a frame that
+//!   would push a responder job (any ACK/NAK: the ACK of an AckReq request, the re-ACK of a
+//!   duplicate, NAK PSN sequence error, RNR NAK, NAK invalid request / remote access / remote
+//!   operational error; a READ job; the ATOMIC ACKNOWLEDGE of a new or a duplicate atomic):
+//!   the frame is dropped as if lost on the wire: no DMA command, no completion, no `RqState`
+//!   or `QpContext` write, nothing on `atom`, no counter but `cnt_drop_busy` (+1); the mover
+//!   job only frees its buffer and the header FIFO is popped. The commit point is the cycle
+//!   the outcome is decided, before anything with an effect: Decide for duplicates, future
+//!   PSNs, opcode-sequence errors and RNR NAKs; Check for the rest; for an atomic (new or
+//!   duplicate) before it is handed to the atomic unit (which executes it), so a duplicate
+//!   atomic is dropped whether or not its saved result would be found. A frame that needs
+//!   no job (a SEND / WRITE executed without AckReq, the rest of a failed WRITE, a duplicate
+//!   READ failing its checks, ACKNOWLEDGE / READ RESPONSE / ATOMIC ACKNOWLEDGE for ackproc,
+//!   CNPs, every drop) is handled normally whatever `rsp.ready` is. Why the push in Emit then
+//!   never waits: the responder is the only producer of `rsp` and handles one frame at a
+//!   time, and the queue's `ready` is `!full`, which can fall only through a push; so the
+//!   room seen at the commit point is still there at the push. Why dropping is correct: to
+//!   an IBTA RC requester the frame was lost; it retransmits on the PSN sequence NAK a later
+//!   packet draws or on its retry timer (an atomic dropped here was not executed, so its
+//!   retransmission executes it once). It happens only when the transmit side has been
+//!   blocked long enough to fill the queue; it keeps the receive path from ever waiting on
+//!   the transmit side (no circular wait between two NICs sending both ways).
 //! * every responder job carries the QP's `traffic_class` (`rsp.tos`: the TOS byte of the
 //!   ACK / READ RESPONSE frames).
 //! * responder jobs (`rsp`, [`RspJobM`]) are one stream in decision order: ACK/NAKs with
@@ -333,6 +357,9 @@ pub struct RxResp {
     /// Duplicate atomics answered from the saved results; duplicates not found (dropped).
     pub cnt_atom_dup: Signal<Out, Bits<32>>,
     pub cnt_atom_miss: Signal<Out, Bits<32>>,
+    /// Frames that needed a responder job while the job queue (`rsp`) was full: dropped
+    /// as if lost on the wire (engstat `drop_busy`).
+    pub cnt_drop_busy: Signal<Out, Bits<32>>,
     pub cnt_drop_icrc: Signal<Out, Bits<32>>,
     pub cnt_drop_parse: Signal<Out, Bits<32>>,
     /// Frames dropped whole at their first beat because the packet buffer or FIFO was full.
@@ -372,6 +399,7 @@ impl RxResp {
             cnt_rx_atomic: Default::default(),
             cnt_atom_dup: Default::default(),
             cnt_atom_miss: Default::default(),
+            cnt_drop_busy: Default::default(),
             cnt_drop_icrc: Default::default(),
             cnt_drop_parse: Default::default(),
             cnt_drop_buf: Default::default(),
@@ -437,6 +465,7 @@ impl Logic for RxResp {
         self.cnt_rx_atomic.next = self.resp.cnt_rx_atomic.val();
         self.cnt_atom_dup.next = self.resp.cnt_atom_dup.val();
         self.cnt_atom_miss.next = self.resp.cnt_atom_miss.val();
+        self.cnt_drop_busy.next = self.resp.cnt_drop_busy.val();
         self.cnt_drop_icrc.next = self.ingress.cnt_drop_icrc.val();
         self.cnt_drop_parse.next = self.ingress.cnt_drop_parse.val();
         self.cnt_drop_buf.next = self.ingress.cnt_drop_buf.val();

@@ -3,7 +3,9 @@
 //! RQ state, receive WQE and MR reads, the checks, then the DMA write command, completion,
 //! responder job (ACK/NAK, READ or ATOMIC ACKNOWLEDGE), `RqState` write-back and the mover
 //! job, in parallel. An atomic request, once its checks passed, goes to the atomic unit
-//! (`atom`) and waits for its `done`. A READ RESPONSE or ATOMIC ACKNOWLEDGE goes to ackproc
+//! (`atom`) and waits for its `done`. A frame that needs a responder job while `rsp.ready` is
+//! low at the commit point (Decide / Check) is dropped (`cnt_drop_busy`): the job push never
+//! waits. A READ RESPONSE or ATOMIC ACKNOWLEDGE goes to ackproc
 //! (`ackev`) first and waits for its verdict (`rdv`) before the DMA write of its payload.
 
 use super::{BUF_BITS, MoveJobM, RxHdrS};
@@ -117,6 +119,9 @@ pub struct Responder {
     pub cnt_rx_atomic: Signal<Out, Bits<32>>,
     pub cnt_atom_dup: Signal<Out, Bits<32>>,
     pub cnt_atom_miss: Signal<Out, Bits<32>>,
+    /// Frames that needed a responder job while `rsp.ready` was low at the commit point:
+    /// dropped as if lost on the wire.
+    pub cnt_drop_busy: Signal<Out, Bits<32>>,
     // ---- constants
     k_pkey15: Constant<Bits<16>>,
     k_mtu_unit: Constant<Bits<32>>,
@@ -223,6 +228,10 @@ pub struct Responder {
     o_w_lkey: Constant<Bits<10>>,
     mv_first: Signal<Local, Bits<9>>,
     capture_ctx: Signal<Local, Bit>,
+    /// This cycle commits the frame at the head to side effects that include a responder
+    /// job (an ACK/NAK, a READ, an ATOMIC ACKNOWLEDGE; an atomic about to be handed to the
+    /// unit): with `rsp.ready` low, the frame is dropped instead.
+    needs_job: Signal<Local, Bit>,
     // ---- head of the header FIFO, decoded
     pay: Signal<Local, Bits<16>>,
     is_send: Signal<Local, Bit>,
@@ -363,6 +372,7 @@ pub struct Responder {
     ct_rx_atomic: DFF<Bits<32>>,
     ct_atom_dup: DFF<Bits<32>>,
     ct_atom_miss: DFF<Bits<32>>,
+    ct_drop_busy: DFF<Bits<32>>,
 }
 
 impl Responder {
@@ -408,6 +418,7 @@ impl Responder {
             cnt_rx_atomic: Default::default(),
             cnt_atom_dup: Default::default(),
             cnt_atom_miss: Default::default(),
+            cnt_drop_busy: Default::default(),
             k_pkey15: k(0x7FFF),
             k_mtu_unit: k(128),
             k_nqp: k(p.num_qps as u64),
@@ -510,6 +521,7 @@ impl Responder {
             o_w_lkey: wf("lkey"),
             mv_first: Default::default(),
             capture_ctx: Default::default(),
+            needs_job: Default::default(),
             pay: Default::default(),
             is_send: Default::default(),
             is_write: Default::default(),
@@ -634,6 +646,7 @@ impl Responder {
             ct_rx_atomic: Default::default(),
             ct_atom_dup: Default::default(),
             ct_atom_miss: Default::default(),
+            ct_drop_busy: Default::default(),
         }
     }
 }
@@ -701,7 +714,8 @@ impl Logic for Responder {
             next_acnt,
             ct_rx_atomic,
             ct_atom_dup,
-            ct_atom_miss
+            ct_atom_miss,
+            ct_drop_busy
         );
         // =========================================================== head fields
         self.pay.next = self.head.pay_len.val() - bit_cast::<16, 2>(self.head.pad.val());
@@ -993,6 +1007,7 @@ impl Logic for Responder {
         self.atom.cnt.next = self.at_cnt.val().get_bits::<5>(0);
         self.head.pop.next = false;
         self.capture_ctx.next = false;
+        self.needs_job.next = false;
 
         match self.st.q.val() {
             St::Idle => {
@@ -1092,13 +1107,15 @@ impl Logic for Responder {
                 } else if self.psn_diff.val().get_bit(23) && self.is_rd.val() {
                     // duplicate READ: answered again from the request (the requester may
                     // re-request from the middle with its own PSN, va and length) after the
-                    // access checks; no state change (Check)
-                    self.ct_rx_dup.d.next = self.ct_rx_dup.q.val() + 1;
+                    // access checks; no state change (Check, which also counts it: nothing
+                    // is committed before)
                     self.rd_dup.d.next = true;
                     self.st.d.next = St::MrRd;
                 } else if self.psn_diff.val().get_bit(23) && self.is_atom.val() {
                     // duplicate atomic: not executed again; its saved result is looked up
-                    // (found: answered with it; else dropped); no state change
+                    // (found: answered with it; else dropped); no state change. Whether it
+                    // is found is known only after asking: it needs room for a job
+                    self.needs_job.next = true;
                     self.ct_rx_dup.d.next = self.ct_rx_dup.q.val() + 1;
                     self.at_dup.d.next = true;
                     self.st.d.next = St::AtomReq;
@@ -1106,6 +1123,7 @@ impl Logic for Responder {
                     // duplicate SEND/WRITE: ACKed again whether or not AckReq is set (C9-105;
                     // a requester may retransmit a middle packet without AckReq), with the
                     // last PSN accepted and the current MSN; nothing else
+                    self.needs_job.next = true;
                     self.ct_rx_dup.d.next = self.ct_rx_dup.q.val() + 1;
                     self.pend_ack.d.next = true;
                     self.resp_syn.d.next = self.k_syn_ack.val();
@@ -1113,6 +1131,7 @@ impl Logic for Responder {
                 } else if self.psn_diff.val().any() {
                     // future PSN: one NAK until the expected PSN arrives
                     if !(self.s_flags.val() & self.k_f_nak.val()).any() {
+                        self.needs_job.next = true;
                         self.ct_nak_seq.d.next = self.ct_nak_seq.q.val() + 1;
                         self.pend_ack.d.next = true;
                         self.resp_syn.d.next = self.k_syn_seq.val();
@@ -1126,6 +1145,7 @@ impl Logic for Responder {
                     if !self.seq_ok.val() {
                         // class C: NAK invalid request, QP to ERR; a receive WQE being filled
                         // by a multi-packet SEND is completed with REM_INV_REQ_ERR (as rxe)
+                        self.needs_job.next = true;
                         self.ct_nak_inv.d.next = self.ct_nak_inv.q.val() + 1;
                         self.pend_ack.d.next = true;
                         self.resp_syn.d.next = self.k_syn_inv.val();
@@ -1153,6 +1173,7 @@ impl Logic for Responder {
                         }
                     } else if self.need_wqe.val() && self.s_ci.val() == self.s_pi.val() {
                         // RNR NAK (class B: no state change), timer code from the QP
+                        self.needs_job.next = true;
                         self.ct_nak_rnr.d.next = self.ct_nak_rnr.q.val() + 1;
                         self.pend_ack.d.next = true;
                         self.resp_syn.d.next = self.k_syn_rnr.val()
@@ -1200,6 +1221,10 @@ impl Logic for Responder {
                 }
             }
             St::Check => {
+                // every outcome here sends a job (ACK/NAK, READ, or the atomic to the unit,
+                // then its ATOMIC ACKNOWLEDGE or NAK) but an executed SEND/WRITE without
+                // AckReq and a duplicate READ failing its checks
+                self.needs_job.next = true;
                 self.st.d.next = St::Emit;
                 self.resp_psn.d.next = self.head.psn.val();
                 self.resp_syn.d.next = self.k_syn_ack.val();
@@ -1219,6 +1244,7 @@ impl Logic for Responder {
                     // REMOTE_READ; a failing new request is a class C error (rq_psn not
                     // advanced, QP to ERR), a failing duplicate is dropped silently
                     if self.rd_dup.q.val() {
+                        self.ct_rx_dup.d.next = self.ct_rx_dup.q.val() + 1;
                         if self.rd_qacc.val()
                             && !self.rd_long.val()
                             && (self.zlen.val() || self.mr_ok.val())
@@ -1226,6 +1252,8 @@ impl Logic for Responder {
                             self.ct_rx_read.d.next = self.ct_rx_read.q.val() + 1;
                             self.pend_ack.d.next = true;
                             self.resp_read.d.next = true;
+                        } else {
+                            self.needs_job.next = false;
                         }
                     } else if !self.rd_qacc.val() {
                         self.ct_nak_acc.d.next = self.ct_nak_acc.q.val() + 1;
@@ -1333,6 +1361,7 @@ impl Logic for Responder {
                     self.next_flags.d.next = self.next_flags.q.val() & !self.k_f_send.val();
                 } else {
                     // execute
+                    self.needs_job.next = self.head.ackreq.val();
                     self.ct_rx_req.d.next = self.ct_rx_req.q.val() + 1;
                     self.pend_ack.d.next = self.head.ackreq.val();
                     self.next_psn.d.next = self.s_psn.val() + 1;
@@ -1460,6 +1489,8 @@ impl Logic for Responder {
                 if self.cpl.ready.val() && !self.pend_cmd.q.val() {
                     self.pend_cpl.d.next = false;
                 }
+                // the job: room was seen at the commit point and only this push can take it,
+                // so `rsp.ready` is high here (the hold below is never used)
                 self.rsp.valid.next = self.pend_ack.q.val();
                 if self.rsp.ready.val() {
                     self.pend_ack.d.next = false;
@@ -1506,6 +1537,32 @@ impl Logic for Responder {
                 self.st.d.next = St::Idle;
             }
         }
+        // No room in the responder job queue at the commit point (Decide or Check, before
+        // anything with an effect and before the atomic unit is asked): the frame is dropped
+        // as if lost on the wire. Only the mover job that frees its buffer and the header
+        // FIFO pop remain; no counter but this one. (The responder is `rsp`'s only producer
+        // and `rsp.ready` = not full can fall only through a push, so a job committed with
+        // `rsp.ready` high is taken in Emit's first cycle: the push never waits.)
+        if self.needs_job.val() && !self.rsp.ready.val() {
+            self.st.d.next = St::Emit;
+            self.ct_drop_busy.d.next = self.ct_drop_busy.q.val() + 1;
+            self.pend_cmd.d.next = false;
+            self.pend_cpl.d.next = false;
+            self.pend_ack.d.next = false;
+            self.pend_wr.d.next = false;
+            self.pend_qerr.d.next = false;
+            self.wqe_flush.d.next = false;
+            self.resp_read.d.next = false;
+            self.resp_atom.d.next = false;
+            self.mv_beats.d.next = 0.into();
+            self.ct_rx_req.d.next = self.ct_rx_req.q.val();
+            self.ct_rx_dup.d.next = self.ct_rx_dup.q.val();
+            self.ct_rx_read.d.next = self.ct_rx_read.q.val();
+            self.ct_nak_seq.d.next = self.ct_nak_seq.q.val();
+            self.ct_nak_acc.d.next = self.ct_nak_acc.q.val();
+            self.ct_nak_inv.d.next = self.ct_nak_inv.q.val();
+            self.ct_nak_rnr.d.next = self.ct_nak_rnr.q.val();
+        }
         // QP and RqState records: the first and second read data after Idle
         if self.ctx.rvalid.val() && self.capture_ctx.val() {
             self.rd_cnt.d.next = self.rd_cnt.q.val() + 1;
@@ -1532,6 +1589,7 @@ impl Logic for Responder {
         self.cnt_rx_atomic.next = self.ct_rx_atomic.q.val();
         self.cnt_atom_dup.next = self.ct_atom_dup.q.val();
         self.cnt_atom_miss.next = self.ct_atom_miss.q.val();
+        self.cnt_drop_busy.next = self.ct_drop_busy.q.val();
         if self.rst.val() {
             self.st.d.next = St::Idle;
             self.pend_cmd.d.next = false;
@@ -1560,6 +1618,7 @@ impl Logic for Responder {
             self.ct_rx_atomic.d.next = 0.into();
             self.ct_atom_dup.d.next = 0.into();
             self.ct_atom_miss.d.next = 0.into();
+            self.ct_drop_busy.d.next = 0.into();
             self.at_dup.d.next = false;
             self.resp_atom.d.next = false;
         }

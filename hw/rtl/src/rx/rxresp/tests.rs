@@ -214,6 +214,15 @@ struct Bench {
     beats: VecDeque<([u8; 64], u64, bool, bool, usize)>,
     idle: f64,
     stall: f64,
+    /// The responder job sink (rdresp's job FIFO): `sink_len` jobs of `sink_cap` held,
+    /// `rsp.ready` = not full (so it falls only through a push), one job drained per cycle
+    /// with probability 1 - `sink_stall`, none while `sink_hold` (the link blocked).
+    sink_cap: usize,
+    sink_len: usize,
+    sink_stall: f64,
+    sink_hold: bool,
+    /// Frames may be dropped for a full sink (`cnt_drop_busy`); else `run` checks it is 0.
+    drops_ok: bool,
     ack_ready: bool,
     aev_ready: bool,
     /// cycle of each frame's last beat, by frame number
@@ -224,6 +233,8 @@ struct Bench {
     prev_cv: bool,
     prev_dv: bool,
     frames: usize,
+    /// beats of each frame, by frame number
+    frame_beats: Vec<usize>,
     /// cycles a beat was held by flow control (tready low)
     held: u64,
 }
@@ -258,6 +269,11 @@ impl Bench {
             beats: VecDeque::new(),
             idle,
             stall,
+            sink_cap: 64,
+            sink_len: 0,
+            sink_stall: stall,
+            sink_hold: false,
+            drops_ok: false,
             ack_ready: false,
             aev_ready: false,
             last_at: vec![],
@@ -266,6 +282,7 @@ impl Bench {
             prev_cv: false,
             prev_dv: false,
             frames: 0,
+            frame_beats: vec![],
             held: 0,
         };
         b.set_qp(
@@ -409,6 +426,7 @@ impl Bench {
                 .push_back((d, keep, i + 1 == n, user && i + 1 == n, self.frames));
         }
         self.frames += 1;
+        self.frame_beats.push(n);
     }
     fn send(&mut self, p: &Pkt) {
         let f = encode(p);
@@ -439,7 +457,12 @@ impl Bench {
         self.ring.drive(&mut self.m, &mut self.r);
         self.dma.drive(&mut self.m, &mut self.r);
         self.cpl.drive(&mut self.m, &mut self.r);
-        self.ack_ready = !chance(&mut self.r, self.stall);
+        // the job sink: a FIFO drained at random (ready = not full)
+        let drain = !chance(&mut self.r, self.sink_stall);
+        if drain && !self.sink_hold && self.sink_len > 0 {
+            self.sink_len -= 1;
+        }
+        self.ack_ready = self.sink_len < self.sink_cap;
         // ackproc takes no other event while a READ RESPONSE verdict or `placed` is open
         self.aev_ready =
             !chance(&mut self.r, self.stall) && self.vd_wait.is_none() && self.place_wait.is_none();
@@ -520,7 +543,13 @@ impl Bench {
                 self.place_wait = Some(plen);
             }
         }
-        if self.ack_ready && self.m.bit("rsp_valid") {
+        if self.m.bit("rsp_valid") {
+            // the push never waits: a job is offered only when the sink has room
+            assert!(
+                self.ack_ready,
+                "rsp.valid without rsp.ready at cycle {now}: the responder waits for the job sink"
+            );
+            self.sink_len += 1;
             let g = |s: &str| self.m.get(&format!("rsp_{s}"));
             self.acks.push(AckOut {
                 dmac: g("dmac"),
@@ -611,6 +640,13 @@ impl Bench {
                 || self.atom.pend.is_some()
                 || self.m.bit("atom_valid");
             quiet = if busy { 0 } else { quiet + 1 };
+        }
+        if !self.drops_ok {
+            assert_eq!(
+                self.cnt("cnt_drop_busy"),
+                0,
+                "frames dropped for a full job sink"
+            );
         }
     }
     /// The ATOMIC ACKNOWLEDGE job for an atomic at `psn`.
@@ -1696,6 +1732,7 @@ fn nonzero(b: &Bench) -> Vec<(&'static str, u64)> {
             "cnt_rx_atomic",
             "cnt_atom_dup",
             "cnt_atom_miss",
+            "cnt_drop_busy",
         ])
         .map(|c| (c, b.cnt(c)))
         .filter(|x| x.1 != 0)
@@ -2713,4 +2750,493 @@ fn atomic_cycle_budget() {
     eprintln!("atomic_cycle_budget: responder cycles per atomic (without the unit) {per:?}");
     let worst = *per.iter().max().unwrap();
     assert!(worst <= 16, "{worst} cycles per atomic");
+}
+
+// ======================================================= responder job queue full (drop_busy)
+
+/// Frames to QP `QPN` (at rq_psn = psn(`i`), no message in progress) each of which needs a
+/// responder job: WRITE ONLY with AckReq, SEND ONLY with AckReq, READ, CMP_SWAP, FETCH_ADD
+/// (atomics on `a_at`), a future PSN, duplicates of the WRITE / READ / FETCH_ADD at psn(0..2),
+/// a WRITE with a bad rkey (NAK remote access, class C), a SEND to QP 6 without a receive
+/// WQE (RNR NAK), a WRITE MIDDLE without a WRITE in progress (NAK invalid request).
+fn job_frames(i: u32, a_at: u64, junk: &[u8]) -> Vec<Pkt> {
+    let va0 = MR_IOVA + 0x100;
+    let mut mid = wr_only(QPN, i, 0, 0, &junk[..1024], false);
+    mid.op = opcode::WRITE_MIDDLE;
+    mid.reth = None;
+    vec![
+        wr_only(QPN, i, MR_IOVA + 0x2000, rkey(), &junk[..50], true),
+        Pkt {
+            op: opcode::SEND_ONLY,
+            qpn: QPN,
+            psn: psn(i),
+            ackreq: true,
+            payload: junk[..30].to_vec(),
+            ..Default::default()
+        },
+        rd_req(psn(i), va0, rkey(), 100),
+        at_req(false, psn(i), a_at, rkey(), 7, 501),
+        at_req(true, psn(i), a_at, rkey(), 1000, 0),
+        wr_only(QPN, i + 5, MR_IOVA + 0x3000, rkey(), &junk[..20], false),
+        wr_only(QPN, 0, MR_IOVA + 0x3000, rkey(), &junk[..40], false),
+        rd_req(psn(1), va0, rkey(), 64),
+        at_req(true, psn(2), a_at, rkey(), 1, 0),
+        wr_only(
+            QPN,
+            i,
+            MR_IOVA + 0x2000,
+            make_key(MR_IDX, 0x5B),
+            &junk[..50],
+            false,
+        ),
+        Pkt {
+            op: opcode::SEND_ONLY,
+            qpn: 6,
+            psn: 0,
+            payload: junk[..20].to_vec(),
+            ..Default::default()
+        },
+        mid,
+    ]
+}
+
+/// The job sink full (the link blocked) for thousands of cycles while a mix of frames
+/// arrives: each frame needing a responder job (`job_frames`, a WRITE MIDDLE with AckReq, a
+/// READ in the middle of a WRITE) is dropped without a trace (no memory write, no DMA
+/// command, no completion, no QP context write, RqState as the executed frames left it, no
+/// request to the atomic unit, no job) and counted in `cnt_drop_busy` alone; the frames that
+/// need no job (SEND ONLY and a WRITE FIRST / MIDDLE / LAST message without AckReq,
+/// ACKNOWLEDGEs, CNPs, a duplicate READ failing its checks) are executed. The header FIFO
+/// keeps draining: per-frame cycle budget on the input. Then the sink drains and the last
+/// dropped burst, sent again with the same PSNs, is executed and answered in order.
+#[test]
+fn full_job_queue_drops_job_frames() {
+    for (seed, stall) in [(71, 0.0), (72, 0.3)] {
+        let mut b = Bench::new(seed, 0.0, stall);
+        let mut r = rng(seed + 100);
+        b.drops_ok = true;
+        b.set_qp(6, qp_state::RTS, access::REMOTE_WRITE as u8);
+        b.set_rqs(6, 0, 0);
+        let va0 = MR_IOVA + 0x100;
+        let a_at = MR_IOVA + 0x800;
+        let rounds = 12u32;
+        for k in 0..rounds as u16 + 1 {
+            b.post_recv(
+                QPN,
+                k,
+                RBUF_IOVA + 0x1000 * k as u64,
+                256,
+                0x7000 + k as u64,
+            );
+        }
+        b.set_mem64(a_at, 500);
+        // executed with room in the sink: the requests the duplicates repeat
+        let d0 = bytes(&mut r, 40);
+        b.send(&wr_only(QPN, 0, va0, rkey(), &d0, true));
+        b.send(&rd_req(psn(1), va0, rkey(), 64));
+        b.send(&at_req(true, psn(2), a_at, rkey(), 1, 0));
+        b.run();
+        assert_eq!(
+            b.acks,
+            [
+                b.ack(psn(0), aeth::ACK, 1),
+                b.rdjob(psn(1), va0, 64, 2),
+                b.atjob(psn(2), 3, 500)
+            ]
+        );
+        // the link blocked: three ACKs fill the sink (capacity 3), which then never drains
+        b.sink_cap = 3;
+        b.sink_len = 0;
+        b.sink_hold = true;
+        for i in 3..6 {
+            let d = bytes(&mut r, 8);
+            b.send(&wr_only(QPN, i, va0 + 0x40 * i as u64, rkey(), &d, true));
+        }
+        b.run();
+        assert_eq!((b.acks.len(), b.sink_len), (6, 3), "the sink is full");
+        b.acks.clear();
+        b.ctx.writes.clear();
+        let mut want_mem = b.dma.mem.clone();
+        let mut want_cmds = b.dma.cmds.clone();
+        let mut want_cpl: Vec<Cqe> = b.cpl.got.iter().map(|x| x.1).collect();
+        let nreq0 = b.atom.reqs.len();
+        let rqs0 = b.rqs(QPN);
+        let rqs6 = b.ctx.get(P.ctx_base(3) + 6);
+        assert_eq!((rqs0.rq_psn, rqs0.msn), (psn(6), 6));
+        let (first, c0) = (b.frames, b.m.cycle);
+        let junk = bytes(&mut r, 1024);
+        let mut drops = 0u64;
+        let mut want_aevs = vec![];
+        let (mut i, mut msn) = (6u32, 6u32);
+        for k in 0..rounds {
+            let fs = job_frames(i, a_at, &junk);
+            drops += fs.len() as u64;
+            for f in &fs {
+                b.send(f);
+            }
+            // needing no job: executed whatever the sink says
+            b.send(&Pkt {
+                op: opcode::ACKNOWLEDGE,
+                qpn: QPN,
+                psn: 100 + k,
+                aeth: Some((aeth::ACK, k)),
+                ..Default::default()
+            });
+            want_aevs.push((QPN, 100 + k, aeth::ACK, k));
+            let sd = bytes(&mut r, 30);
+            b.send(&Pkt {
+                op: opcode::SEND_ONLY,
+                qpn: QPN,
+                psn: psn(i),
+                payload: sd.clone(),
+                ..Default::default()
+            });
+            let ra = RBUF_IOVA + 0x1000 * k as u64;
+            for (j, x) in sd.iter().enumerate() {
+                want_mem.insert(ra + j as u64, *x);
+            }
+            want_cmds.push((ra, 30));
+            want_cpl.push(cqe(0x7000 + k as u64, 30, None, wc_op::RECV, 0, k as u16));
+            let wd = bytes(&mut r, 3072);
+            let wa = MR_IOVA + 0x8000 + 0x1000 * k as u64;
+            let mut w = wr_only(QPN, i + 1, wa, rkey(), &wd[..1024], false);
+            w.op = opcode::WRITE_FIRST;
+            w.reth = Some((wa, rkey(), 3072));
+            b.send(&w);
+            // a READ in the middle of the WRITE: NAK invalid request, dropped
+            b.send(&rd_req(psn(i + 2), va0, rkey(), 64));
+            let mut m = wr_only(QPN, i + 2, 0, 0, &wd[1024..2048], true);
+            m.op = opcode::WRITE_MIDDLE;
+            m.reth = None;
+            b.send(&m); // AckReq: dropped
+            drops += 2;
+            m.ackreq = false;
+            b.send(&m);
+            b.send(&Pkt {
+                op: opcode::CNP,
+                qpn: QPN,
+                payload: vec![0; 16],
+                ..Default::default()
+            });
+            b.send(&rd_req(psn(1), va0, make_key(MR_IDX, 0x5B), 64));
+            let mut l = wr_only(QPN, i + 3, 0, 0, &wd[2048..], false);
+            l.op = opcode::WRITE_LAST;
+            l.reth = None;
+            b.send(&l);
+            for (j, x) in wd.iter().enumerate() {
+                want_mem.insert(wa + j as u64, *x);
+            }
+            want_cmds.extend([(wa, 1024), (wa + 1024, 1024), (wa + 2048, 1024)]);
+            i += 4;
+            msn += 2;
+        }
+        // the burst sent again below, once dropped here (the first one in sequence, the rest
+        // future PSNs)
+        let q = i;
+        let sd = bytes(&mut r, 30);
+        let ds = bytes(&mut r, 50);
+        let burst = [
+            wr_only(QPN, q, MR_IOVA + 0x2000, rkey(), &ds, true),
+            Pkt {
+                op: opcode::SEND_ONLY,
+                qpn: QPN,
+                psn: psn(q + 1),
+                ackreq: true,
+                payload: sd.clone(),
+                ..Default::default()
+            },
+            rd_req(psn(q + 2), va0, rkey(), 100),
+            at_req(false, psn(q + 3), a_at, rkey(), 7, 501),
+            at_req(true, psn(q + 4), a_at, rkey(), 1000, 0),
+            wr_only(QPN, 0, MR_IOVA + 0x3000, rkey(), &junk[..40], false),
+            rd_req(psn(1), va0, rkey(), 64),
+            at_req(true, psn(2), a_at, rkey(), 1, 0),
+            Pkt {
+                op: opcode::SEND_ONLY,
+                qpn: 6,
+                psn: 0,
+                payload: junk[..20].to_vec(),
+                ..Default::default()
+            },
+            wr_only(QPN, q + 9, MR_IOVA + 0x3000, rkey(), &junk[..20], false),
+        ];
+        for f in &burst {
+            b.send(f);
+        }
+        drops += burst.len() as u64;
+        b.run();
+        let span = b.m.cycle - c0;
+        // every frame consumed within a budget: the input never waits long for the FIFO
+        let gaps: Vec<u64> = (first + 1..b.frames)
+            .map(|f| b.last_at[f] - b.last_at[f - 1] - b.frame_beats[f] as u64)
+            .collect();
+        let worst = *gaps.iter().max().unwrap();
+        eprintln!(
+            "full_job_queue_drops_job_frames: {} frames in {span} cycles with the sink full; \
+             worst input wait before a frame {worst} cycles",
+            b.frames - first
+        );
+        assert!(span > 3000, "a long stretch");
+        assert!(worst <= 64, "input held {worst} cycles before a frame");
+        b.dump("full_job_queue_drops_job_frames");
+        assert!(b.acks.is_empty(), "nothing pushed into the full sink");
+        assert_eq!(b.atom.reqs.len(), nreq0, "the atomic unit never asked");
+        assert_eq!(b.mem64(a_at), 501);
+        assert_eq!(b.dma.cmds, want_cmds, "only the executed frames' DMA");
+        assert_eq!(b.dma.mem, want_mem, "memory: only the executed frames");
+        let got: Vec<Cqe> = b.cpl.got.iter().map(|x| x.1).collect();
+        assert_eq!(got, want_cpl, "completions: only the executed SENDs");
+        assert_eq!(b.aevs, want_aevs);
+        assert!(
+            b.ctx.writes.iter().all(|w| w.0 == P.ctx_base(3) + QPN),
+            "only QPN's RqState written: {:?}",
+            b.ctx.writes
+        );
+        assert_eq!(b.qp(QPN).state, qp_state::RTS);
+        assert_eq!(b.qp(6).state, qp_state::RTS);
+        assert_eq!(b.ctx.get(P.ctx_base(3) + 6), rqs6);
+        let s = b.rqs(QPN);
+        assert_eq!(
+            (s.rq_psn, s.msn, s.rq_ci, s.flags, s.atom_head, s.atom_cnt),
+            (psn(q), msn, rounds as u16, 0, 1, 1)
+        );
+        let rx_req = 6 + 4 * rounds as u64;
+        let n = rounds as u64;
+        assert_eq!(
+            nonzero(&b),
+            [
+                ("cnt_rx_req", rx_req),
+                ("cnt_rx_dup", n),
+                ("cnt_rx_cnp", n),
+                ("cnt_rx_read", 1),
+                ("cnt_rx_atomic", 1),
+                ("cnt_drop_busy", drops)
+            ]
+        );
+        // the link moves again: the sink drains, the burst is sent again and answered
+        b.sink_hold = false;
+        while b.sink_len > 0 {
+            b.cycle();
+        }
+        b.ctx.writes.clear();
+        for f in &burst {
+            b.send(f);
+        }
+        b.expect_no_qp_write();
+        let mut rnr = b.ack(0, aeth::KIND_RNR << 5 | RNR_CODE, 0);
+        rnr.dqpn = RQPN;
+        assert_eq!(
+            b.acks,
+            [
+                b.ack(psn(q), aeth::ACK, msn + 1),
+                b.ack(psn(q + 1), aeth::ACK, msn + 2),
+                b.rdjob(psn(q + 2), va0, 100, msn + 3),
+                b.atjob(psn(q + 3), msn + 4, 501),
+                b.atjob(psn(q + 4), msn + 5, 7),
+                b.ack(psn(q + 4), aeth::ACK, msn + 5),
+                b.rdjob(psn(1), va0, 64, msn + 5),
+                b.atjob(psn(2), msn + 5, 500),
+                rnr,
+                b.ack(psn(q + 5), aeth::NAK_PSN_SEQ_ERR, msn + 5),
+            ],
+            "seed {seed}"
+        );
+        assert_eq!(b.mem64(a_at), 1007);
+        for (j, x) in ds.iter().enumerate() {
+            assert_eq!(b.dma.mem.get(&(MR_IOVA + 0x2000 + j as u64)), Some(x));
+        }
+        let ra = RBUF_IOVA + 0x1000 * rounds as u64;
+        for (j, x) in sd.iter().enumerate() {
+            assert_eq!(b.dma.mem.get(&(ra + j as u64)), Some(x));
+        }
+        assert_eq!(
+            b.cpl.got.last().unwrap().1,
+            cqe(0x7000 + n, 30, None, wc_op::RECV, 0, rounds as u16)
+        );
+        let s = b.rqs(QPN);
+        assert_eq!(
+            (s.rq_psn, s.msn, s.rq_ci, s.flags, s.atom_head, s.atom_cnt),
+            (
+                psn(q + 5),
+                msn + 5,
+                rounds as u16 + 1,
+                rnic_abi::queue::rqs_flag::NAK_SENT,
+                3,
+                3
+            )
+        );
+        assert_eq!(
+            nonzero(&b),
+            [
+                ("cnt_rx_req", rx_req + 5),
+                ("cnt_rx_dup", n + 3),
+                ("cnt_nak_seq", 1),
+                ("cnt_nak_rnr", 1),
+                ("cnt_rx_cnp", n),
+                ("cnt_rx_read", 3),
+                ("cnt_rx_atomic", 3),
+                ("cnt_atom_dup", 1),
+                ("cnt_drop_busy", drops)
+            ]
+        );
+    }
+}
+
+/// A long random run against a small job sink (capacity 2) drained at random and slowly:
+/// batches of frames whose job needs do not depend on what was dropped before them
+/// (duplicate WRITE / READ / FETCH_ADD: a job each; in-sequence WRITE ONLY without AckReq and
+/// ACKNOWLEDGEs: none), each batch ended by one in-sequence request that needs a job (WRITE
+/// ONLY with AckReq, READ or FETCH_ADD), sent again in the next batch while it is dropped (a
+/// requester's retransmission, with the same PSN). Per batch: jobs pushed + `cnt_drop_busy`
+/// = the job-needing frames, the pushed jobs in order among the expected ones, the final
+/// request executed (rq_psn + 1) exactly when its job was pushed; no push ever waits (the
+/// bench). At the end memory and RqState as the executed frames left them.
+#[test]
+fn random_job_sink_backpressure() {
+    for (seed, idle, stall) in [(75, 0.2, 0.2), (76, 0.5, 0.4)] {
+        let mut b = Bench::new(seed, idle, stall);
+        let mut r = rng(seed + 100);
+        b.drops_ok = true;
+        let va0 = MR_IOVA + 0x100;
+        let a_at = MR_IOVA + 0x800;
+        b.send(&wr_only(QPN, 0, va0, rkey(), &[1; 16], true));
+        b.send(&rd_req(psn(1), va0, rkey(), 64));
+        b.send(&at_req(true, psn(2), a_at, rkey(), 1, 0));
+        b.run();
+        assert_eq!(b.acks.len(), 3);
+        b.sink_cap = 2;
+        b.sink_stall = 0.97;
+        let mut want_mem = b.dma.mem.clone();
+        let (mut i, mut msn, mut cur) = (3u32, 3u32, 1u64);
+        let mut va = MR_IOVA + 0x1000;
+        let (mut rx_req, mut atoms) = (3u64, 1u32);
+        let (mut fin_exec, mut fin_drop, mut jobs_all) = (0, 0, 0u64);
+        // the final request pending retransmission: (frame, its job, kind, data / addend)
+        let mut pending: Option<(Pkt, AckOut, u8, Vec<u8>, u64)> = None;
+        for batch in 0..300 {
+            let (p0, d0) = (b.acks.len(), b.cnt("cnt_drop_busy"));
+            let mut expect: Vec<AckOut> = vec![];
+            for _ in 0..r.random_range(0..6) {
+                match r.random_range(0..5) {
+                    0 => {
+                        b.send(&wr_only(QPN, 0, va0 + 0x40, rkey(), &[9; 8], false));
+                        expect.push(b.ack(psn(i.wrapping_sub(1)), aeth::ACK, msn));
+                    }
+                    1 => {
+                        b.send(&rd_req(psn(1), va0, rkey(), 64));
+                        expect.push(b.rdjob(psn(1), va0, 64, msn));
+                    }
+                    // (the saved result of psn(2) stays in the unit's 16 slots)
+                    2 if atoms < 16 => {
+                        b.send(&at_req(true, psn(2), a_at, rkey(), 5, 0));
+                        expect.push(b.atjob(psn(2), msn, 0));
+                    }
+                    // no job: always executed; not while a final request is pending (the
+                    // requester resends from its PSN)
+                    3 if pending.is_none() => {
+                        let n = r.random_range(1..200);
+                        let d = bytes(&mut r, n);
+                        b.send(&wr_only(QPN, i, va, rkey(), &d, false));
+                        for (j, x) in d.iter().enumerate() {
+                            want_mem.insert(va + j as u64, *x);
+                        }
+                        va += 0x100;
+                        i += 1;
+                        msn += 1;
+                        rx_req += 1;
+                    }
+                    _ => b.send(&Pkt {
+                        op: opcode::ACKNOWLEDGE,
+                        qpn: QPN,
+                        psn: batch,
+                        aeth: Some((aeth::ACK, 0)),
+                        ..Default::default()
+                    }),
+                }
+            }
+            let fin = pending
+                .take()
+                .unwrap_or_else(|| match r.random_range(0..3) {
+                    0 => {
+                        let n = r.random_range(1..300);
+                        let d = bytes(&mut r, n);
+                        let p = wr_only(QPN, i, va, rkey(), &d, true);
+                        va += 0x200;
+                        (p, b.ack(psn(i), aeth::ACK, msn + 1), 0, d, 0)
+                    }
+                    1 => {
+                        let n = r.random_range(0..=1024);
+                        let p = rd_req(psn(i), va0, rkey(), n);
+                        (p, b.rdjob(psn(i), va0, n, msn + 1), 1, vec![], 0)
+                    }
+                    _ => {
+                        let add = r.random_range(1..1000u64);
+                        let p = at_req(true, psn(i), a_at, rkey(), add, 0);
+                        (p, b.atjob(psn(i), msn + 1, cur), 2, vec![], add)
+                    }
+                });
+            b.send(&fin.0);
+            b.run();
+            let pushed = b.acks[p0..].to_vec();
+            let drops = b.cnt("cnt_drop_busy") - d0;
+            let n_jobs = expect.len() as u64 + 1;
+            jobs_all += n_jobs;
+            assert_eq!(
+                pushed.len() as u64 + drops,
+                n_jobs,
+                "batch {batch}: pushes + drops = job-needing frames"
+            );
+            let executed = b.rqs(QPN).rq_psn == psn(i + 1);
+            assert!(executed || b.rqs(QPN).rq_psn == psn(i), "batch {batch}");
+            assert_eq!(pushed.last() == Some(&fin.1), executed, "batch {batch}");
+            let mut left = expect.iter();
+            let n = pushed.len() - executed as usize;
+            for j in &pushed[..n] {
+                assert!(left.any(|w| w == j), "batch {batch}: unexpected job {j:?}");
+            }
+            if executed {
+                fin_exec += 1;
+                i += 1;
+                msn += 1;
+                rx_req += 1;
+                match fin.2 {
+                    0 => {
+                        let a = fin.0.reth.unwrap().0;
+                        for (j, x) in fin.3.iter().enumerate() {
+                            want_mem.insert(a + j as u64, *x);
+                        }
+                    }
+                    2 => {
+                        cur += fin.4;
+                        atoms += 1;
+                        for (j, x) in cur.to_le_bytes().iter().enumerate() {
+                            want_mem.insert(a_at + j as u64, *x);
+                        }
+                    }
+                    _ => {}
+                }
+            } else {
+                fin_drop += 1;
+                pending = Some(fin);
+            }
+            assert_eq!(b.dma.mem, want_mem, "batch {batch}: memory");
+        }
+        b.dump("random_job_sink_backpressure");
+        let drops = b.cnt("cnt_drop_busy");
+        eprintln!(
+            "random_job_sink_backpressure: {jobs_all} job-needing frames, {} jobs pushed, \
+             {drops} dropped; final requests executed {fin_exec}, dropped {fin_drop}",
+            b.acks.len() - 3
+        );
+        assert_eq!((b.acks.len() - 3) as u64 + drops, jobs_all);
+        assert!(
+            drops > 20 && fin_drop > 5 && fin_exec > 20,
+            "the sink was full often"
+        );
+        let s = b.rqs(QPN);
+        assert_eq!((s.rq_psn, s.msn, s.flags), (psn(i), msn, 0));
+        assert_eq!(b.cnt("cnt_rx_req"), rx_req);
+        assert_eq!(b.mem64(a_at), cur);
+        assert!(b.ctx.writes.iter().all(|w| w.0 == P.ctx_base(3) + QPN));
+    }
 }
