@@ -4,13 +4,27 @@
 //!
 //! Reads: a command (any byte address, 1..=8192 bytes) is split into INCR bursts of 64-byte
 //! beats that never cross 4 KiB (so at most 64 beats); the AR issuer runs ahead of the data
-//! (up to [`RD_MAX_BURSTS`] bursts and 32 commands outstanding). The R beats of a command are
-//! realigned from the address alignment `lo` to byte 0 by a byte funnel over the previous and
-//! the current beat, so output beat k = request bytes 64k..64k+63; `dat_keep` on the last
-//! beat, `dat_last` per command, `dat_err` when the R beats it came from had RRESP != OKAY.
-//! An unaligned command whose realigned data needs no more output beats than bus beats
-//! (`lo + len` and `len` give the same beat count) needs one extra output cycle after its last
-//! R beat (no R beat is taken in it); every other case runs at one beat per cycle.
+//! (up to [`RD_MAX_BURSTS`] bursts and 32 commands outstanding, and within the completion
+//! credits).
+//!
+//! Completion credits, as a PCIe endpoint's infinite completion credits: every R beat goes
+//! into a read completion buffer of [`RD_BUF_BEATS`] beats (32 KiB: a [`BeRam`] for the data,
+//! a 1-bit RAM for RRESP != OKAY). An AR burst of n beats is only issued while n beats of the
+//! buffer are unreserved; the room is reserved at AR and freed when the beat leaves the buffer.
+//! So `m.rready` is high in every cycle in which a burst is outstanding, independent of
+//! `rd.dat_ready`: **R is never back-pressured** (and `m.bready` is always high, so B is never
+//! back-pressured either). A stalled read client only stops new ARs. The buffer reads
+//! show-ahead (its RAMs read the head after this cycle's pop), so the realigner sees one beat
+//! per cycle, two cycles after its R beat; 512 beats of credit cover more than 400 cycles of
+//! host read latency at one beat per cycle.
+//!
+//! The buffered beats of a command are realigned from the address alignment `lo` to byte 0 by
+//! a byte funnel over the previous and the current beat, so output beat k = request bytes
+//! 64k..64k+63; `dat_keep` on the last beat, `dat_last` per command, `dat_err` when the R beats
+//! it came from had RRESP != OKAY. An unaligned command whose realigned data needs no more
+//! output beats than bus beats (`lo + len` and `len` give the same beat count) needs one extra
+//! output cycle after its last bus beat (no buffered beat is taken in it); every other case
+//! runs at one beat per cycle.
 //!
 //! Writes: commands are taken round robin from `wr0`/`wr1`, one command at a time by the AW
 //! issuer (the next one is taken in the cycle of the last AW of the current one). W data
@@ -22,12 +36,19 @@
 //! The byte funnels are Verilog text generated from Rust ([`funnel_verilog`]) with a Rust
 //! model ([`funnel_model`]).
 
+use crate::common::beram::BeRam;
 use crate::common::bus::{DmaRdS, DmaWrS, HostAxiM};
 use rust_hdl::prelude::*;
 use std::fmt::Write;
 
 /// Most read bursts in flight (AR accepted, last R beat not yet taken).
 pub const RD_MAX_BURSTS: u64 = 32;
+
+/// Address bits of the read completion buffer: 512 beats (32 KiB) of R data.
+pub const RD_BUF_BITS: usize = 9;
+
+/// Beats of the read completion buffer = read completion credits.
+pub const RD_BUF_BEATS: u64 = 1 << RD_BUF_BITS;
 
 /// The funnel function: byte k of the result is byte `sh + k` of the 128-byte value `{hi, lo}`
 /// (`lo` = bytes 0..63), or 0 past byte 127 / for `sh > 64`.
@@ -175,6 +196,20 @@ pub struct DmaEng {
     zero32: Constant<Bits<32>>,
     c64: Constant<Bits<7>>,
     max_bursts: Constant<Bits<6>>,
+    buf_beats: Constant<Bits<10>>,
+    // ---------------- read: completion buffer (R beats, their RRESP != OKAY bit, credits)
+    rbuf: BeRam<RD_BUF_BITS>,
+    rbe: RAM<Bit, RD_BUF_BITS>,
+    rb_wp: DFF<Bits<RD_BUF_BITS>>,
+    rb_rp: DFF<Bits<RD_BUF_BITS>>,
+    rb_cnt: DFF<Bits<10>>,
+    rb_wl: DFF<Bit>,
+    cr_used: DFF<Bits<10>>,
+    m_fire: Signal<Local, Bit>,
+    m_bad: Signal<Local, Bit>,
+    rb_v: Signal<Local, Bit>,
+    ar_n: Signal<Local, Bits<10>>,
+    ar_room: Signal<Local, Bit>,
     // ---------------- read: AR issuer
     rq: CmdFifo,
     rfun: Funnel,
@@ -205,6 +240,7 @@ pub struct DmaEng {
     r_h: DFF<Bits<512>>,
     r_herr: DFF<Bit>,
     r_can: Signal<Local, Bit>,
+    r_rdy: Signal<Local, Bit>,
     r_fire: Signal<Local, Bit>,
     r_useh: Signal<Local, Bit>,
     r_lastin: Signal<Local, Bit>,
@@ -299,6 +335,19 @@ impl Default for DmaEng {
             zero32: Constant::new(0u64.into()),
             c64: Constant::new(64u64.into()),
             max_bursts: Constant::new(RD_MAX_BURSTS.into()),
+            buf_beats: Constant::new(RD_BUF_BEATS.into()),
+            rbuf: Default::default(),
+            rbe: Default::default(),
+            rb_wp: Default::default(),
+            rb_rp: Default::default(),
+            rb_cnt: Default::default(),
+            rb_wl: Default::default(),
+            cr_used: Default::default(),
+            m_fire: Default::default(),
+            m_bad: Default::default(),
+            rb_v: Default::default(),
+            ar_n: Default::default(),
+            ar_room: Default::default(),
             rq: Default::default(),
             rfun: Default::default(),
             ar_busy: Default::default(),
@@ -327,6 +376,7 @@ impl Default for DmaEng {
             r_h: Default::default(),
             r_herr: Default::default(),
             r_can: Default::default(),
+            r_rdy: Default::default(),
             r_fire: Default::default(),
             r_useh: Default::default(),
             r_lastin: Default::default(),
@@ -407,7 +457,7 @@ impl Logic for DmaEng {
     fn update(&mut self) {
         dff_setup!(
             self, clock, ar_busy, ar_beat, ar_end, ar_out, r_j, r_flush, r_h, r_herr, o_v, o_data,
-            o_keep, o_last, o_err
+            o_keep, o_last, o_err, rb_wp, rb_rp, rb_cnt, rb_wl, cr_used
         );
         dff_setup!(
             self, clock, aw_busy, aw_beat, aw_end, aw_cnt, pref, w_j, w_prev, w_cnt, w_v, w_data,
@@ -440,7 +490,12 @@ impl Logic for DmaEng {
         self.m.arlen.next = self.ar_blen.val().get_bits::<8>(0);
         self.m.arsize.next = 6.into();
         self.m.arburst.next = 1.into();
-        self.m.arvalid.next = self.ar_busy.q.val() && (self.ar_out.q.val() < self.max_bursts.val());
+        // completion credits: the burst's beats must fit into the unreserved buffer room
+        self.ar_n.next = self.ar_blen.val().get_bits::<10>(0) + 1;
+        self.ar_room.next = (self.cr_used.q.val() + self.ar_n.val()) <= self.buf_beats.val();
+        self.m.arvalid.next = self.ar_busy.q.val()
+            && (self.ar_out.q.val() < self.max_bursts.val())
+            && self.ar_room.val();
         self.ar_fire.next = self.m.arvalid.val() && self.m.arready.val();
         self.ar_final.next = self.ar_fire.val()
             && ((self.ar_beat.q.val() + self.ar_blen.val()) == self.ar_end.q.val());
@@ -483,15 +538,60 @@ impl Logic for DmaEng {
             self.ar_end.d.next = self.ar_endaddr.val().get_bits::<58>(6);
         }
 
+        // ================= read: completion buffer
+        // R is taken whenever a burst is outstanding; every beat has a reserved slot
+        self.m.rready.next = self.ar_out.q.val() != 0;
+        self.m_fire.next = self.m.rvalid.val() && self.m.rready.val();
+        self.m_bad.next = self.m.rresp.val() != 0;
+        self.rbuf.clock.next = self.clock.val();
+        self.rbuf.write_address.next = self.rb_wp.q.val();
+        self.rbuf.write_data.next = self.m.rdata.val();
+        self.rbe.write_clock.next = self.clock.val();
+        self.rbe.read_clock.next = self.clock.val();
+        self.rbe.write_address.next = self.rb_wp.q.val();
+        self.rbe.write_data.next = self.m_bad.val();
+        self.rbe.write_enable.next = self.m_fire.val();
+        if self.m_fire.val() {
+            self.rbuf.write_enable.next = self.ones64.val();
+            self.rb_wp.d.next = self.rb_wp.q.val() + 1;
+        } else {
+            self.rbuf.write_enable.next = 0.into();
+        }
+        self.rb_wl.d.next = self.m_fire.val();
+        // show-ahead: the RAMs read the head after this cycle's pop, so their output is the
+        // head beat in the next cycle; a beat written in the previous cycle is not yet in it
+        self.rb_v.next =
+            (self.rb_cnt.q.val() != 0) && !((self.rb_cnt.q.val() == 1) && self.rb_wl.q.val());
+
         // ================= read: R realigner
         self.rh_lo.next = self.rq.dout.val().get_bits::<6>(0);
         self.rh_na.next = self.rq.dout.val().get_bits::<8>(6);
         self.rh_fl.next = self.rq.dout.val().get_bit(14);
         self.rh_endn.next = !self.rq.dout.val().get_bits::<6>(15);
         self.r_can.next = !self.o_v.q.val() || self.rd.dat_ready.val();
-        self.m.rready.next = self.rq.nonempty.val() && !self.r_flush.q.val() && self.r_can.val();
-        self.r_fire.next = self.m.rvalid.val() && self.m.rready.val();
-        self.r_bad.next = self.m.rresp.val() != 0;
+        self.r_rdy.next = self.rq.nonempty.val() && !self.r_flush.q.val() && self.r_can.val();
+        self.r_fire.next = self.rb_v.val() && self.r_rdy.val();
+        self.r_bad.next = self.rbe.read_data.val();
+        if self.r_fire.val() {
+            self.rb_rp.d.next = self.rb_rp.q.val() + 1;
+            self.rbuf.read_address.next = self.rb_rp.q.val() + 1;
+            self.rbe.read_address.next = self.rb_rp.q.val() + 1;
+        } else {
+            self.rbuf.read_address.next = self.rb_rp.q.val();
+            self.rbe.read_address.next = self.rb_rp.q.val();
+        }
+        if self.m_fire.val() && !self.r_fire.val() {
+            self.rb_cnt.d.next = self.rb_cnt.q.val() + 1;
+        } else if !self.m_fire.val() && self.r_fire.val() {
+            self.rb_cnt.d.next = self.rb_cnt.q.val() - 1;
+        }
+        if self.ar_fire.val() && self.r_fire.val() {
+            self.cr_used.d.next = self.cr_used.q.val() + self.ar_n.val() - 1;
+        } else if self.ar_fire.val() {
+            self.cr_used.d.next = self.cr_used.q.val() + self.ar_n.val();
+        } else if self.r_fire.val() {
+            self.cr_used.d.next = self.cr_used.q.val() - 1;
+        }
         // the output beat takes bytes lo.. of {this beat, held beat}; aligned and first
         // beats start in this beat, later ones (and the flush) in the held one
         self.r_useh.next =
@@ -499,9 +599,9 @@ impl Logic for DmaEng {
         if self.r_useh.val() {
             self.rfun.lo.next = self.r_h.q.val();
         } else {
-            self.rfun.lo.next = self.m.rdata.val();
+            self.rfun.lo.next = self.rbuf.read_data.val();
         }
-        self.rfun.hi.next = self.m.rdata.val();
+        self.rfun.hi.next = self.rbuf.read_data.val();
         self.rfun.sh.next = bit_cast::<7, 6>(self.rh_lo.val());
         self.r_lastin.next = self.r_j.q.val() == self.rh_na.val();
         if self.o_v.q.val() && self.rd.dat_ready.val() {
@@ -519,7 +619,7 @@ impl Logic for DmaEng {
                 self.rq.pop.next = true;
             }
         } else if self.r_fire.val() {
-            self.r_h.d.next = self.m.rdata.val();
+            self.r_h.d.next = self.rbuf.read_data.val();
             self.r_herr.d.next = self.r_bad.val();
             if (self.rh_lo.val() == 0) || (self.r_j.q.val() != 0) || (self.rh_na.val() == 0) {
                 self.o_v.d.next = true;
@@ -543,9 +643,9 @@ impl Logic for DmaEng {
                 self.r_j.d.next = self.r_j.q.val() + 1;
             }
         }
-        if self.ar_fire.val() && !(self.r_fire.val() && self.m.rlast.val()) {
+        if self.ar_fire.val() && !(self.m_fire.val() && self.m.rlast.val()) {
             self.ar_out.d.next = self.ar_out.q.val() + 1;
-        } else if !self.ar_fire.val() && (self.r_fire.val() && self.m.rlast.val()) {
+        } else if !self.ar_fire.val() && (self.m_fire.val() && self.m.rlast.val()) {
             self.ar_out.d.next = self.ar_out.q.val() - 1;
         }
         self.rd.dat_valid.next = self.o_v.q.val();
@@ -725,9 +825,9 @@ impl Logic for DmaEng {
         self.wr1.err.next = self.d1.q.val() && self.e1.q.val();
 
         // ================= counters: error responses (R beats and B responses)
-        if (self.r_fire.val() && self.r_bad.val()) && (self.m.bvalid.val() && self.b_bad.val()) {
+        if (self.m_fire.val() && self.m_bad.val()) && (self.m.bvalid.val() && self.b_bad.val()) {
             self.c_err.d.next = self.c_err.q.val() + 2;
-        } else if (self.r_fire.val() && self.r_bad.val())
+        } else if (self.m_fire.val() && self.m_bad.val())
             || (self.m.bvalid.val() && self.b_bad.val())
         {
             self.c_err.d.next = self.c_err.q.val() + 1;
@@ -739,6 +839,11 @@ impl Logic for DmaEng {
         if self.rst.val() {
             self.ar_busy.d.next = false;
             self.ar_out.d.next = 0.into();
+            self.rb_wp.d.next = 0.into();
+            self.rb_rp.d.next = 0.into();
+            self.rb_cnt.d.next = 0.into();
+            self.rb_wl.d.next = false;
+            self.cr_used.d.next = 0.into();
             self.r_j.d.next = 0.into();
             self.r_flush.d.next = false;
             self.o_v.d.next = false;
@@ -833,6 +938,11 @@ mod tests {
         fn drive(&mut self, m: &mut DynModel, r: &mut ChaCha8Rng);
         fn observe(&mut self, m: &mut DynModel, r: &mut ChaCha8Rng);
         fn mem(&self) -> &HashMap<u64, u8>;
+        /// Whether the slave offered an R beat (of an accepted burst) in the last cycle, if
+        /// the model tells.
+        fn r_offered(&self) -> Option<bool> {
+            None
+        }
     }
 
     impl Slave for MemSlave {
@@ -931,6 +1041,9 @@ mod tests {
         }
         fn mem(&self) -> &HashMap<u64, u8> {
             &self.mem
+        }
+        fn r_offered(&self) -> Option<bool> {
+            Some(self.drv[4])
         }
     }
 
@@ -1174,6 +1287,14 @@ mod tests {
             m.set("wr0_dat_valid", 0);
             m.set("wr1_dat_valid", 0);
             m.tick();
+            // completion credits: R is never back-pressured, whatever the client does
+            if s.r_offered() == Some(true) {
+                assert!(
+                    m.bit("m_rready"),
+                    "R offered but not taken at cycle {}",
+                    m.cycle
+                );
+            }
             s.observe(m, r);
             c.observe(m, s.mem());
             assert!(!m.bit("wr0_done") && !m.bit("wr1_done"));
@@ -1404,5 +1525,112 @@ mod tests {
         assert!(t_un < 1024 + 16 + 120, "unaligned reads: {t_un} cycles");
         assert!(t_150 < 1024 + 250, "150-latency reads: {t_150} cycles");
         assert!(t_w < 1024 + 100, "writes: {t_w} cycles");
+    }
+
+    /// Completion credits: the client holds `rd_dat_ready` low for 4000-cycle windows while
+    /// many reads are outstanding. In every cycle in which the slave offers an R beat,
+    /// `m_rready` is high; in the first window (buffer empty at its start) the engine takes
+    /// one buffer's worth of R beats (the credits: at least 512 - 63, at most 512 plus the two
+    /// the realigner holds) and then issues no AR; at the end of every window the slave has
+    /// nothing left to send. Afterwards all data (and RRESP errors) arrive in order, intact.
+    #[test]
+    fn r_never_backpressured_by_stalled_client() {
+        let mut r = rng(25);
+        let base = 0x5_0000_0000u64;
+        let span = 96 * 1024;
+        for round in 0..2 {
+            let mut m = eng();
+            let mut s = ErrSlave::new(0.3, (2, 80), 16);
+            fill(&mut s.mem, base, span + 8192, &mut r);
+            s.bad = vec![(base + 7000, base + 7100), (base + 50000, base + 54096)];
+            let cmds: Vec<(u64, u32)> = (0..120)
+                .map(|k| {
+                    let l = if round == 0 && k % 2 == 0 {
+                        4096
+                    } else {
+                        rand_len(&mut r, k)
+                    };
+                    (rand_addr(&mut r, base, span), l)
+                })
+                .collect();
+            let beats: u64 = cmds
+                .iter()
+                .map(|&(a, l)| (a + l as u64 - 1) / 64 - a / 64 + 1)
+                .sum();
+            assert!(
+                beats > 3 * 512,
+                "round {round}: {beats} beats is too little"
+            );
+            let mut c = RdClient::new(cmds.clone(), 0.0, 1.0);
+            c.bad = s.bad.clone();
+            let (mut t, mut taken, mut windows) = (0u64, 0u64, 0);
+            while c.busy() {
+                assert!(t < 2_000_000, "round {round}: reads hang");
+                let off = t % 6000 < 4000;
+                c.stall = if off { 1.0 } else { 0.3 };
+                s.drive(&mut m, &mut r);
+                c.drive(&mut m, &mut r);
+                m.tick();
+                let offered = s.drv[4];
+                if offered {
+                    assert!(m.bit("m_rready"), "round {round}: R stalled at cycle {t}");
+                }
+                if t < 4000 {
+                    taken += (offered && m.bit("m_rready")) as u64;
+                    if t > 3000 {
+                        assert!(!m.bit("m_arvalid"), "round {round}: AR without credits");
+                    }
+                }
+                if off && t % 6000 == 3999 && c.busy() {
+                    assert!(s.reads.is_empty(), "round {round}: R left at cycle {t}");
+                    windows += 1;
+                }
+                s.observe(&mut m, &mut r);
+                c.observe(&mut m, &s.mem);
+                t += 1;
+            }
+            assert!(
+                (512 - 63..=512 + 2).contains(&taken),
+                "round {round}: {taken} R beats taken in the first window"
+            );
+            assert!(windows >= 2, "round {round}: only {windows} stall windows");
+            assert_eq!(c.cmds_done, cmds.len(), "round {round}");
+            assert!(
+                c.err_beats > 0,
+                "round {round}: the bad ranges must be read"
+            );
+            assert!(
+                m.get("cnt_bus_err") > 0,
+                "round {round}: RRESP errors counted"
+            );
+        }
+    }
+
+    /// One beat per cycle behind a long read latency: no stalls, the client always ready, a
+    /// fixed latency of 150 and 400 cycles; 256 reads of 4 KiB, aligned (16384 data beats)
+    /// and at +17 (16640 R beats: 65 bus beats per 64 data beats) run at >= 0.97 beats per
+    /// cycle, latency included (512 beats of credit cover 400 cycles of latency).
+    #[test]
+    fn throughput_long_latency() {
+        let mut r = rng(26);
+        let base = 0x6_0000_0000u64;
+        let mut mem = HashMap::new();
+        fill(&mut mem, base, 257 * 4096, &mut r);
+        for lat in [150u64, 400] {
+            for (off, rbeats) in [(0u64, 64u64), (17, 65)] {
+                let mut h = ErrSlave::new(0.0, (lat, lat), 64);
+                h.mem = mem.clone();
+                let cmds: Vec<(u64, u32)> =
+                    (0..256).map(|k| (base + 4096 * k + off, 4096)).collect();
+                let t = read_cycles(&mut h, cmds, &mut r);
+                let budget = (256 * rbeats) as f64 / 0.97;
+                println!(
+                    "dmaeng 256 x 4 KiB at +{off}, latency {lat}: {t} cycles, {:.4} R beats \
+                     per cycle (budget {budget:.0})",
+                    (256 * rbeats) as f64 / t as f64
+                );
+                assert!((t as f64) <= budget, "latency {lat}, +{off}: {t} cycles");
+            }
+        }
     }
 }
