@@ -71,8 +71,7 @@
 //! * A restart for a QP already pending is merged (`cnt_rs_merged` + 1): one restart goes
 //!   out, at the earlier of the two PSNs as distances from the current `una_psn` (a PSN
 //!   before `una_psn` counts as `una_psn`, where txreq clamps it anyway; equal: the queued
-//!   entry is kept as it is). The queued PSN may therefore move earlier while it is offered;
-//!   txreq reads `rs.psn` in the cycle it takes it. Why this is right: txreq clamps a
+//!   entry is kept as it is). Why this is right: txreq clamps a
 //!   restart PSN to `una_psn` and ignores it when nothing was sent from there; going back
 //!   further than needed re-sends only packets the responder has (duplicates: re-ACKed, READs
 //!   re-executed, atomics answered from the saved result) and READ responses before the
@@ -85,7 +84,9 @@
 //!   `una_psn`, leaving the QP unscheduled). The expiry's restart at `una_psn` revives a
 //!   voided entry still queued (not counted as merged) or gets a new one.
 //! * The head is not offered while the FSM processes an event of the head's QP (its RNR NAK
-//!   may void it); this waits on ackproc only, never on `rs`.
+//!   may void it, a merge may move its PSN); this waits on ackproc only, never on `rs`. So
+//!   `rs.psn` never changes while `rs.valid` is high, but `rs.valid` may fall without a
+//!   transfer (txreq takes whatever is valid in a cycle it is idle, and keeps no state of it).
 //!
 //! Walk pipeline: WQE reads are issued ahead (up to [`WIN`] reads outstanding or buffered in
 //! a small FIFO); the FIFO entry already holds the WQE's packet count n, so the per-WQE
@@ -1682,10 +1683,9 @@ impl Logic for AckProc {
             }
             AckSt::Restart => {
                 // the restart went into the queue (or merged) this cycle: no wait on `rs`
+                self.st.d.next = AckSt::Idle;
                 if self.need_ts.q.val() {
                     self.st.d.next = AckSt::TimerSet;
-                } else {
-                    self.st.d.next = AckSt::Idle;
                 }
             }
             AckSt::TimerSet => {
@@ -1783,6 +1783,10 @@ mod tests {
         checked: usize,
         /// `rs_ready` held low by [`step_full`]
         rs_hold: bool,
+        /// [`step_full`] returns without waiting for the restart queue to drain
+        rs_nodrain: bool,
+        /// probability of `rs_ready` low in a cycle of [`step_full`]
+        rs_idle: f64,
     }
 
     impl Tb {
@@ -1804,6 +1808,8 @@ mod tests {
                 nak_errs: 0,
                 checked: 0,
                 rs_hold: false,
+                rs_nodrain: false,
+                rs_idle: 0.3,
             }
         }
 
@@ -2167,6 +2173,10 @@ mod tests {
     struct Step {
         /// restarts (qpn, psn)
         rs: Vec<(u32, u32)>,
+        /// the cycle of each restart in `rs`
+        rs_at: Vec<u64>,
+        /// the cycle the event (or expiry) was taken
+        acc_at: Option<u64>,
         /// timer sets (qpn, rnr, code)
         ts: Vec<(u32, bool, u8)>,
         /// verdicts (ok, addr)
@@ -2196,7 +2206,9 @@ mod tests {
     /// Drive the block by hand: run until idle, with an optional event or timer expiry
     /// offered first, random backpressure on rs, tset, cpl, rdv (and the stores), `placed`
     /// 1..5 cycles after an ok verdict was taken. Checks: exactly one verdict for a READ
-    /// RESPONSE, none otherwise; context writes only with the walk's byte enables.
+    /// RESPONSE, none otherwise; context writes only with the walk's byte enables; `rs`
+    /// payload stable while offered. Runs until the restart queue is empty too (unless
+    /// `rs_hold`: then `rs_ready` stays low).
     fn step_full(t: &mut Tb, ev: Option<Evt>, tmo: Option<u32>) -> Step {
         let mut o = Step::default();
         let want_vd = ev.is_some_and(|e| e.rsp.is_some()) as usize;
@@ -2208,6 +2220,8 @@ mod tests {
         let mut delay: u32 = t.r.random_range(0..4);
         let mut first: Option<u64> = None;
         let mut acc: Option<u64> = None;
+        // the restart offered and not taken in the previous cycle
+        let mut rs_off: Option<(u32, u32)> = None;
         for _ in 0..5000 {
             let r = &mut t.r;
             t.ctx.drive(&mut t.m, r);
@@ -2228,7 +2242,7 @@ mod tests {
             }
             t.m.set("tmo_valid", tmo.is_some() as u64);
             t.m.set("tmo_qpn", tmo.unwrap_or(0) as u64);
-            let (rr, tr, vr) = (!chance(r, 0.3), !chance(r, 0.3), !chance(r, 0.3));
+            let (rr, tr, vr) = (!chance(r, t.rs_idle), !chance(r, 0.3), !chance(r, 0.3));
             let rr = rr && !t.rs_hold;
             t.m.set("rs_ready", rr as u64);
             t.m.set("tset_ready", tr as u64);
@@ -2264,9 +2278,17 @@ mod tests {
             {
                 o.vd_after = Some(t.m.cycle - a);
             }
-            if rr && t.m.bit("rs_valid") {
-                o.rs.push((t.m.get("rs_qpn") as u32, t.m.get("rs_psn") as u32));
+            let rs_now = (t.m.get("rs_qpn") as u32, t.m.get("rs_psn") as u32);
+            if t.m.bit("rs_valid") {
+                if let Some(prev) = rs_off {
+                    assert_eq!(rs_now, prev, "rs payload changed while valid");
+                }
+                if rr {
+                    o.rs.push(rs_now);
+                    o.rs_at.push(c);
+                }
             }
+            rs_off = (t.m.bit("rs_valid") && !rr).then_some(rs_now);
             if tr && t.m.bit("tset_valid") {
                 o.ts.push((
                     t.m.get("tset_qpn") as u32,
@@ -2286,11 +2308,12 @@ mod tests {
                 && tmo.is_none()
                 && pend.is_none()
                 && t.m.bit("ev_ready")
-                && (t.rs_hold || !t.m.bit("rs_valid"));
+                && (t.rs_hold || t.rs_nodrain || !t.m.bit("rs_valid"));
             idle = if quiet { idle + 1 } else { 0 };
             if idle == 8 {
                 let f = first.unwrap_or(t.m.cycle);
                 o.took = acc.map(|a| a - f);
+                o.acc_at = acc;
                 o.busy = t.m.cycle - 8 - f;
                 assert_eq!(o.vd.len(), want_vd, "verdicts: {:?}", o.vd);
                 for &(idx, be) in &t.ctx.writes[nw..] {
@@ -3855,6 +3878,102 @@ mod tests {
             assert_eq!(x.state, qp_state::RTS, "QP {q}");
             let r = [4, 4, 4, 6][(q % 4) as usize];
             assert_eq!(x.retry_left, r, "retry_left of QP {q}");
+        }
+    }
+
+    /// The restart queue under random `rs` backpressure, drained while events keep coming:
+    /// (phases of 97 % and of 30 % `rs_ready` low),
+    /// sequence NAKs on 8 QPs (each one long SEND: PSN-level progress refills the retries),
+    /// mostly at later PSNs, sometimes at an earlier one, in random QP order, each step
+    /// returning as soon as ackproc is idle again. A reference model of the queue (one
+    /// pending PSN per QP, merges keep the earlier one) predicts every restart taken on `rs`
+    /// and `cnt_rs_merged`.
+    #[test]
+    fn restart_queue_random_drain() {
+        let mut t = Tb::new(45, 0.3);
+        t.rs_nodrain = true;
+        let qs: Vec<u32> = (0..8).map(|i| 3 + 17 * i).collect();
+        let mut base = HashMap::new();
+        let mut last = HashMap::new();
+        let mut was_stale = HashMap::new();
+        for &q in &qs {
+            let p0 = t.r.random::<u32>() & M24;
+            let ci = t.r.random();
+            t.qp(q, 1, p0, ci, qp_state::RTS);
+            set_retries(&mut t, q, 7, 0);
+            t.post(q, 256 * 4000, true, true); // 4000 packets
+            base.insert(q, p0);
+            last.insert(q, 0u32);
+            was_stale.insert(q, false);
+        }
+        let mut pend: HashMap<u32, u32> = HashMap::new(); // offset from base
+        let (mut merged, mut taken, mut stale) = (0u64, 0usize, 0);
+        let take = |pend: &mut HashMap<u32, u32>, base: &HashMap<u32, u32>, q: u32, p: u32| {
+            let want = pend.remove(&q).map(|d| (base[&q] + d) & M24);
+            assert_eq!(Some(p), want, "restart of QP {q}");
+        };
+        for i in 0..1500 {
+            // phases of heavy and of light backpressure on rs
+            t.rs_idle = if (i / 250) % 2 == 0 { 0.97 } else { 0.3 };
+            let q = qs[t.r.random_range(0..qs.len())];
+            let l = last[&q];
+            // a later NAK (progress), or now and then an earlier one (no progress: a retry)
+            // (never two in a row on one QP: that could use up the retries)
+            let d = if l > 2 && !was_stale[&q] && t.r.random_bool(0.15) {
+                stale += 1;
+                was_stale.insert(q, true);
+                t.r.random_range(1..l)
+            } else {
+                let d = l + t.r.random_range(1..4);
+                last.insert(q, d);
+                was_stale.insert(q, false);
+                d
+            };
+            let p = (base[&q] + d) & M24;
+            let s = step_full(&mut t, Some(ack(q, p, aeth::NAK_PSN_SEQ_ERR)), None);
+            let acc = s.acc_at.expect("taken");
+            // the decision comes after every restart taken up to the event's acceptance and
+            // before every later one of this QP (its head is not offered meanwhile)
+            let decide = |pend: &mut HashMap<u32, u32>, merged: &mut u64| match pend.get(&q) {
+                Some(&o) => {
+                    *merged += 1;
+                    if d < o {
+                        pend.insert(q, d);
+                    }
+                }
+                None => {
+                    pend.insert(q, d);
+                }
+            };
+            let mut decided = false;
+            for (&(rq, rp), &at) in s.rs.iter().zip(&s.rs_at) {
+                if !decided && at > acc {
+                    decided = true;
+                    decide(&mut pend, &mut merged);
+                }
+                take(&mut pend, &base, rq, rp);
+                taken += 1;
+            }
+            if !decided {
+                decide(&mut pend, &mut merged);
+            }
+            assert_eq!(t.m.get("cnt_rs_merged"), merged, "event {i}");
+        }
+        // drain
+        t.rs_nodrain = false;
+        t.rs_idle = 0.3;
+        let s = step_full(&mut t, None, None);
+        for &(rq, rp) in &s.rs {
+            take(&mut pend, &base, rq, rp);
+            taken += 1;
+        }
+        assert!(pend.is_empty(), "restarts never taken: {pend:?}");
+        assert!(
+            merged > 200 && taken > 300 && stale > 100,
+            "{merged} {taken} {stale}"
+        );
+        for &q in &qs {
+            assert_eq!(qctx(&t, q).state, qp_state::RTS, "QP {q}");
         }
     }
 }
