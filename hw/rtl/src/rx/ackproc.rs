@@ -59,6 +59,37 @@
 //! * Ignored and counted in `cnt_ack_ignored`: QPN >= num_qps, QP state not RTS/SQD, PSN
 //!   before `una_psn` (duplicate / stale), reserved syndrome kinds (2, 4..7).
 //!
+//! Restart queue (ackproc never waits for the requester): a go-back-N restart {qpn, psn}
+//! is not offered on `rs` directly but queued in one cycle, and the FSM goes on. The queue
+//! is a FIFO of QP numbers of depth [`NQ`] (the build's QPs: `num_qps` must not exceed it)
+//! with one pending bit per QP and, per QP, an entry {live, psn} in a LUT-RAM table; a QP is
+//! in the FIFO at most once, so the FIFO is never full and no restart is ever dropped.
+//! `rs.valid` = the FIFO is not empty and its head is live, `rs.qpn`/`rs.psn` = the head
+//! (PSN from the table, asynchronous read), popped on `rs.ready` (pending bit cleared).
+//! * A restart for a QP with none pending gets a FIFO entry (pending set, table = {1, psn}).
+//!   So does one whose QP's entry leaves the FIFO in that very cycle.
+//! * A restart for a QP already pending is merged (`cnt_rs_merged` + 1): one restart goes
+//!   out, at the earlier of the two PSNs as distances from the current `una_psn` (a PSN
+//!   before `una_psn` counts as `una_psn`, where txreq clamps it anyway; equal: the queued
+//!   entry is kept as it is). Why this is right: txreq clamps a restart PSN to `una_psn`
+//!   and ignores it when nothing was sent from there; every restart PSN decided here lies
+//!   in the oldest outstanding WQE, and `una_psn` only grows, so a queued PSN stays there or
+//!   falls before `una_psn`; going back
+//!   further than needed re-sends only packets the responder has (duplicates: re-ACKed, READs
+//!   re-executed, atomics answered from the saved result) and READ responses before the
+//!   expected one are dropped here (p before e); going back less than needed (the later PSN)
+//!   could skip a packet the responder lacks until the next timeout.
+//! * An RNR NAK (RNR wait set) voids the QP's queued restart (table entry not live: the head
+//!   is then dropped without being offered, pending cleared): txreq must not rewind a QP
+//!   whose sending is stopped (a rewind to `sq_psn == una_psn` followed by the scheduler
+//!   dropping the waiting QP would make txreq ignore the wait's expiry restart at
+//!   `una_psn`, leaving the QP unscheduled). The expiry's restart at `una_psn` revives a
+//!   voided entry still queued (not counted as merged) or gets a new one.
+//! * The head is not offered while the FSM processes an event of the head's QP (its RNR NAK
+//!   may void it, a merge may move its PSN); this waits on ackproc only, never on `rs`. So
+//!   `rs.psn` never changes while `rs.valid` is high, but `rs.valid` may fall without a
+//!   transfer (txreq takes whatever is valid in a cycle it is idle, and keeps no state of it).
+//!
 //! Walk pipeline: WQE reads are issued ahead (up to [`WIN`] reads outstanding or buffered in
 //! a small FIFO); the FIFO entry already holds the WQE's packet count n, so the per-WQE
 //! decision is `rem - n` (rem = target PSN - una_psn) and one WQE retires per cycle while the
@@ -68,12 +99,81 @@ use crate::common::bus::{
     AckEvS, CTX_ADDR_BITS, CplM, CtxPortM, RING_SLOT_BITS, RSP_FIRST, RSP_LAST, RSP_MIDDLE,
     RSP_ONLY, RdVerdictM, RestartM, RingPortM, TimerExpS, TimerSetM, field_bit, field_bytes,
 };
+use crate::common::fifo::Fifo;
 use rnic_abi::params::{self, BuildParams};
 use rnic_abi::queue::{QpContext, Wqe, qp_state, req_flag, wc_op, wc_status, wqe_op};
 use rust_hdl::prelude::*;
 
 /// FIFO depth = outstanding + buffered WQE reads of the walk.
 pub const WIN: usize = 4;
+/// QPs of the default build: the restart queue's depth (one entry per QP) and the width of
+/// its pending-bit vector.
+pub const NQ: usize = params::DEFAULT.num_qps as usize;
+/// Bits of a QP index.
+pub const QB: usize = NQ.trailing_zeros() as usize;
+/// Restart table entry: bit 24 live, bits 23:0 the restart PSN.
+const RT_W: usize = 25;
+
+/// The restart queue's per-QP table (`2^A` entries of {live, psn}, LUT RAM): one write port,
+/// two asynchronous read ports (`ra`: the queue head, offered on `rs`; `rb`: the QP being
+/// decided). The body is Verilog text; `update()` is the same behaviour in Rust.
+#[derive(LogicBlock)]
+pub struct RsTab<const A: usize> {
+    pub clock: Signal<In, Clock>,
+    pub we: Signal<In, Bit>,
+    pub wa: Signal<In, Bits<A>>,
+    pub wd: Signal<In, Bits<RT_W>>,
+    pub ra: Signal<In, Bits<A>>,
+    pub rda: Signal<Out, Bits<RT_W>>,
+    pub rb: Signal<In, Bits<A>>,
+    pub rdb: Signal<Out, Bits<RT_W>>,
+    _m: Vec<Bits<RT_W>>,
+}
+
+impl<const A: usize> Default for RsTab<A> {
+    fn default() -> Self {
+        RsTab {
+            clock: Default::default(),
+            we: Default::default(),
+            wa: Default::default(),
+            wd: Default::default(),
+            ra: Default::default(),
+            rda: Default::default(),
+            rb: Default::default(),
+            rdb: Default::default(),
+            _m: vec![Bits::default(); 1 << A],
+        }
+    }
+}
+
+impl<const A: usize> Logic for RsTab<A> {
+    fn update(&mut self) {
+        if self.clock.pos_edge() && self.we.val() {
+            self._m[self.wa.val().index()] = self.wd.val();
+        }
+        self.rda.next = self._m[self.ra.val().index()];
+        self.rdb.next = self._m[self.rb.val().index()];
+    }
+    fn connect(&mut self) {
+        self.rda.connect();
+        self.rdb.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom(format!(
+            "reg [{w1}:0] mem [0:{d1}];
+always @(*) begin
+    rda = mem[ra];
+    rdb = mem[rb];
+end
+always @(posedge clock) begin
+    if (we) mem[wa] <= wd;
+end
+",
+            w1 = RT_W - 1,
+            d1 = (1usize << A) - 1,
+        ))
+    }
+}
 
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
 pub enum AckSt {
@@ -83,6 +183,7 @@ pub enum AckSt {
     Walk,
     Post,
     WriteBack,
+    /// One cycle: the restart goes into the restart queue (or merges there).
     Restart,
     TimerSet,
     /// READ bookkeeping after the walk: verdict, implicit NAK.
@@ -112,7 +213,7 @@ pub struct AckProc {
     pub cnt_ack_ignored: Signal<Out, Bits<32>>,
     /// Expired transport timers (acktimer).
     pub tmo: TimerExpS,
-    /// Go-back-N restarts to the requester (txreq).
+    /// Go-back-N restarts to the requester (txreq), from the restart queue.
     pub rs: RestartM,
     /// Timer re-arm on progress and RNR waits (acktimer's priority port).
     pub tset: TimerSetM,
@@ -130,6 +231,30 @@ pub struct AckProc {
     /// duplicate, out of place, malformed, QP not RTS/SQD, nothing outstanding, or a gap
     /// already being recovered).
     pub cnt_rd_drop: Signal<Out, Bits<32>>,
+    /// Restart decisions merged into a restart of the same QP still queued for `rs`.
+    pub cnt_rs_merged: Signal<Out, Bits<32>>,
+    // ---- restart queue (one entry per QP: never full)
+    rsq: Fifo<QB, QB>,
+    rtab: RsTab<QB>,
+    pend: DFF<Bits<NQ>>,
+    n_mrg: DFF<Bits<32>>,
+    q_h: Signal<Local, Bits<QB>>,
+    q_r: Signal<Local, Bits<QB>>,
+    h_ent: Signal<Local, Bits<RT_W>>,
+    r_ent: Signal<Local, Bits<RT_W>>,
+    h_live: Signal<Local, Bit>,
+    q_blk: Signal<Local, Bit>,
+    q_pop: Signal<Local, Bit>,
+    q_same: Signal<Local, Bit>,
+    q_fresh: Signal<Local, Bit>,
+    q_push: Signal<Local, Bit>,
+    d_q: Signal<Local, Bits<24>>,
+    d_n: Signal<Local, Bits<24>>,
+    e_q: Signal<Local, Bits<24>>,
+    e_n: Signal<Local, Bits<24>>,
+    pv1: Signal<Local, Bits<NQ>>,
+    pv2: Signal<Local, Bits<NQ>>,
+    live_n: Constant<Bits<RT_W>>,
     // ---- constants (ABI offsets in bits, build parameters, codes)
     o_state: Constant<Bits<10>>,
     o_mtu: Constant<Bits<10>>,
@@ -369,6 +494,11 @@ impl AckProc {
                 "ack_psn_lo",
             ],
         );
+        // one queue entry per QP: the queue holds every QP of the build at once
+        assert!(
+            p.num_qps as usize <= NQ,
+            "restart queue smaller than num_qps"
+        );
         AckProc {
             clock: Default::default(),
             rst: Default::default(),
@@ -390,6 +520,28 @@ impl AckProc {
             cnt_rd_rsp: Default::default(),
             cnt_rd_gap: Default::default(),
             cnt_rd_drop: Default::default(),
+            cnt_rs_merged: Default::default(),
+            rsq: Default::default(),
+            rtab: Default::default(),
+            pend: Default::default(),
+            n_mrg: Default::default(),
+            q_h: Default::default(),
+            q_r: Default::default(),
+            h_ent: Default::default(),
+            r_ent: Default::default(),
+            h_live: Default::default(),
+            q_blk: Default::default(),
+            q_pop: Default::default(),
+            q_same: Default::default(),
+            q_fresh: Default::default(),
+            q_push: Default::default(),
+            d_q: Default::default(),
+            d_n: Default::default(),
+            e_q: Default::default(),
+            e_n: Default::default(),
+            pv1: Default::default(),
+            pv2: Default::default(),
+            live_n: k(1 << 24),
             o_rcnt: q("retry_cnt"),
             o_ncnt: q("rnr_retry"),
             o_tmo: q("timeout"),
@@ -636,7 +788,7 @@ impl Logic for AckProc {
             s_wrid, s_sig, v_ok, v_addr, v_early, r_last, rc_err, plc, set_gap, clr_gap, n_rdr,
             n_gap, n_rdd, c_rd
         );
-        dff_setup!(self, clock, atom_r, s_at, s_fa, c_at, c_fa);
+        dff_setup!(self, clock, atom_r, s_at, s_fa, c_at, c_fa, pend, n_mrg);
         for i in 0..WIN {
             self.f_wrid[i].clock.next = self.clock.val();
             self.f_wrid[i].d.next = self.f_wrid[i].q.val();
@@ -671,9 +823,82 @@ impl Logic for AckProc {
         self.rdv.valid.next = self.st.q.val() == AckSt::Verdict;
         self.rdv.ok.next = self.v_ok.q.val();
         self.rdv.addr.next = self.v_addr.q.val();
-        self.rs.valid.next = self.st.q.val() == AckSt::Restart;
-        self.rs.qpn.next = self.qpn_r.q.val();
-        self.rs.psn.next = self.gbn_psn.q.val();
+        // ---------------- restart queue: a FIFO of QP numbers (one entry per QP, so never
+        // full), a pending bit per QP, and per QP the entry {live, psn} in `rtab`
+        self.rsq.clock.next = self.clock.val();
+        self.rsq.rst.next = self.rst.val();
+        self.rtab.clock.next = self.clock.val();
+        self.q_h.next = self.rsq.dout.val();
+        self.q_r.next = self.qpn_r.q.val().get_bits::<QB>(0);
+        self.rtab.ra.next = self.q_h.val();
+        self.rtab.rb.next = self.q_r.val();
+        self.h_ent.next = self.rtab.rda.val();
+        self.r_ent.next = self.rtab.rdb.val();
+        self.h_live.next = self.h_ent.val().get_bit(24);
+        // the QP of the event being processed is not offered meanwhile (its RNR NAK may void
+        // its restart); a void head (RNR NAK) is dropped without being offered
+        self.q_blk.next = (self.st.q.val() != AckSt::Idle) && (self.q_h.val() == self.q_r.val());
+        self.rs.valid.next = !self.rsq.empty.val() && self.h_live.val() && !self.q_blk.val();
+        self.rs.qpn.next = bit_cast::<24, QB>(self.q_h.val());
+        self.rs.psn.next = self.h_ent.val().get_bits::<24>(0);
+        self.q_pop.next = !self.rsq.empty.val()
+            && (!self.h_live.val() || (!self.q_blk.val() && self.rs.ready.val()));
+        self.rsq.rd.next = self.q_pop.val();
+        // a restart of the QP whose entry leaves the queue this cycle gets a new entry
+        self.q_same.next = self.q_pop.val() && (self.q_h.val() == self.q_r.val());
+        self.q_fresh.next = !self.pend.q.val().get_bit(self.q_r.val().index()) || self.q_same.val();
+        // merge: the earlier PSN wins, as distances from una_psn (a PSN before una_psn counts
+        // as una_psn: txreq clamps it there)
+        self.d_q.next = self.r_ent.val().get_bits::<24>(0) - self.una.q.val();
+        self.e_q.next = self.d_q.val();
+        if self.d_q.val().get_bit(23) {
+            self.e_q.next = 0.into();
+        }
+        self.d_n.next = self.gbn_psn.q.val() - self.una.q.val();
+        self.e_n.next = self.d_n.val();
+        if self.d_n.val().get_bit(23) {
+            self.e_n.next = 0.into();
+        }
+        self.q_push.next = false;
+        self.rtab.we.next = false;
+        self.rtab.wa.next = self.q_r.val();
+        self.rtab.wd.next = self.live_n.val() | bit_cast::<RT_W, 24>(self.gbn_psn.q.val());
+        if self.st.q.val() == AckSt::Restart {
+            if self.q_fresh.val() {
+                self.q_push.next = true;
+                self.rtab.we.next = true;
+            } else if !self.r_ent.val().get_bit(24) {
+                // queued, voided by an RNR NAK: live again with this PSN
+                self.rtab.we.next = true;
+            } else {
+                self.n_mrg.d.next = self.n_mrg.q.val() + 1;
+                if self.e_n.val() < self.e_q.val() {
+                    self.rtab.we.next = true;
+                }
+            }
+        }
+        if (self.st.q.val() == AckSt::WriteBack)
+            && self.ctx.gnt.val()
+            && self.set_wait.q.val()
+            && !self.set_err.q.val()
+        {
+            // an RNR NAK: a restart of this QP still queued is void (the wait's expiry
+            // restarts at una_psn; txreq must not rewind the QP meanwhile)
+            self.rtab.we.next = true;
+            self.rtab.wd.next = bit_cast::<RT_W, 24>(self.r_ent.val().get_bits::<24>(0));
+        }
+        self.rsq.wr.next = self.q_push.val();
+        self.rsq.din.next = self.q_r.val();
+        self.pv1.next = self.pend.q.val();
+        if self.q_pop.val() {
+            self.pv1.next = self.pend.q.val().replace_bit(self.q_h.val().index(), false);
+        }
+        self.pv2.next = self.pv1.val();
+        if self.q_push.val() {
+            self.pv2.next = self.pv1.val().replace_bit(self.q_r.val().index(), true);
+        }
+        self.pend.d.next = self.pv2.val();
+        self.cnt_rs_merged.next = self.n_mrg.q.val();
         self.tset.valid.next = self.st.q.val() == AckSt::TimerSet;
         self.tset.qpn.next = self.qpn_r.q.val();
         self.tset.rnr.next = self.t_rnr.q.val();
@@ -1460,12 +1685,10 @@ impl Logic for AckProc {
                 }
             }
             AckSt::Restart => {
-                if self.rs.ready.val() {
-                    if self.need_ts.q.val() {
-                        self.st.d.next = AckSt::TimerSet;
-                    } else {
-                        self.st.d.next = AckSt::Idle;
-                    }
+                // the restart went into the queue (or merged) this cycle: no wait on `rs`
+                self.st.d.next = AckSt::Idle;
+                if self.need_ts.q.val() {
+                    self.st.d.next = AckSt::TimerSet;
                 }
             }
             AckSt::TimerSet => {
@@ -1496,6 +1719,8 @@ impl Logic for AckProc {
             self.n_rdr.d.next = 0.into();
             self.n_gap.d.next = 0.into();
             self.n_rdd.d.next = 0.into();
+            self.pend.d.next = 0.into();
+            self.n_mrg.d.next = 0.into();
         }
     }
 }
@@ -1559,6 +1784,15 @@ mod tests {
         cnt: [u32; 3],
         nak_errs: usize,
         checked: usize,
+        /// `rs_ready` held low by [`step_full`]
+        rs_hold: bool,
+        /// [`step_full`] returns without waiting for the restart queue to drain
+        rs_nodrain: bool,
+        /// probability of `rs_ready` low in a cycle of [`step_full`]
+        rs_idle: f64,
+        /// the longest event and verdict wait seen by `step_held`
+        max_busy: u64,
+        max_vd: u64,
     }
 
     impl Tb {
@@ -1579,6 +1813,11 @@ mod tests {
                 cnt: [0; 3],
                 nak_errs: 0,
                 checked: 0,
+                rs_hold: false,
+                rs_nodrain: false,
+                rs_idle: 0.3,
+                max_busy: 0,
+                max_vd: 0,
             }
         }
 
@@ -1942,6 +2181,10 @@ mod tests {
     struct Step {
         /// restarts (qpn, psn)
         rs: Vec<(u32, u32)>,
+        /// the cycle of each restart in `rs`
+        rs_at: Vec<u64>,
+        /// the cycle the event (or expiry) was taken
+        acc_at: Option<u64>,
         /// timer sets (qpn, rnr, code)
         ts: Vec<(u32, bool, u8)>,
         /// verdicts (ok, addr)
@@ -1950,6 +2193,12 @@ mod tests {
         placed: Option<u64>,
         /// the cycles the completions of this step were taken, and their opcodes
         cpl: Vec<(u64, u8)>,
+        /// cycles from the first offer of the event (or expiry) to its acceptance
+        took: Option<u64>,
+        /// cycles from the acceptance to the first cycle a verdict was offered
+        vd_after: Option<u64>,
+        /// cycles from the first offer until the block was quiet again
+        busy: u64,
     }
 
     /// The byte enables of the walk's write-back.
@@ -1965,7 +2214,9 @@ mod tests {
     /// Drive the block by hand: run until idle, with an optional event or timer expiry
     /// offered first, random backpressure on rs, tset, cpl, rdv (and the stores), `placed`
     /// 1..5 cycles after an ok verdict was taken. Checks: exactly one verdict for a READ
-    /// RESPONSE, none otherwise; context writes only with the walk's byte enables.
+    /// RESPONSE, none otherwise; context writes only with the walk's byte enables; `rs`
+    /// payload stable while offered. Runs until the restart queue is empty too (unless
+    /// `rs_hold`: then `rs_ready` stays low).
     fn step_full(t: &mut Tb, ev: Option<Evt>, tmo: Option<u32>) -> Step {
         let mut o = Step::default();
         let want_vd = ev.is_some_and(|e| e.rsp.is_some()) as usize;
@@ -1975,6 +2226,10 @@ mod tests {
         let mut idle = 0;
         // random idle before the event is offered
         let mut delay: u32 = t.r.random_range(0..4);
+        let mut first: Option<u64> = None;
+        let mut acc: Option<u64> = None;
+        // the restart offered and not taken in the previous cycle
+        let mut rs_off: Option<(u32, u32)> = None;
         for _ in 0..5000 {
             let r = &mut t.r;
             t.ctx.drive(&mut t.m, r);
@@ -1995,7 +2250,8 @@ mod tests {
             }
             t.m.set("tmo_valid", tmo.is_some() as u64);
             t.m.set("tmo_qpn", tmo.unwrap_or(0) as u64);
-            let (rr, tr, vr) = (!chance(r, 0.3), !chance(r, 0.3), !chance(r, 0.3));
+            let (rr, tr, vr) = (!chance(r, t.rs_idle), !chance(r, 0.3), !chance(r, 0.3));
+            let rr = rr && !t.rs_hold;
             t.m.set("rs_ready", rr as u64);
             t.m.set("tset_ready", tr as u64);
             t.m.set("rdv_ready", vr as u64);
@@ -2006,6 +2262,9 @@ mod tests {
                 pend = None;
             }
             let c = t.m.cycle;
+            if first.is_none() && (offer || tmo.is_some()) {
+                first = Some(c);
+            }
             let n = t.cpl.got.len();
             t.m.tick();
             t.ctx.observe(&mut t.m);
@@ -2016,12 +2275,28 @@ mod tests {
             }
             if offer && t.m.bit("ev_ready") {
                 ev = None;
+                acc = Some(c);
             } else if !offer && tmo.is_some() && t.m.bit("tmo_ready") {
                 tmo = None;
+                acc = Some(c);
             }
-            if rr && t.m.bit("rs_valid") {
-                o.rs.push((t.m.get("rs_qpn") as u32, t.m.get("rs_psn") as u32));
+            if let Some(a) = acc
+                && o.vd_after.is_none()
+                && t.m.bit("rdv_valid")
+            {
+                o.vd_after = Some(t.m.cycle - a);
             }
+            let rs_now = (t.m.get("rs_qpn") as u32, t.m.get("rs_psn") as u32);
+            if t.m.bit("rs_valid") {
+                if let Some(prev) = rs_off {
+                    assert_eq!(rs_now, prev, "rs payload changed while valid");
+                }
+                if rr {
+                    o.rs.push(rs_now);
+                    o.rs_at.push(c);
+                }
+            }
+            rs_off = (t.m.bit("rs_valid") && !rr).then_some(rs_now);
             if tr && t.m.bit("tset_valid") {
                 o.ts.push((
                     t.m.get("tset_qpn") as u32,
@@ -2036,9 +2311,18 @@ mod tests {
                     pend = Some(t.m.cycle + t.r.random_range(0..8));
                 }
             }
-            let quiet = ev.is_none() && tmo.is_none() && pend.is_none() && t.m.bit("ev_ready");
+            // the restart queue drains too (unless the test holds `rs_ready` low)
+            let quiet = ev.is_none()
+                && tmo.is_none()
+                && pend.is_none()
+                && t.m.bit("ev_ready")
+                && (t.rs_hold || t.rs_nodrain || !t.m.bit("rs_valid"));
             idle = if quiet { idle + 1 } else { 0 };
             if idle == 8 {
+                let f = first.unwrap_or(t.m.cycle);
+                o.took = acc.map(|a| a - f);
+                o.acc_at = acc;
+                o.busy = t.m.cycle - 8 - f;
                 assert_eq!(o.vd.len(), want_vd, "verdicts: {:?}", o.vd);
                 for &(idx, be) in &t.ctx.writes[nw..] {
                     assert!(idx < P.num_qps, "write to record {idx}");
@@ -3431,5 +3715,281 @@ mod tests {
         accepted_op(&s, la, wc_op::FETCH_ADD);
         assert_eq!(t.cpl.got.last().unwrap().1.opcode, wc_op::FETCH_ADD);
         assert_eq!(qctx(&t, q).state, qp_state::RTS);
+    }
+
+    /// Cycle budget of one event, offer to quiet, with the stores stalling 30 % of the time
+    /// (the longest here walks three WQEs).
+    const EV_BUDGET: u64 = 100;
+    /// Cycles from taking a READ RESPONSE to offering its verdict.
+    const VD_BUDGET: u64 = 60;
+
+    /// [`step_full`] with `rs_ready` held low: the event is taken and decided within the
+    /// cycle budget, its verdict too, and nothing leaves on `rs`.
+    fn step_held(t: &mut Tb, ev: Option<Evt>, tmo: Option<u32>) -> Step {
+        t.rs_hold = true;
+        let s = step_full(t, ev, tmo);
+        t.max_busy = t.max_busy.max(s.busy);
+        t.max_vd = t.max_vd.max(s.vd_after.unwrap_or(0));
+        assert!(s.rs.is_empty(), "rs taken while not ready");
+        assert!(
+            s.busy <= EV_BUDGET,
+            "event took {} cycles: {ev:?} {tmo:?}",
+            s.busy
+        );
+        if ev.is_some_and(|e| e.rsp.is_some()) {
+            let v = s.vd_after.expect("verdict");
+            assert!(v <= VD_BUDGET, "verdict after {v} cycles");
+        }
+        s
+    }
+
+    /// The restart queue: ackproc never waits for the requester. With `rs_ready` held low
+    /// for some 20 000 cycles while events arrive for every QP of the build (PSN
+    /// sequence NAKs, READ RESPONSE gaps -> implicit NAKs, timer expiries, RNR NAKs), every
+    /// event is taken and decided within [`EV_BUDGET`] cycles and every READ RESPONSE gets
+    /// its verdict within [`VD_BUDGET`]; one restart per QP is queued (all `NQ` QPs at once:
+    /// the queue is full and nothing is lost), later ones merge (`cnt_rs_merged`) and keep
+    /// the earlier PSN; an RNR NAK voids the QP's queued restart, the wait's expiry brings it
+    /// back at una_psn. When `rs_ready` returns (random backpressure), every queued QP gets
+    /// exactly one restart with the right PSN, and the voided ones none.
+    #[test]
+    fn restart_queue_never_waits() {
+        let mut t = Tb::new(41, 0.3);
+        let nq = P.num_qps;
+        assert_eq!(nq as usize, NQ);
+        let c0 = t.m.cycle;
+        let mut base = HashMap::new();
+        let mut want: HashMap<u32, u32> = HashMap::new();
+        let mut merged = 0u64;
+        let b = |base: &HashMap<u32, u32>, q: u32, d: u32| (base[&q] + d) & M24;
+        // round 1: every QP gets a restart queued
+        for q in 0..nq {
+            let p0 = if q % 16 == 5 {
+                M24 - 2 // PSNs wrap inside the QP's WQEs
+            } else {
+                t.r.random::<u32>() & M24
+            };
+            base.insert(q, p0);
+            let ci = t.r.random::<u16>();
+            t.qp(q, 1, p0, ci, qp_state::RTS); // MTU 256
+            set_retries(&mut t, q, 7, 3);
+            match q % 4 {
+                0 | 1 => {
+                    for _ in 0..3 {
+                        t.post(q, 700, true, true); // 3 packets each
+                    }
+                    let p = b(&base, q, if q % 4 == 0 { 4 } else { 7 });
+                    step_held(&mut t, Some(ack(q, p, aeth::NAK_PSN_SEQ_ERR)), None);
+                    want.insert(q, p);
+                }
+                2 => {
+                    t.post_op(q, wqe_op::RDMA_READ, 1000, true, true); // 4 packets
+                    let (la, _) = sent(&t, q, 0);
+                    let s = step_held(&mut t, Some(rsp(q, b(&base, q, 0), RSP_FIRST, 256)), None);
+                    accepted(&s, la);
+                    // a gap: implicit NAK, restart at e
+                    let s = step_held(&mut t, Some(rsp(q, b(&base, q, 2), RSP_MIDDLE, 256)), None);
+                    assert!(!s.vd[0].0);
+                    want.insert(q, b(&base, q, 1));
+                }
+                _ => {
+                    t.post(q, 100, true, true);
+                    t.post(q, 100, true, true);
+                    step_held(
+                        &mut t,
+                        Some(ack(q, b(&base, q, 1), aeth::NAK_PSN_SEQ_ERR)),
+                        None,
+                    );
+                    want.insert(q, b(&base, q, 1));
+                }
+            }
+        }
+        assert_eq!(t.m.get("cnt_rs_merged"), 0);
+        assert!(t.m.bit("rs_valid"), "restarts queued");
+        // round 2: more restart decisions for every QP while all NQ are queued
+        for q in 0..nq {
+            match q % 4 {
+                0 => {
+                    // a timeout: restart at the packet after the last acknowledged, the same
+                    // PSN as the queued one
+                    step_held(&mut t, None, Some(q));
+                    merged += 1;
+                    // the same NAK again (no progress: a retry taken), merged again
+                    step_held(
+                        &mut t,
+                        Some(ack(q, b(&base, q, 4), aeth::NAK_PSN_SEQ_ERR)),
+                        None,
+                    );
+                    merged += 1;
+                }
+                1 => {
+                    // a NAK at an earlier PSN (still at or after una_psn): the earlier wins
+                    step_held(
+                        &mut t,
+                        Some(ack(q, b(&base, q, 6), aeth::NAK_PSN_SEQ_ERR)),
+                        None,
+                    );
+                    merged += 1;
+                    want.insert(q, b(&base, q, 6));
+                    // then a later one again: the queued (earlier) PSN is kept
+                    step_held(
+                        &mut t,
+                        Some(ack(q, b(&base, q, 7), aeth::NAK_PSN_SEQ_ERR)),
+                        None,
+                    );
+                    merged += 1;
+                }
+                2 => {
+                    // dropped during the gap, then the timer: gap cleared, restart at e
+                    let s = step_held(&mut t, Some(rsp(q, b(&base, q, 3), RSP_LAST, 232)), None);
+                    assert!(!s.vd[0].0 && s.rs.is_empty());
+                    step_held(&mut t, None, Some(q));
+                    merged += 1;
+                    // a new gap: implicit NAK again
+                    let s = step_held(&mut t, Some(rsp(q, b(&base, q, 3), RSP_LAST, 232)), None);
+                    assert!(!s.vd[0].0);
+                    merged += 1;
+                }
+                _ => {
+                    // an RNR NAK: the queued restart is void, the QP waits
+                    let s = step_held(&mut t, Some(ack(q, b(&base, q, 1), 0x20 | 5)), None);
+                    assert_eq!(s.ts, vec![(q, true, 5)]);
+                    if q % 8 == 3 {
+                        // the wait ends while still queued: live again, at una_psn
+                        step_held(&mut t, None, Some(q));
+                    } else {
+                        want.remove(&q);
+                    }
+                }
+            }
+        }
+        assert_eq!(t.m.get("cnt_rs_merged"), merged);
+        let held = t.m.cycle - c0;
+        assert!(held > 15_000, "rs_ready low for {held} cycles only");
+        println!(
+            "rs_ready low {held} cycles, {merged} merged, longest event {} cycles, longest \
+             verdict wait {} cycles",
+            t.max_busy, t.max_vd
+        );
+        // rs_ready back (random backpressure): one restart per queued QP, right PSN
+        t.rs_hold = false;
+        let s = step_full(&mut t, None, None);
+        let mut got: HashMap<u32, u32> = HashMap::new();
+        for &(q, p) in &s.rs {
+            assert!(got.insert(q, p).is_none(), "second restart for QP {q}");
+        }
+        assert_eq!(got, want, "restarts after rs_ready came back");
+        assert!(!t.m.bit("rs_valid"));
+        // the voided QPs: their expiry restarts at una_psn (NAK at base + 1: una = base + 1)
+        for q in (0..nq).filter(|q| q % 8 == 7) {
+            let s = step_full(&mut t, None, Some(q));
+            assert_eq!(s.rs, vec![(q, b(&base, q, 1))]);
+            assert_eq!(qctx(&t, q).req_flags, 0);
+        }
+        assert_eq!(t.m.get("cnt_rs_merged"), merged);
+        // contexts: retries as decided (one per decision, merged or not)
+        for q in 0..nq {
+            let x = qctx(&t, q);
+            assert_eq!(x.state, qp_state::RTS, "QP {q}");
+            let r = [4, 4, 4, 6][(q % 4) as usize];
+            assert_eq!(x.retry_left, r, "retry_left of QP {q}");
+        }
+    }
+
+    /// The restart queue under random `rs` backpressure, drained while events keep coming:
+    /// (phases of 97 % and of 30 % `rs_ready` low),
+    /// sequence NAKs on 8 QPs (each one long SEND: PSN-level progress refills the retries),
+    /// mostly at later PSNs, sometimes at an earlier one, in random QP order, each step
+    /// returning as soon as ackproc is idle again. A reference model of the queue (one
+    /// pending PSN per QP, merges keep the earlier one) predicts every restart taken on `rs`
+    /// and `cnt_rs_merged`.
+    #[test]
+    fn restart_queue_random_drain() {
+        let mut t = Tb::new(45, 0.3);
+        t.rs_nodrain = true;
+        let qs: Vec<u32> = (0..8).map(|i| 3 + 17 * i).collect();
+        let mut base = HashMap::new();
+        let mut last = HashMap::new();
+        let mut was_stale = HashMap::new();
+        for &q in &qs {
+            let p0 = t.r.random::<u32>() & M24;
+            let ci = t.r.random();
+            t.qp(q, 1, p0, ci, qp_state::RTS);
+            set_retries(&mut t, q, 7, 0);
+            t.post(q, 256 * 4000, true, true); // 4000 packets
+            base.insert(q, p0);
+            last.insert(q, 0u32);
+            was_stale.insert(q, false);
+        }
+        let mut pend: HashMap<u32, u32> = HashMap::new(); // offset from base
+        let (mut merged, mut taken, mut stale) = (0u64, 0usize, 0);
+        let take = |pend: &mut HashMap<u32, u32>, base: &HashMap<u32, u32>, q: u32, p: u32| {
+            let want = pend.remove(&q).map(|d| (base[&q] + d) & M24);
+            assert_eq!(Some(p), want, "restart of QP {q}");
+        };
+        for i in 0..1500 {
+            // phases of heavy and of light backpressure on rs
+            t.rs_idle = if (i / 250) % 2 == 0 { 0.97 } else { 0.3 };
+            let q = qs[t.r.random_range(0..qs.len())];
+            let l = last[&q];
+            // a later NAK (progress), or now and then an earlier one (no progress: a retry)
+            // (never two in a row on one QP: that could use up the retries)
+            let d = if l > 2 && !was_stale[&q] && t.r.random_bool(0.15) {
+                stale += 1;
+                was_stale.insert(q, true);
+                t.r.random_range(1..l)
+            } else {
+                let d = l + t.r.random_range(1..4);
+                last.insert(q, d);
+                was_stale.insert(q, false);
+                d
+            };
+            let p = (base[&q] + d) & M24;
+            let s = step_full(&mut t, Some(ack(q, p, aeth::NAK_PSN_SEQ_ERR)), None);
+            let acc = s.acc_at.expect("taken");
+            // the decision comes after every restart taken up to the event's acceptance and
+            // before every later one of this QP (its head is not offered meanwhile)
+            let decide = |pend: &mut HashMap<u32, u32>, merged: &mut u64| match pend.get(&q) {
+                Some(&o) => {
+                    *merged += 1;
+                    if d < o {
+                        pend.insert(q, d);
+                    }
+                }
+                None => {
+                    pend.insert(q, d);
+                }
+            };
+            let mut decided = false;
+            for (&(rq, rp), &at) in s.rs.iter().zip(&s.rs_at) {
+                if !decided && at > acc {
+                    decided = true;
+                    decide(&mut pend, &mut merged);
+                }
+                take(&mut pend, &base, rq, rp);
+                taken += 1;
+            }
+            if !decided {
+                decide(&mut pend, &mut merged);
+            }
+            assert_eq!(t.m.get("cnt_rs_merged"), merged, "event {i}");
+        }
+        // drain
+        t.rs_nodrain = false;
+        t.rs_idle = 0.3;
+        let s = step_full(&mut t, None, None);
+        for &(rq, rp) in &s.rs {
+            take(&mut pend, &base, rq, rp);
+            taken += 1;
+        }
+        assert!(pend.is_empty(), "restarts never taken: {pend:?}");
+        println!("{taken} restarts taken, {merged} merged, {stale} earlier NAKs");
+        assert!(
+            merged > 200 && taken > 300 && stale > 100,
+            "{merged} {taken} {stale}"
+        );
+        for &q in &qs {
+            assert_eq!(qctx(&t, q).state, qp_state::RTS, "QP {q}");
+        }
     }
 }
