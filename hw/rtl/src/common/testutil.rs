@@ -68,6 +68,11 @@ pub struct MemSlave {
 }
 
 impl MemSlave {
+    /// This cycle's ARREADY and AWREADY (as driven).
+    pub fn ready_ar_aw(&self) -> (bool, bool) {
+        (self.drv[3], self.drv[0])
+    }
+
     pub fn new(p: &'static str, stall: f64) -> Self {
         MemSlave {
             p,

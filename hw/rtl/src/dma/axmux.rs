@@ -4,7 +4,10 @@
 //! two order queues (one bit per burst) and routes R beats and B responses by them.
 //! AR: `s0` first unless the token (toggling on every taken AR) says `s1`. AW/W: a write
 //! burst is locked from its AW to its WLAST (W beats of one burst are never interleaved
-//! with another master's). At most 64 bursts outstanding per direction.
+//! with another master's). At most 64 bursts outstanding per direction. An address offered
+//! on `m` and not yet taken keeps its master (`ar_pend`/`aw_pend`): the other master raising
+//! its valid meanwhile does not change ARADDR/AWADDR under a held valid (AXI's rule that a
+//! valid payload is stable until its handshake).
 
 use crate::common::bus::{HostAxiM, HostAxiS};
 use rust_hdl::prelude::*;
@@ -27,6 +30,11 @@ pub struct AxMux {
     wlock: DFF<Bit>,
     wsel: DFF<Bit>,
     aw_done: DFF<Bit>,
+    // an AR / AW offered on `m` and not taken: its master, held until the handshake
+    ar_pend: DFF<Bit>,
+    ar_psel: DFF<Bit>,
+    aw_pend: DFF<Bit>,
+    aw_psel: DFF<Bit>,
     ar_sel: Signal<Local, Bit>,
     ar_go: Signal<Local, Bit>,
     r_sel: Signal<Local, Bit>,
@@ -44,11 +52,17 @@ pub struct AxMux {
 impl Logic for AxMux {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, rq, rn, rtok, wq, wn, wlock, wsel, aw_done);
+        dff_setup!(
+            self, clock, rq, rn, rtok, wq, wn, wlock, wsel, aw_done, ar_pend, ar_psel, aw_pend,
+            aw_psel
+        );
         // ---------------- reads
         self.ar_sel.next = false;
         if self.s1.arvalid.val() && (self.rtok.q.val() || !self.s0.arvalid.val()) {
             self.ar_sel.next = true;
+        }
+        if self.ar_pend.q.val() {
+            self.ar_sel.next = self.ar_psel.q.val();
         }
         self.ar_go.next =
             (self.s0.arvalid.val() || self.s1.arvalid.val()) && (self.rn.q.val() < 64);
@@ -64,6 +78,8 @@ impl Logic for AxMux {
             self.m.arsize.next = self.s1.arsize.val();
             self.m.arburst.next = self.s1.arburst.val();
         }
+        self.ar_pend.d.next = self.ar_go.val() && !self.m.arready.val();
+        self.ar_psel.d.next = self.ar_sel.val();
         self.s0.arready.next = self.ar_go.val() && !self.ar_sel.val() && self.m.arready.val();
         self.s1.arready.next = self.ar_go.val() && self.ar_sel.val() && self.m.arready.val();
         // R beats go to the master of the oldest read burst
@@ -103,6 +119,9 @@ impl Logic for AxMux {
         self.aw_sel.next = self.wsel.q.val();
         if !self.wlock.q.val() {
             self.aw_sel.next = self.s1.awvalid.val() && !self.s0.awvalid.val();
+            if self.aw_pend.q.val() {
+                self.aw_sel.next = self.aw_psel.q.val();
+            }
         }
         self.aw_go.next = !self.aw_done.q.val()
             && (self.wn.q.val() < 64)
@@ -121,6 +140,8 @@ impl Logic for AxMux {
             self.m.awsize.next = self.s1.awsize.val();
             self.m.awburst.next = self.s1.awburst.val();
         }
+        self.aw_pend.d.next = self.aw_go.val() && !self.m.awready.val();
+        self.aw_psel.d.next = self.aw_sel.val();
         self.s0.awready.next = self.aw_go.val() && !self.aw_sel.val() && self.m.awready.val();
         self.s1.awready.next = self.aw_go.val() && self.aw_sel.val() && self.m.awready.val();
         // W beats of the locked burst (the lock starts with the AW handshake or earlier W)
@@ -185,6 +206,8 @@ impl Logic for AxMux {
             self.wlock.d.next = false;
             self.aw_done.d.next = false;
             self.rtok.d.next = false;
+            self.ar_pend.d.next = false;
+            self.aw_pend.d.next = false;
         }
     }
 }
@@ -217,9 +240,12 @@ mod tests {
             format!("{}_{s}", self.p)
         }
         fn drive(&mut self, m: &mut crate::common::vlt::DynModel, r: &mut rand_chacha::ChaCha8Rng) {
-            let awv = !self.aw_done && !self.writes.is_empty() && !chance(r, 0.3);
+            // random idle before an address, never under one offered (AXI: a valid stays
+            // until its handshake)
+            let (awv0, _, arv0, _, _) = self.drv;
+            let awv = !self.aw_done && !self.writes.is_empty() && (awv0 || !chance(r, 0.3));
             let wv = self.aw_done && !chance(r, 0.3);
-            let arv = !self.reads.is_empty() && !chance(r, 0.3);
+            let arv = !self.reads.is_empty() && (arv0 || !chance(r, 0.3));
             let (rr, br) = (!chance(r, 0.3), !chance(r, 0.3));
             self.drv = (awv, wv, arv, rr, br);
             m.set(&self.n("awvalid"), awv as u64);
@@ -251,6 +277,7 @@ mod tests {
             let (awv, wv, arv, rr, br) = self.drv;
             if awv && m.bit(&self.n("awready")) {
                 self.aw_done = true;
+                self.drv.0 = false;
             }
             if wv && m.bit(&self.n("wready")) {
                 let beats = self.writes[0].1;
@@ -263,6 +290,7 @@ mod tests {
                 }
             }
             if arv && m.bit(&self.n("arready")) {
+                self.drv.2 = false;
                 let x = self.reads.pop_front().unwrap();
                 self.r_pending.push_back(x);
             }
@@ -351,12 +379,35 @@ mod tests {
             .map(|x| x.writes.iter().cloned().collect())
             .collect();
         reset(&mut m);
-        for _ in 0..40_000 {
+        // (valid, ready, addr, len) of the last cycle's AR and AW on `m`
+        let mut last = [(false, false, 0u64, 0u64); 2];
+        let mut held = 0;
+        for cyc in 0..40_000 {
             for x in ms.iter_mut() {
                 x.drive(&mut m, &mut r);
             }
             mem.drive(&mut m, &mut r);
             m.tick();
+            // AXI: a valid address not yet taken stays valid and unchanged
+            let (arr, awr) = mem.ready_ar_aw();
+            for (k, (ch, rdy)) in [("ar", arr), ("aw", awr)].into_iter().enumerate() {
+                let now = (
+                    m.bit(&format!("m_{ch}valid")),
+                    rdy,
+                    m.get(&format!("m_{ch}addr")),
+                    m.get(&format!("m_{ch}len")),
+                );
+                let (v, rdy, a, l) = last[k];
+                if v && !rdy {
+                    held += 1;
+                    assert!(
+                        now.0 && (now.2, now.3) == (a, l),
+                        "cycle {cyc}: m.{ch} changed under a held valid: {a:#x}/{l} -> {:?}",
+                        now
+                    );
+                }
+                last[k] = now;
+            }
             mem.observe(&mut m, &mut r);
             for x in ms.iter_mut() {
                 x.observe(&m, &ro);
@@ -391,5 +442,9 @@ mod tests {
             }
             assert!(x.r_got > 100);
         }
+        assert!(
+            held > 100,
+            "the slave held few addresses ({held}): the check saw little"
+        );
     }
 }
