@@ -668,8 +668,10 @@ pub struct TimerExpS {
 }
 
 /// Go-back-N restart (ackproc -> txreq), source side, valid/ready: send QP `qpn` again from
-/// PSN `psn` (the requester clamps it to `una_psn` and ignores it when nothing was sent from
-/// there).
+/// PSN `psn` (the requester clamps it to `una_psn`; when nothing was sent from there it
+/// rewinds nothing but schedules the QP if it has WQEs to send). `valid` may fall without a
+/// transfer (ackproc's restart queue withholds a head whose QP it is processing); the payload
+/// never changes while `valid` is high.
 #[derive(Clone, Debug, Default, LogicInterface)]
 #[join = "RestartS"]
 pub struct RestartM {

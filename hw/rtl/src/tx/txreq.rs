@@ -1190,12 +1190,17 @@ impl Logic for TxReq {
                 }
             }
             TxState::RsCheck => {
-                // nothing sent from there (or the QP stopped): nothing to do
-                if (self.q_state.val() != self.c_rts.val())
-                    || !self.rst_adv.val().any()
-                    || self.rst_adv.val().get_bit(23)
-                {
+                // nothing sent from there (or the QP stopped): nothing to rewind; a QP with
+                // WQEs to send is scheduled again all the same (a restart taken during an RNR
+                // wait rewound it and the scheduler then skipped it: the restart that ends the
+                // wait finds nothing to rewind)
+                if self.q_state.val() != self.c_rts.val() {
                     self.st.d.next = TxState::Idle;
+                } else if !self.rst_adv.val().any() || self.rst_adv.val().get_bit(23) {
+                    self.st.d.next = TxState::Idle;
+                    if self.e_ci.val() != self.q_pi.val() {
+                        self.st.d.next = TxState::Requeue;
+                    }
                 } else {
                     self.st.d.next = TxState::RsWb;
                 }
@@ -2139,6 +2144,26 @@ pub(crate) mod tests {
             g.set_ctx(qpn, |c| c.req_flags = 0);
             g.run(&s, 300, Some(qpn), None);
             assert_eq!(g.got, orig[9..].to_vec(), "after the RNR wait");
+            // a restart taken during the RNR wait rewound everything (sq_psn = una_psn) and
+            // the scheduler then skipped the QP; the restart at una_psn that ends the wait has
+            // nothing to rewind, but the QP has WQEs to send: it is scheduled again
+            g.set_ctx(qpn, |c| {
+                c.sq_ci = ci0.wrapping_add(3);
+                c.sq_ack_ci = ci0.wrapping_add(3);
+                c.sq_psn = at(9);
+                c.una_psn = at(9);
+                c.req_flags = req_flag::RNR_WAIT;
+            });
+            g.got.clear();
+            g.run(&s, 300, Some(qpn), None);
+            assert!(g.got.is_empty(), "sent during the RNR wait");
+            g.set_ctx(qpn, |c| c.req_flags = 0);
+            g.run(&s, 300, None, Some((qpn, at(9))));
+            assert_eq!(
+                g.got,
+                orig[9..].to_vec(),
+                "rescheduled by the restart at una_psn"
+            );
             assert!(g.cpl.got.is_empty());
         }
     }
