@@ -742,6 +742,29 @@ mod tests {
 
     use super::*;
 
+    /// The bench's 5% row by itself (minutes):
+    /// `cargo test --release -p rnic-sim --lib bench::tests::lossy_5pct_100k -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn lossy_5pct_100k() {
+        use crate::lossy::{self, Workload};
+        let cfg = WorldConfig::default();
+        let wl = Workload::mixed(16, 100_000, 9);
+        let mut c = lossy::faulty(cfg.seed ^ wl.seed, 0.05);
+        c.mem = cfg.mem;
+        c.mmio = cfg.mmio;
+        let o = lossy::run(c, wl, |_| {}).unwrap_or_else(|e| panic!("{e}"));
+        println!(
+            "{} messages in {} cycles, {:.2} Gb/s, restarts {}, timeouts {}, retry_exc {}",
+            o.messages,
+            o.cycles,
+            o.gbps(),
+            o.sum("restarts"),
+            o.sum("timeouts"),
+            o.sum("retry_exc")
+        );
+    }
+
     /// The latency probe on idle NICs: the phases are ordered and add up (TX, the 25-cycle
     /// link, RX to the write response, which follows the write by the model's 100 cycles; the
     /// host-to-host figure adds the doorbell's posted-write flight).

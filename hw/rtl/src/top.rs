@@ -270,8 +270,8 @@ impl Logic for RnicTop {
         self.engs.cnt[38].next = self.rxr.cnt_rx_atomic.val();
         self.engs.cnt[39].next = self.rxr.cnt_atom_dup.val();
         self.engs.cnt[40].next = self.rxr.cnt_atom_miss.val();
-        self.engs.cnt[41].next = 0.into(); // drop_busy: wired at integration
-        self.engs.cnt[42].next = 0.into(); // rs_merged: wired at integration
+        self.engs.cnt[41].next = self.rxr.cnt_drop_busy.val();
+        self.engs.cnt[42].next = self.ackp.cnt_rs_merged.val();
         self.engs.cnt[15].next = self.ackp.cnt_ack.val();
         self.engs.cnt[16].next = self.ackp.cnt_nak.val();
         self.engs.cnt[17].next = self.ackp.cnt_ack_ignored.val();
