@@ -645,7 +645,18 @@ pub fn reliability(out: &mut String, cfg: WorldConfig) -> Result<(), crate::Erro
         let mut c = lossy::faulty(cfg.seed ^ wl.seed, p);
         c.mem = cfg.mem;
         c.mmio = cfg.mmio;
-        let o = lossy::run(c, wl, |_| {})?;
+        let o = match lossy::run(c, wl, |_| {}) {
+            Ok(o) => o,
+            // a failed run is a result too: the row says how it failed, the report goes on
+            // (known: some seeds of the 5% run end a QP in RETRY_EXC_ERR, docs/BENCHMARKS.md)
+            Err(e) if p > 0.0 => {
+                let e = e.to_string();
+                let short: String = e.chars().take(160).collect();
+                writeln!(out, "| {name} | {:.0}% | FAILED: {short} |", p * 100.0)?;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         if p == 0.0 {
             base = o.gbps();
         }
@@ -748,7 +759,14 @@ mod tests {
     #[ignore]
     fn lossy_5pct_100k() {
         use crate::lossy::{self, Workload};
-        let cfg = WorldConfig::default();
+        // RNIC_SEED picks another world seed (the bench's is the default, 1)
+        let cfg = WorldConfig {
+            seed: std::env::var("RNIC_SEED")
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(WorldConfig::default().seed),
+            ..WorldConfig::default()
+        };
         let wl = Workload::mixed(16, 100_000, 9);
         let mut c = lossy::faulty(cfg.seed ^ wl.seed, 0.05);
         c.mem = cfg.mem;

@@ -239,6 +239,10 @@ pub fn run(
         atomics,
     } = wl;
     let w: SharedWorld = crate::world(cfg);
+    let trace_qp: Option<u32> = std::env::var("RNIC_TRACE_QP")
+        .ok()
+        .and_then(|s| s.parse().ok());
+    let mut trace: std::collections::VecDeque<String> = Default::default();
     let ca = Context::new(rnic::Rnic::open(SimNic::new(&w, 0)?)?, PortAddr::sim(1)?)?;
     let cb = Context::new(rnic::Rnic::open(SimNic::new(&w, 1)?)?, PortAddr::sim(2)?)?;
     let a = Side::new(&ca, qps)?;
@@ -427,6 +431,17 @@ pub fn run(
                         "completion for an unknown or finished WR: {c:?}"
                     )));
                 };
+                if c.status != WcStatus::Success && trace_qp.is_some() {
+                    for t in &trace {
+                        eprintln!("TRACE {t}");
+                    }
+                    for (qa, qb) in &pairs {
+                        if qa.qpn() == c.qp_num {
+                            eprintln!("STATE A {:?}", qa.query_device());
+                            eprintln!("STATE B {:?}", qb.query_device());
+                        }
+                    }
+                }
                 ensure!(
                     c.status == WcStatus::Success,
                     "{c:?} after {done} messages; A {:?} B {:?}",
@@ -511,6 +526,33 @@ pub fn run(
                 counters(&cb)?
             );
             ca.relax()?;
+        }
+        // debugging aid: RNIC_TRACE_QP=n keeps the last 600 frames of QP n (either
+        // direction); a failed completion prints them and both sides' QP state
+        if let Some(q) = trace_qp {
+            for (l, f) in w.borrow().wire.iter() {
+                if let Some(p) = crate::frame::parse_roce(&f.data)
+                    && p.dqpn == q
+                {
+                    let syn = if p.opcode == 0x11
+                        || (0x0D..=0x10).contains(&p.opcode) && p.ext.len() >= 4
+                    {
+                        format!(" aeth {:02x}", p.ext[0])
+                    } else {
+                        String::new()
+                    };
+                    trace.push_back(format!(
+                        "{} link {l} op {:02x} psn {:06x}{}{syn}",
+                        f.sent_at,
+                        p.opcode,
+                        p.psn,
+                        if p.ackreq { " A" } else { "" }
+                    ));
+                    if trace.len() > 600 {
+                        trace.pop_front();
+                    }
+                }
+            }
         }
         // the wire record grows with every frame: keep memory flat on long runs
         w.borrow_mut().wire.clear();
