@@ -166,7 +166,10 @@ fn byte_masks_follow_the_field_tables() {
 #[test]
 fn engstat_row_lists_every_counter() {
     use rnic_abi::regs::{BLOCKS, eng};
-    let b = BLOCKS.iter().find(|b| b.name == "engstat").expect("engstat block");
+    let b = BLOCKS
+        .iter()
+        .find(|b| b.name == "engstat")
+        .expect("engstat block");
     let r = &b.regs[0];
     assert_eq!(r.name, format!("CNT0..CNT{}", eng::COUNTERS.len() - 1));
     let names: Vec<&str> = eng::COUNTERS.iter().map(|c| c.0).collect();
