@@ -7,7 +7,7 @@ use crate::demo::{
 use crate::device::{SimNic, world};
 use crate::error::ensure;
 use crate::world::{NS_PER_CYCLE, WorldConfig};
-use rnic::verbs::{Context, Mtu, PortAddr};
+use rnic::verbs::Mtu;
 use rnic::{Device, Rnic};
 use std::fmt::Write;
 
@@ -295,8 +295,7 @@ pub fn run(cfg: WorldConfig) -> Result<(String, BenchJson), crate::Error> {
 
     // RDMA between two NICs through the verbs API
     let w2 = world(cfg);
-    let ca = Context::new(Rnic::open(SimNic::new(&w2, 0)?)?, PortAddr::sim(1)?)?;
-    let cb = Context::new(Rnic::open(SimNic::new(&w2, 1)?)?, PortAddr::sim(2)?)?;
+    let (ca, cb) = crate::demo::contexts(&w2)?;
     let rig = Rig::new(&w2, &ca, &cb, 64 * 1024 + 4096)?;
     let (qa, qb) = rig.connect(Mtu::Mtu4096)?;
     writeln!(
@@ -441,8 +440,7 @@ pub fn run(cfg: WorldConfig) -> Result<(String, BenchJson), crate::Error> {
 /// about 4 MiB a point) and 4 KiB WRITEs round robin over as many QPs as the build has.
 fn sweep(out: &mut String, json: &mut BenchJson, cfg: WorldConfig) -> Result<(), crate::Error> {
     let w = world(cfg);
-    let ca = Context::new(Rnic::open(SimNic::new(&w, 0)?)?, PortAddr::sim(1)?)?;
-    let cb = Context::new(Rnic::open(SimNic::new(&w, 1)?)?, PortAddr::sim(2)?)?;
+    let (ca, cb) = crate::demo::contexts(&w)?;
     let max = *SWEEP_SIZES.last().expect("sizes");
     let rig = Rig::new(&w, &ca, &cb, max + 4096)?;
     let (qa, qb) = rig.connect(Mtu::Mtu4096)?;
@@ -566,8 +564,7 @@ fn atomic_rows(
 pub fn atomics(cfg: WorldConfig) -> Result<String, crate::Error> {
     let mut out = String::new();
     let w = world(cfg);
-    let ca = Context::new(Rnic::open(SimNic::new(&w, 0)?)?, PortAddr::sim(1)?)?;
-    let cb = Context::new(Rnic::open(SimNic::new(&w, 1)?)?, PortAddr::sim(2)?)?;
+    let (ca, cb) = crate::demo::contexts(&w)?;
     let rig = Rig::new(&w, &ca, &cb, 64 * 1024 + 4096)?;
     let (qa, qb) = rig.connect(Mtu::Mtu4096)?;
     atomic_rows(&mut out, &rig, &qa, &qb)?;
@@ -704,8 +701,7 @@ pub fn recovery(out: &mut String, cfg: WorldConfig) -> Result<(), crate::Error> 
         if let Some(n) = nth {
             w.borrow_mut().links[link].cfg.drop_nth = Some(n);
         }
-        let ca = Context::new(Rnic::open(SimNic::new(&w, 0)?)?, PortAddr::sim(1)?)?;
-        let cb = Context::new(Rnic::open(SimNic::new(&w, 1)?)?, PortAddr::sim(2)?)?;
+        let (ca, cb) = crate::demo::contexts(&w)?;
         let rig = Rig::new(&w, &ca, &cb, 8192)?;
         let (qa, qb) = rig.connect(Mtu::Mtu4096)?;
         qa.modify_to_rts(&rnic::verbs::RtsAttr {
@@ -790,16 +786,7 @@ mod tests {
     fn latency_phases_add_up() {
         let cfg = WorldConfig::default();
         let w = world(cfg);
-        let ca = Context::new(
-            Rnic::open(SimNic::new(&w, 0).unwrap()).unwrap(),
-            PortAddr::sim(1).unwrap(),
-        )
-        .unwrap();
-        let cb = Context::new(
-            Rnic::open(SimNic::new(&w, 1).unwrap()).unwrap(),
-            PortAddr::sim(2).unwrap(),
-        )
-        .unwrap();
+        let (ca, cb) = crate::demo::contexts(&w).unwrap_or_else(|e| panic!("{e}"));
         let rig = Rig::new(&w, &ca, &cb, 8192).unwrap();
         let (qa, qb) = rig.connect(Mtu::Mtu4096).unwrap();
         for (inline, size) in [(false, 64), (false, 4096), (true, 16)] {
@@ -835,16 +822,7 @@ mod tests {
     #[test]
     fn spread_json_and_plot() {
         let w = world(WorldConfig::default());
-        let ca = Context::new(
-            Rnic::open(SimNic::new(&w, 0).unwrap()).unwrap(),
-            PortAddr::sim(1).unwrap(),
-        )
-        .unwrap();
-        let cb = Context::new(
-            Rnic::open(SimNic::new(&w, 1).unwrap()).unwrap(),
-            PortAddr::sim(2).unwrap(),
-        )
-        .unwrap();
+        let (ca, cb) = crate::demo::contexts(&w).unwrap_or_else(|e| panic!("{e}"));
         let rig = Rig::new(&w, &ca, &cb, 16384).unwrap();
         let pairs: Vec<_> = (0..6).map(|_| rig.connect(Mtu::Mtu1024).unwrap()).collect();
         let refs: Vec<_> = pairs.iter().map(|(a, b)| (a, b)).collect();

@@ -982,12 +982,19 @@ pub fn run_plan(cfg: WorldConfig, plan: &Plan) -> Result<DemoReport, Error> {
     run_with(cfg, plan, false)
 }
 
+/// A verbs context on each NIC of a two-NIC world: NIC 0 is A (`PortAddr::sim(1)`), NIC 1 is B
+/// (`PortAddr::sim(2)`).
+pub fn contexts(w: &SharedWorld) -> Result<(Context<SimNic>, Context<SimNic>), Error> {
+    let a = Context::new(Rnic::open(SimNic::new(w, 0)?)?, PortAddr::sim(1)?)?;
+    let b = Context::new(Rnic::open(SimNic::new(w, 1)?)?, PortAddr::sim(2)?)?;
+    Ok((a, b))
+}
+
 fn run_with(cfg: WorldConfig, plan: &Plan, live: bool) -> Result<DemoReport, Error> {
     let t0 = std::time::Instant::now();
     let w = world(cfg);
     let mut out = Out::new(live);
-    let a = Context::new(Rnic::open(SimNic::new(&w, 0)?)?, PortAddr::sim(1)?)?;
-    let b = Context::new(Rnic::open(SimNic::new(&w, 1)?)?, PortAddr::sim(2)?)?;
+    let (a, b) = contexts(&w)?;
     let info = a.info()?;
     writeln!(
         out,

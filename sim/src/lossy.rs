@@ -25,7 +25,7 @@ use crate::error::{Error, ensure};
 use crate::world::CLOCK_HZ;
 use crate::{SharedWorld, SimNic, WorldConfig};
 use rnic::verbs::{
-    AccessFlags, CompletionQueue, ConnectAttr, Context, Endpoint, MemoryRegion, Mtu, PortAddr,
+    AccessFlags, CompletionQueue, ConnectAttr, Context, Endpoint, MemoryRegion, Mtu,
     ProtectionDomain, QpCaps, QueuePair, RecvWr, RtsAttr, SendOp, SendWr, WcOpcode, WcStatus,
     WorkCompletion,
 };
@@ -243,8 +243,7 @@ pub fn run(
         .ok()
         .and_then(|s| s.parse().ok());
     let mut trace: std::collections::VecDeque<String> = Default::default();
-    let ca = Context::new(rnic::Rnic::open(SimNic::new(&w, 0)?)?, PortAddr::sim(1)?)?;
-    let cb = Context::new(rnic::Rnic::open(SimNic::new(&w, 1)?)?, PortAddr::sim(2)?)?;
+    let (ca, cb) = crate::demo::contexts(&w)?;
     let a = Side::new(&ca, qps)?;
     let b = Side::new(&cb, qps)?;
     let mut pairs = Vec::new();
