@@ -108,6 +108,9 @@ pub struct WireFrame {
     /// Cycle of its first beat.
     pub started_at: u64,
     pub data: Vec<u8>,
+    /// What the link's fault model did to it ("" = delivered as sent; "lost", "flipped",
+    /// "duplicated", "reordered"): a debugging aid for traces.
+    pub fault: &'static str,
 }
 
 /// Counters of one link.
@@ -157,6 +160,10 @@ pub struct Link {
     /// Cycles at which the receiver took the last beat of a frame (kept when `log_rx`).
     pub rx_ends: Vec<u64>,
     pub log_rx: bool,
+    /// Frames the RX FIFO dropped for want of room ([`RxMode::Drop`]), with the cycle (kept
+    /// when `log_rx_drops`; a debugging aid for traces).
+    pub rx_dropped: Vec<(u64, Vec<u8>)>,
+    pub log_rx_drops: bool,
     /// Frames sent, for the pcap tap and tests (drained by the world).
     pub tap: Vec<WireFrame>,
     /// Frames sent are only tapped, never delivered (the far side is a test or a tool reading
@@ -186,6 +193,8 @@ impl Link {
             tx_start: 0,
             rx_ends: Vec::new(),
             log_rx: false,
+            rx_dropped: Vec::new(),
+            log_rx_drops: false,
             tap: Vec::new(),
             sink: false,
             stats: LinkStats::default(),
@@ -228,6 +237,7 @@ impl Link {
                 sent_at: now,
                 started_at: self.tx_start,
                 data: frame.clone(),
+                fault: "",
             });
             if self.sink {
                 return;
@@ -236,21 +246,25 @@ impl Link {
                 || (self.cfg.loss > 0.0 && rng.random_bool(self.cfg.loss))
             {
                 self.stats.lost += 1;
+                self.mark("lost");
                 return;
             }
             if self.cfg.bit_flip > 0.0 && rng.random_bool(self.cfg.bit_flip) && !frame.is_empty() {
                 let bit = rng.random_range(0..frame.len() * 8);
                 frame[bit / 8] ^= 1 << (bit % 8);
                 self.stats.flipped += 1;
+                self.mark("flipped");
             }
             let at = now + self.cfg.latency;
             if self.cfg.duplicate > 0.0 && rng.random_bool(self.cfg.duplicate) {
                 self.stats.duplicated += 1;
+                self.mark("duplicated");
                 self.in_flight.push_back((at, frame.clone()));
             }
             if self.held.is_none() && self.cfg.reorder > 0.0 && rng.random_bool(self.cfg.reorder) {
                 // hold this one back: it goes out right after the next frame
                 self.stats.reordered += 1;
+                self.mark("reordered");
                 self.held = Some(frame);
                 return;
             }
@@ -258,6 +272,12 @@ impl Link {
             if let Some(h) = self.held.take() {
                 self.in_flight.push_back((at, h));
             }
+        }
+    }
+
+    fn mark(&mut self, fault: &'static str) {
+        if let Some(f) = self.tap.last_mut() {
+            f.fault = fault;
         }
     }
 
@@ -274,6 +294,9 @@ impl Link {
                 let n = beats(f.len());
                 if f.is_empty() || self.fifo_beats + n > cap {
                     self.stats.rx_fifo_drops += 1;
+                    if self.log_rx_drops {
+                        self.rx_dropped.push((now, f));
+                    }
                     continue;
                 }
                 self.fifo_beats += n;

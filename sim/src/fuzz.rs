@@ -156,6 +156,14 @@ pub fn icrc(frame: &[u8]) -> Option<u32> {
     Some(!crc_raw(!0, &covered))
 }
 
+/// Whether the frame's last 4 bytes hold the ICRC of the rest (little-endian on the wire).
+pub fn icrc_ok(frame: &[u8]) -> bool {
+    let Some(body) = frame.len().checked_sub(4).map(|n| &frame[..n]) else {
+        return false;
+    };
+    icrc(body).is_some_and(|c| c.to_le_bytes() == frame[frame.len() - 4..])
+}
+
 fn ip_checksum(f: &mut [u8]) {
     if f.len() < ETH + 20 {
         return;

@@ -113,6 +113,35 @@ pub fn attr(mtu: Mtu, timeout: u8, retry_cnt: u8, rnr_retry: u8) -> ConnectAttr 
     }
 }
 
+/// Debugging aid of a failed traced run: silence both links (every frame lost), let the world
+/// drain, then feed `frame` (the request the responder expects next, sent on `link`) into the
+/// responder alone and print which of its counters move and its QP state after.
+fn replay(
+    w: &SharedWorld,
+    responder: &Ctx,
+    link: usize,
+    frame: Option<Vec<u8>>,
+) -> Result<(), Error> {
+    let Some(f) = frame else {
+        eprintln!("REPLAY: the expected request is not in the trace");
+        return Ok(());
+    };
+    for l in w.borrow_mut().links.iter_mut() {
+        l.cfg.loss = 1.0;
+    }
+    w.borrow_mut().run(20_000);
+    let before = counters(responder)?;
+    let now = w.borrow().cycle;
+    w.borrow_mut().links[link].inject(now, f);
+    w.borrow_mut().run(3000);
+    for (k, v) in counters(responder)? {
+        if before.get(k) != Some(&v) {
+            eprintln!("REPLAY counter {k}: {:?} -> {v}", before.get(k));
+        }
+    }
+    Ok(())
+}
+
 fn counters(ctx: &Ctx) -> Result<HashMap<&'static str, u32>, Error> {
     Ok(ctx.engine_counters()?.into_iter().collect())
 }
@@ -243,6 +272,10 @@ pub fn run(
         .ok()
         .and_then(|s| s.parse().ok());
     let mut trace: std::collections::VecDeque<String> = Default::default();
+    // the traced QP's request frames by (link, PSN), the last 4096 PSNs of each link
+    // (replayed into the responder on a failed completion)
+    let mut reqs: HashMap<(usize, u32), Vec<u8>> = HashMap::new();
+    let mut stat_at = 0u64;
     let (ca, cb) = crate::demo::contexts(&w)?;
     let a = Side::new(&ca, qps)?;
     let b = Side::new(&cb, qps)?;
@@ -440,6 +473,16 @@ pub fn run(
                             eprintln!("STATE B {:?}", qb.query_device());
                         }
                     }
+                    // which counter moves when the responder gets its expected PSN again
+                    let responder = if side == 0 { &cb } else { &ca };
+                    let rq_psn = pairs
+                        .iter()
+                        .find(|(qa, _)| qa.qpn() == c.qp_num)
+                        .and_then(|(qa, qb)| if side == 0 { qb } else { qa }.query_device().ok())
+                        .map(|(_, r)| r.rq_psn);
+                    if let Some(psn) = rq_psn {
+                        replay(&w, responder, side, reqs.get(&(side, psn)).cloned())?;
+                    }
                 }
                 ensure!(
                     c.status == WcStatus::Success,
@@ -529,10 +572,46 @@ pub fn run(
         // debugging aid: RNIC_TRACE_QP=n keeps the last 600 frames of QP n (either
         // direction); a failed completion prints them and both sides' QP state
         if let Some(q) = trace_qp {
+            let now = w.borrow().cycle;
+            if now / 10_000 != stat_at / 10_000 {
+                stat_at = now;
+                let wb = w.borrow();
+                let st: Vec<String> = wb
+                    .links
+                    .iter()
+                    .map(|l| {
+                        format!(
+                            "frames {} stall {} fifo_drops {} fifo {}",
+                            l.stats.frames,
+                            l.stats.rx_stall_cycles,
+                            l.stats.rx_fifo_drops,
+                            l.rx_fifo_beats()
+                        )
+                    })
+                    .collect();
+                trace.push_back(format!("{now} STAT {st:?}"));
+            }
+            for (l, link) in w.borrow_mut().links.iter_mut().enumerate() {
+                link.log_rx_drops = true;
+                for (t, f) in link.rx_dropped.drain(..) {
+                    if let Some(p) = crate::frame::parse_roce(&f)
+                        && p.dqpn == q
+                    {
+                        trace.push_back(format!(
+                            "{t} link {l} op {:02x} psn {:06x} RX-FIFO-FULL drop",
+                            p.opcode, p.psn
+                        ));
+                    }
+                }
+            }
             for (l, f) in w.borrow().wire.iter() {
                 if let Some(p) = crate::frame::parse_roce(&f.data)
                     && p.dqpn == q
                 {
+                    if p.opcode < 0x0D {
+                        reqs.insert((*l, p.psn), f.data.clone());
+                        reqs.remove(&(*l, p.psn.wrapping_sub(4096) & 0xFF_FFFF));
+                    }
                     let syn = if p.opcode == 0x11
                         || (0x0D..=0x10).contains(&p.opcode) && p.ext.len() >= 4
                     {
@@ -541,11 +620,18 @@ pub fn run(
                         String::new()
                     };
                     trace.push_back(format!(
-                        "{} link {l} op {:02x} psn {:06x}{}{syn}",
+                        "{} link {l} op {:02x} psn {:06x}{}{syn} len {}{} {}",
                         f.sent_at,
                         p.opcode,
                         p.psn,
-                        if p.ackreq { " A" } else { "" }
+                        if p.ackreq { " A" } else { "" },
+                        p.payload.len(),
+                        if crate::fuzz::icrc_ok(&f.data) {
+                            ""
+                        } else {
+                            " BAD-ICRC"
+                        },
+                        f.fault
                     ));
                     if trace.len() > 600 {
                         trace.pop_front();

@@ -49,7 +49,11 @@ pub struct AckTimer {
     lw_q: DFF<Bits<QB>>,
     e_v: DFF<Bit>,
     e_q: DFF<Bits<QB>>,
+    lfsr: DFF<Bits<32>>,
     unit: Constant<Bits<48>>,
+    jmask: Constant<Bits<48>>,
+    lfsr_taps: Constant<Bits<32>>,
+    lfsr_seed: Constant<Bits<32>>,
     rnr_tab: [Constant<Bits<48>>; 32],
     cidx: [Constant<Bits<5>>; 32],
     c_nq: Constant<Bits<24>>,
@@ -85,7 +89,11 @@ impl AckTimer {
             lw_q: Default::default(),
             e_v: Default::default(),
             e_q: Default::default(),
+            lfsr: Default::default(),
             unit: Constant::new(unit.into()),
+            jmask: Constant::new(jitter_mask(unit).into()),
+            lfsr_taps: Constant::new(0x8020_0003u64.into()),
+            lfsr_seed: Constant::new(0x2545_F491u64.into()),
             rnr_tab: std::array::from_fn(|i| {
                 Constant::new(rnr_wait_cycles(i as u8, p.clock_khz).into())
             }),
@@ -106,6 +114,13 @@ impl AckTimer {
     }
 }
 
+/// The jitter mask of the ACK timeout's unit: all ones below a quarter of the unit's top bit,
+/// so `(lfsr & mask) << code` lies in [0, timeout / 2).
+pub fn jitter_mask(unit: u64) -> u64 {
+    let bits = 64 - unit.leading_zeros();
+    (1u64 << bits.saturating_sub(2)) - 1
+}
+
 impl Default for AckTimer {
     fn default() -> Self {
         AckTimer::new(&params::DEFAULT)
@@ -116,11 +131,16 @@ impl Logic for AckTimer {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, now, scan, s_idx, s_ok, clr, lw_v, lw_q, e_v, e_q
+            self, clock, now, scan, s_idx, s_ok, clr, lw_v, lw_q, e_v, e_q, lfsr
         );
         self.ram.read_clock.next = self.clock.val();
         self.ram.write_clock.next = self.clock.val();
         self.now.d.next = self.now.q.val() + 1;
+        // Galois LFSR (x^32 + x^22 + x^2 + x + 1), one step a cycle: the timeout jitter
+        self.lfsr.d.next = self.lfsr.q.val() >> 1;
+        if self.lfsr.q.val().get_bit(0) {
+            self.lfsr.d.next = (self.lfsr.q.val() >> 1) ^ self.lfsr_taps.val();
+        }
 
         // ---------------- set ports: b has priority; none while the RAM is being cleared
         self.b.ready.next = !self.clr.q.val();
@@ -135,7 +155,12 @@ impl Logic for AckTimer {
             self.ev_code.next = self.b.code.val();
         }
         self.ev_wr.next = self.ev_v.val() && (self.ev_q.val() < self.c_nq.val());
-        self.dly.next = self.unit.val() << self.ev_code.val();
+        // the local ACK timeout plus a jitter in [0, timeout / 2): never shorter than IBTA's
+        // 4.096 us x 2^code, and QPs hit by the same burst of losses do not all time out and
+        // retransmit in the same cycle again (their go-back-N bursts would meet at the
+        // receiver's RX FIFO every round)
+        self.dly.next = (self.unit.val() << self.ev_code.val())
+            + ((bit_cast::<48, 32>(self.lfsr.q.val()) & self.jmask.val()) << self.ev_code.val());
         if self.ev_rnr.val() {
             for i in 0..32 {
                 if self.ev_code.val() == self.cidx[i].val() {
@@ -214,6 +239,7 @@ impl Logic for AckTimer {
             self.lw_v.d.next = false;
             self.s_ok.d.next = false;
             self.now.d.next = 0.into();
+            self.lfsr.d.next = self.lfsr_seed.val();
         }
     }
 }
@@ -227,8 +253,10 @@ mod tests {
     const P: BuildParams = params::DEFAULT;
 
     /// Random arms/re-arms/disarms on both ports with random idle and backpressure; every
-    /// expiry must come no earlier than the entry's deadline and at most one scan round
-    /// (+ the sink's backpressure) after it, for the latest set of that QP, exactly once.
+    /// expiry must come no earlier than the entry's deadline (IBTA's timeout, or the RNR
+    /// table's time) and at most the timeout's jitter (< timeout / 2) plus one scan round
+    /// (+ the sink's backpressure) after it, for the latest set of that QP, exactly once; the
+    /// jitter must really spread the expiries.
     #[test]
     fn timers_expire_on_time() {
         let mut m = model(AckTimer::default(), "acktimer");
@@ -243,10 +271,11 @@ mod tests {
             cleared |= m.get("b_ready") == 1;
         }
         assert!(cleared, "the clear sweep did not end");
-        // model: per QP, Some(deadline) while armed
-        let mut want: Vec<Option<u64>> = vec![None; NQ];
+        // model: per QP, Some((deadline, allowed jitter)) while armed
+        let mut want: Vec<Option<(u64, u64)>> = vec![None; NQ];
         let mut fired = 0u64;
         let mut late_max = 0u64;
+        let mut jitters = std::collections::BTreeSet::new();
         let unit = ack_timeout_cycles(1, P.clock_khz).unwrap() / 2;
         for cyc in 0..200_000u64 {
             let mut drive_set = |m: &mut crate::common::vlt::DynModel, port: &str| {
@@ -285,24 +314,28 @@ mod tests {
             };
             if exp_ready && m.get("exp_valid") == 1 {
                 let q = m.get("exp_qpn") as usize;
-                let d = want[q]
+                let (d, j) = want[q]
                     .take()
                     .unwrap_or_else(|| panic!("cycle {cyc}: QP {q} expired unarmed"));
                 assert!(now >= d, "QP {q} expired at {now}, deadline {d}");
-                late_max = late_max.max(now - d);
+                let late = (now - d).saturating_sub(j);
+                late_max = late_max.max(late);
+                if j > 0 {
+                    jitters.insert((now - d) * 16 / j);
+                }
                 fired += 1;
             }
             if let Some((q, rnr, code)) = ev
                 && (q as usize) < NQ
             {
-                let dly = if rnr {
-                    rnr_wait_cycles(code as u8, P.clock_khz)
+                let (dly, j) = if rnr {
+                    (rnr_wait_cycles(code as u8, P.clock_khz), 0)
                 } else if code == 0 {
-                    0
+                    (0, 0)
                 } else {
-                    unit << code
+                    (unit << code, (unit << code) / 2)
                 };
-                want[q as usize] = (dly != 0).then_some(now + dly);
+                want[q as usize] = (dly != 0).then_some((now + dly, j));
             }
             now += 1;
         }
@@ -315,7 +348,9 @@ mod tests {
         // one scan round plus a little for the pipeline and the sink's random backpressure
         assert!(
             late_max <= NQ as u64 + 40,
-            "an expiry came {late_max} cycles late"
+            "an expiry came {late_max} cycles after its deadline plus the jitter"
         );
+        // ACK-timeout expiries spread over the whole jitter window (16 buckets of it)
+        assert!(jitters.len() >= 12, "jitter buckets seen: {jitters:?}");
     }
 }
