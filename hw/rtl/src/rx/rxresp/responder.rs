@@ -32,6 +32,9 @@ pub enum St {
     Decide,
     WqeRd,
     WqeWait,
+    /// The MR of a RETH / READ / atomic request (its R_Key is in the header): read right
+    /// after the QP records, before the decision needs it.
+    MrPre,
     MrRd,
     MrWait,
     Check,
@@ -228,6 +231,13 @@ pub struct Responder {
     o_w_lkey: Constant<Bits<10>>,
     mv_first: Signal<Local, Bits<9>>,
     capture_ctx: Signal<Local, Bit>,
+    /// ACKNOWLEDGE / READ RESPONSE / ATOMIC ACKNOWLEDGE: only the QpContext is read (no
+    /// RqState: `rqs` keeps an older record, which nothing on that path uses).
+    rsp_path: Signal<Local, Bit>,
+    /// A RETH / READ / atomic request: its MR (R_Key from the header) is read third.
+    pre_mr: Signal<Local, Bit>,
+    /// Context reads of this packet (1 QP, 2 + RqState, 3 + MR).
+    n_reads: Signal<Local, Bits<2>>,
     /// This cycle commits the frame at the head to side effects that include a responder
     /// job (an ACK/NAK, a READ, an ATOMIC ACKNOWLEDGE; an atomic about to be handed to the
     /// unit): with `rsp.ready` low, the frame is dropped instead.
@@ -521,6 +531,9 @@ impl Responder {
             o_w_lkey: wf("lkey"),
             mv_first: Default::default(),
             capture_ctx: Default::default(),
+            rsp_path: Default::default(),
+            pre_mr: Default::default(),
+            n_reads: Default::default(),
             needs_job: Default::default(),
             pay: Default::default(),
             is_send: Default::default(),
@@ -840,6 +853,14 @@ impl Logic for Responder {
             self.r_len.next = 8.into();
         }
         self.mr_idx.next = bit_cast::<24, 32>(self.key.val() >> 8);
+        self.rsp_path.next = self.is_ack.val() || self.is_rev.val();
+        self.pre_mr.next = self.has_reth.val() || self.is_rd.val() || self.is_atom.val();
+        self.n_reads.next = 2.into();
+        if self.rsp_path.val() {
+            self.n_reads.next = 1.into();
+        } else if self.pre_mr.val() {
+            self.n_reads.next = 3.into();
+        }
         self.r_off.next = self.r_addr.val() - self.m_iova.val();
         self.mr_ok.next = self.mr_idx.val() < self.k_nmr.val()
             && self.m_flags.val().get_bit(0)
@@ -1044,7 +1065,16 @@ impl Logic for Responder {
                     } else if !self.qpn_ok.val() {
                         self.ct_drop_qp.d.next = self.ct_drop_qp.q.val() + 1;
                     } else {
+                        // the QpContext read is asked for at once (QpRd retries it when the
+                        // store is busy this cycle)
+                        self.ctx.req.next = true;
                         self.st.d.next = St::QpRd;
+                        if self.ctx.gnt.val() {
+                            self.st.d.next = St::RqsRd;
+                            if self.rsp_path.val() {
+                                self.st.d.next = St::WaitCtx;
+                            }
+                        }
                     }
                 }
             }
@@ -1052,6 +1082,9 @@ impl Logic for Responder {
                 self.ctx.req.next = true;
                 if self.ctx.gnt.val() {
                     self.st.d.next = St::RqsRd;
+                    if self.rsp_path.val() {
+                        self.st.d.next = St::WaitCtx;
+                    }
                 }
             }
             St::RqsRd => {
@@ -1061,11 +1094,23 @@ impl Logic for Responder {
                     bit_cast::<CTX_ADDR_BITS, 24>(self.head.qpn.val()) + self.k_rqs_base.val();
                 if self.ctx.gnt.val() {
                     self.st.d.next = St::WaitCtx;
+                    if self.pre_mr.val() {
+                        self.st.d.next = St::MrPre;
+                    }
+                }
+            }
+            St::MrPre => {
+                self.capture_ctx.next = true;
+                self.ctx.req.next = true;
+                self.ctx.addr.next =
+                    bit_cast::<CTX_ADDR_BITS, 24>(self.mr_idx.val()) + self.k_mr_base.val();
+                if self.ctx.gnt.val() {
+                    self.st.d.next = St::WaitCtx;
                 }
             }
             St::WaitCtx => {
                 self.capture_ctx.next = true;
-                if self.rd_cnt.q.val() == 2 {
+                if self.rd_cnt.q.val() == self.n_reads.val() {
                     self.st.d.next = St::Decide;
                 }
             }
@@ -1110,7 +1155,7 @@ impl Logic for Responder {
                     // access checks; no state change (Check, which also counts it: nothing
                     // is committed before)
                     self.rd_dup.d.next = true;
-                    self.st.d.next = St::MrRd;
+                    self.st.d.next = St::Check;
                 } else if self.psn_diff.val().get_bit(23) && self.is_atom.val() {
                     // duplicate atomic: not executed again; its saved result is looked up
                     // (found: answered with it; else dropped); no state change. Whether it
@@ -1181,9 +1226,8 @@ impl Logic for Responder {
                                 & self.k_rnr_mask.val());
                     } else if self.need_wqe.val() {
                         self.st.d.next = St::WqeRd;
-                    } else if self.has_reth.val() || self.is_rd.val() || self.is_atom.val() {
-                        self.st.d.next = St::MrRd;
                     } else {
+                        // a RETH / READ / atomic request's MR is in `mr` already
                         self.st.d.next = St::Check;
                     }
                 }
@@ -1199,7 +1243,9 @@ impl Logic for Responder {
                     self.wqe.d.next = self.ring.rdata.val();
                     if self.wqe_flush.q.val() {
                         self.st.d.next = St::Emit;
-                    } else if self.has_reth.val() || (self.is_send.val() && self.pay.val().any()) {
+                    } else if !self.has_reth.val() && self.is_send.val() && self.pay.val().any() {
+                        // a SEND's MR comes from its receive WQE (a WRITE with immediate
+                        // has its RETH MR already)
                         self.st.d.next = St::MrRd;
                     } else {
                         self.st.d.next = St::Check;
@@ -1563,13 +1609,15 @@ impl Logic for Responder {
             self.ct_nak_inv.d.next = self.ct_nak_inv.q.val();
             self.ct_nak_rnr.d.next = self.ct_nak_rnr.q.val();
         }
-        // QP and RqState records: the first and second read data after Idle
+        // QP, RqState and (RETH / READ / atomic) MR records: the read data after Idle, in order
         if self.ctx.rvalid.val() && self.capture_ctx.val() {
             self.rd_cnt.d.next = self.rd_cnt.q.val() + 1;
             if self.rd_cnt.q.val() == 0 {
                 self.qp.d.next = self.ctx.rdata.val();
-            } else {
+            } else if self.rd_cnt.q.val() == 1 {
                 self.rqs.d.next = self.ctx.rdata.val();
+            } else {
+                self.mr.d.next = self.ctx.rdata.val();
             }
         }
 
