@@ -4,6 +4,7 @@
 #   make verilog    build/verilog/rnic_top.v
 #   make lint       verilator -Wall lint of rnic_top, cargo clippy, rustfmt check
 #   make synth      yosys estimate of rnic_top (or of a board top with BOARD=au250|au55c)
+#   make depth      yosys worst logic depth (ltp) per block of rnic_top, table in out/depth.md
 #   make bench      simulated-cycle benchmarks (docs/BENCHMARKS.md)
 #   make interop    Linux SoftRoCE (rdma_rxe) + unmodified perftest in a VM against our simulated NIC
 #   make bitstream BOARD=au250|au55c   Vivado flow (needs Vivado)
@@ -23,7 +24,7 @@ ENV := source scripts/env.sh &&
 MODEL_NOTE := @ls $${CARGO_TARGET_DIR:-target}/release/build/rnic-sim-*/out/vlt/stamp >/dev/null 2>&1 || \
   echo "first build of the simulator: the Rust crates, then rnic_top through Verilator (about a minute on its own); later runs start at once"
 
-.PHONY: setup run test test-rust test-vm test-interop interop test-boards verilog lint synth bench bitstream board-check regdoc fresh-check clean
+.PHONY: setup run test test-rust test-vm test-interop interop test-boards verilog lint synth depth bench bitstream board-check regdoc fresh-check clean
 
 setup:
 	@bash scripts/setup.sh
@@ -69,6 +70,11 @@ ifeq ($(BOARD),)
 else
 	$(MAKE) -f hw/fpga/vivado.mk synth BOARD=$(BOARD)
 endif
+
+# worst logic depth per block (yosys synth_xilinx + ltp -noff), a table in out/depth.md; one
+# block: make depth BLOCKS=rnic_top_txq; with rnic_top itself (long): make depth DEPTH_TOP=1
+depth: setup verilog
+	bash scripts/depth.sh $(BLOCKS)
 
 bench: setup
 	$(MODEL_NOTE)
