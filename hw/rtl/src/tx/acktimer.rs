@@ -320,8 +320,8 @@ mod tests {
                 assert!(now >= d, "QP {q} expired at {now}, deadline {d}");
                 let late = (now - d).saturating_sub(j);
                 late_max = late_max.max(late);
-                if j > 0 {
-                    jitters.insert((now - d) * 16 / j);
+                if let Some(b) = ((now - d) * 16).checked_div(j) {
+                    jitters.insert(b);
                 }
                 fired += 1;
             }

@@ -1048,6 +1048,10 @@ impl Logic for Responder {
                 self.resp_atom.d.next = false;
                 self.pend_job.d.next = true;
                 if self.head.valid.val() {
+                    // the QpContext read is asked for with the header, before the checks
+                    // below (a short path into the store's arbiter); a frame they drop
+                    // leaves it unused (its data comes in Emit or Idle, which take none)
+                    self.ctx.req.next = true;
                     self.st.d.next = St::Emit;
                     if self.head.drop.val() {
                         // counted at the verdict
@@ -1065,9 +1069,7 @@ impl Logic for Responder {
                     } else if !self.qpn_ok.val() {
                         self.ct_drop_qp.d.next = self.ct_drop_qp.q.val() + 1;
                     } else {
-                        // the QpContext read is asked for at once (QpRd retries it when the
-                        // store is busy this cycle)
-                        self.ctx.req.next = true;
+                        // QpRd retries the read when the store was busy this cycle
                         self.st.d.next = St::QpRd;
                         if self.ctx.gnt.val() {
                             self.st.d.next = St::RqsRd;
