@@ -24,7 +24,7 @@ ENV := source scripts/env.sh &&
 MODEL_NOTE := @ls $${CARGO_TARGET_DIR:-target}/release/build/rnic-sim-*/out/vlt/stamp >/dev/null 2>&1 || \
   echo "first build of the simulator: the Rust crates, then rnic_top through Verilator (about a minute on its own); later runs start at once"
 
-.PHONY: setup run test test-rust test-vm test-interop interop test-boards verilog lint synth depth bench bitstream board-check regdoc fresh-check clean
+.PHONY: setup run test test-rust test-vm test-interop interop test-boards depth-check verilog lint synth depth bench bitstream board-check regdoc fresh-check clean
 
 setup:
 	@bash scripts/setup.sh
@@ -54,6 +54,16 @@ interop: setup
 test-boards:
 	$(MAKE) -s -f hw/fpga/vivado.mk synth BOARD=au250
 	$(MAKE) -s -f hw/fpga/vivado.mk synth BOARD=au55c
+	$(MAKE) -s depth-check
+
+# make depth's tool on two small blocks: each gets a measured row, and acktimer stays within
+# the 8-LUT-level target (its max LUT levels, the table's last column)
+depth-check: setup verilog
+	DEPTH_OUT=build/depth-check DEPTH_MD=build/depth-check/depth.md bash scripts/depth.sh rnic_top_axil rnic_top_tmr
+	awk -F'|' '$$2 ~ /rnic_top_(axil|tmr)/ { n++; split($$9, a, ":"); lv = a[1] + 0; \
+	  if ($$3 !~ /[0-9]/ || a[1] !~ /[0-9]/) { print "depth-check: no numbers in" $$0; bad = 1 } \
+	  if ($$2 ~ /tmr/ && lv > 8) { print "depth-check: acktimer at " lv " LUT levels (> 8)"; bad = 1 } } \
+	  END { if (n != 2) { print "depth-check: " n " rows, want 2"; bad = 1 } exit bad }' build/depth-check/depth.md
 
 verilog:
 	$(CARGO) run -q -p rnic-rtl --bin rnic-verilog -- build/verilog

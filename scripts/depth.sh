@@ -9,6 +9,7 @@
 #   DEPTH_TOP=1        also rnic_top itself, last (takes very long)
 #   DEPTH_TIMEOUT=720  seconds one yosys run may take; over that it is killed, row "timeout"
 #   DEPTH_VERILOG=build/verilog/rnic_top.v (make verilog writes it)   DEPTH_OUT=build/depth
+#   DEPTH_MD=out/depth.md (the table)
 # Raw logs: $DEPTH_OUT/MODULE.log; the longest path, one line per cell: $DEPTH_OUT/MODULE.path
 # A block whose memory yosys 0.23 fails to map to LUTRAM is run again with -nolutram (its row
 # says so).
@@ -27,7 +28,7 @@ set -euo pipefail
 v=${DEPTH_VERILOG:-build/verilog/rnic_top.v}
 out=${DEPTH_OUT:-build/depth}
 tmo=${DEPTH_TIMEOUT:-720}
-md=out/depth.md
+md=${DEPTH_MD:-out/depth.md}
 [ -f "$v" ] || { echo "no $v: run make verilog first" >&2; exit 1; }
 mkdir -p "$out" out
 
