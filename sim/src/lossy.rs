@@ -467,21 +467,15 @@ pub fn run(
                     for t in &trace {
                         eprintln!("TRACE {t}");
                     }
-                    for (qa, qb) in &pairs {
-                        if qa.qpn() == c.qp_num {
-                            eprintln!("STATE A {:?}", qa.query_device());
-                            eprintln!("STATE B {:?}", qb.query_device());
+                    if let Some((qa, qb)) = pairs.iter().find(|(qa, _)| qa.qpn() == c.qp_num) {
+                        let (sa, sb) = (qa.query_device(), qb.query_device());
+                        eprintln!("STATE A {sa:?}");
+                        eprintln!("STATE B {sb:?}");
+                        // which counter moves when the responder gets its expected PSN again
+                        let (responder, rs) = if side == 0 { (&cb, sb) } else { (&ca, sa) };
+                        if let Ok((_, r)) = rs {
+                            replay(&w, responder, side, reqs.get(&(side, r.rq_psn)).cloned())?;
                         }
-                    }
-                    // which counter moves when the responder gets its expected PSN again
-                    let responder = if side == 0 { &cb } else { &ca };
-                    let rq_psn = pairs
-                        .iter()
-                        .find(|(qa, _)| qa.qpn() == c.qp_num)
-                        .and_then(|(qa, qb)| if side == 0 { qb } else { qa }.query_device().ok())
-                        .map(|(_, r)| r.rq_psn);
-                    if let Some(psn) = rq_psn {
-                        replay(&w, responder, side, reqs.get(&(side, psn)).cloned())?;
                     }
                 }
                 ensure!(
@@ -569,8 +563,9 @@ pub fn run(
             );
             ca.relax()?;
         }
-        // debugging aid: RNIC_TRACE_QP=n keeps the last 600 frames of QP n (either
-        // direction); a failed completion prints them and both sides' QP state
+        // debugging aid: RNIC_TRACE_QP=n keeps the last 600 lines (frames of QP n in either
+        // direction, its RX FIFO drops, link statistics); a failed completion prints them and
+        // both sides' QP state
         if let Some(q) = trace_qp {
             let now = w.borrow().cycle;
             if now / 10_000 != stat_at / 10_000 {
@@ -608,7 +603,7 @@ pub fn run(
                 if let Some(p) = crate::frame::parse_roce(&f.data)
                     && p.dqpn == q
                 {
-                    if p.opcode < 0x0D {
+                    if p.opcode < rnic_abi::roce::opcode::READ_RESPONSE_FIRST {
                         reqs.insert((*l, p.psn), f.data.clone());
                         reqs.remove(&(*l, p.psn.wrapping_sub(4096) & 0xFF_FFFF));
                     }
@@ -633,10 +628,10 @@ pub fn run(
                         },
                         f.fault
                     ));
-                    if trace.len() > 600 {
-                        trace.pop_front();
-                    }
                 }
+            }
+            while trace.len() > 600 {
+                trace.pop_front();
             }
         }
         // the wire record grows with every frame: keep memory flat on long runs
