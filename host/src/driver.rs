@@ -35,8 +35,15 @@ impl std::fmt::Display for DeviceInfo {
         )?;
         writeln!(
             f,
-            "  QPs {}  CQs {}  MRs {}  SQ depth {}  RQ depth {}  max MTU {}",
-            p.num_qps, p.num_cqs, p.num_mrs, p.sq_depth, p.rq_depth, p.max_mtu
+            "  QPs {} ({} with deep rings)  CQs {}  MRs {}  SQ/RQ depth {}/{} (deep {})  max MTU {}",
+            p.num_qps,
+            p.deep_qps,
+            p.num_cqs,
+            p.num_mrs,
+            p.sq_depth,
+            p.rq_depth,
+            p.deep_depth,
+            p.max_mtu
         )?;
         writeln!(
             f,
@@ -119,21 +126,30 @@ pub fn check_params(p: &BuildParams) -> Result<()> {
             return bad(name, v, "a table must have 1..=65536 entries");
         }
     }
-    for (name, v) in [("SQ_DEPTH", p.sq_depth), ("RQ_DEPTH", p.rq_depth)] {
+    for (name, v) in [
+        ("SQ_DEPTH", p.sq_depth),
+        ("RQ_DEPTH", p.rq_depth),
+        ("DEEP_DEPTH", p.deep_depth),
+    ] {
         if !v.is_power_of_two() || v > MAX_QUEUE_DEPTH {
             return bad(name, v, "a queue depth must be a power of two in 1..=32768");
         }
     }
+    if p.deep_qps >= p.num_qps || !(p.deep_qps == 0 || p.deep_qps.is_power_of_two()) {
+        return bad(
+            "DEEP_QPS",
+            p.deep_qps,
+            "deep-ring QPs must be 0 or a power of two below NUM_QPS",
+        );
+    }
     if rnic_abi::roce::mtu_bytes_to_enum(p.max_mtu).is_none() {
         return bad("MAX_MTU", p.max_mtu, "not an IBTA MTU (256..4096)");
     }
-    let ring =
-        p.num_qps as u64 * (p.sq_depth as u64 + p.rq_depth as u64) * rnic_abi::WQE_BYTES as u64;
-    if ring > u32::MAX as u64 {
+    if p.checked_ring_bytes().is_none() {
         return bad(
             "NUM_QPS",
             p.num_qps,
-            "QPs x (SQ + RQ depth) x 64 bytes of ring memory overflows 32 bits",
+            "the ring regions (QPs x (SQ + RQ depth) + deep QPs x 2 x deep depth, 64 bytes a WQE) overflow 32 bits",
         );
     }
     Ok(())
@@ -231,16 +247,20 @@ impl<D: Device> Rnic<D> {
             num_mrs: r(dev, dev::NUM_MRS)?,
             sq_depth: r(dev, dev::SQ_DEPTH)?,
             rq_depth: r(dev, dev::RQ_DEPTH)?,
+            deep_qps: r(dev, dev::DEEP_QPS)?,
+            deep_depth: r(dev, dev::DEEP_DEPTH)?,
             max_mtu: r(dev, dev::MAX_MTU)?,
             datapath_bits: r(dev, dev::DATAPATH_BITS)?,
             clock_khz: r(dev, dev::CLOCK_KHZ)?,
         };
         check_params(&params)?;
         let ring_bytes = r(dev, dev::RING_BYTES)?;
-        if ring_bytes != params.ring_bytes() || ring_bytes as u64 > dev.bar_len(Bar::Rings) {
+        if Some(ring_bytes) != params.checked_ring_bytes()
+            || ring_bytes as u64 > dev.bar_len(Bar::Rings)
+        {
             return Err(Error::Device(format!(
                 "ring memory of {ring_bytes} bytes does not match the build parameters ({}) or BAR2 ({} bytes)",
-                params.ring_bytes(),
+                params.checked_ring_bytes().unwrap_or(0),
                 dev.bar_len(Bar::Rings)
             )));
         }

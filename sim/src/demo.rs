@@ -203,6 +203,9 @@ impl Plan {
 /// Device time one benchmark row may take before the demo gives up (50 ms).
 const ROW_TIMEOUT_NS: u64 = 50_000_000;
 const FILL: u8 = 0xEE;
+/// CQ entries of the rig's two CQs: more than every QP of the default build with 4 WQEs
+/// outstanding (the all-QP rows of `make bench`).
+const RIG_CQ_ENTRIES: u32 = 4 * rnic_abi::params::DEFAULT.num_qps * 2;
 /// Engine counters that must stay 0 in a run without injected errors.
 pub const ERROR_COUNTERS: [&str; 17] = [
     "db_bad",
@@ -283,8 +286,9 @@ impl<'c> Rig<'c> {
     ) -> Result<Rig<'c>, Error> {
         let a_pd = a.alloc_pd()?;
         let b_pd = b.alloc_pd()?;
-        let a_cq = a.create_cq(256)?;
-        let b_cq = b.create_cq(256)?;
+        // room for one completion per WQE on every QP of the build (the all-QP rows)
+        let a_cq = a.create_cq(RIG_CQ_ENTRIES)?;
+        let b_cq = b.create_cq(RIG_CQ_ENTRIES)?;
         let src = a_pd.reg_mr(&a.alloc_buf(bytes)?, AccessFlags::empty())?;
         let dst = b_pd.reg_mr(&b.alloc_buf(bytes)?, remote_access())?;
         let a_dst = a_pd.reg_mr(&a.alloc_buf(bytes)?, AccessFlags::LOCAL_WRITE)?;
@@ -304,16 +308,28 @@ impl<'c> Rig<'c> {
         })
     }
 
-    /// A connected QP pair (A's, B's).
+    /// A connected QP pair (A's, B's) with 64-deep rings (deep-ring QP numbers).
     pub fn connect(
         &self,
         mtu: Mtu,
     ) -> Result<(QueuePair<'_, SimNic>, QueuePair<'_, SimNic>), Error> {
-        let caps = QpCaps {
-            max_send_wr: 64,
-            max_recv_wr: 64,
-            ..QpCaps::default()
-        };
+        self.connect_with(
+            mtu,
+            QpCaps {
+                max_send_wr: 64,
+                max_recv_wr: 64,
+                ..QpCaps::default()
+            },
+        )
+    }
+
+    /// A connected QP pair (A's, B's) with these capabilities (`QpCaps::default()`: the
+    /// standard rings every QP number has).
+    pub fn connect_with(
+        &self,
+        mtu: Mtu,
+        caps: QpCaps,
+    ) -> Result<(QueuePair<'_, SimNic>, QueuePair<'_, SimNic>), Error> {
         let qa = self.a_pd.create_qp(&self.a_cq, &self.a_cq, caps)?;
         let qb = self.b_pd.create_qp(&self.b_cq, &self.b_cq, caps)?;
         let attr = ConnectAttr {
@@ -582,7 +598,8 @@ impl<'c> Rig<'c> {
             };
             SendWr::new(i as u64, o).sge(sge)
         };
-        let rq_depth = 64usize.min(iters);
+        // receive WQEs kept posted for SENDs: as many as may be outstanding (64 at least)
+        let rq_depth = depth.max(64).min(iters);
         let mut rposted = 0;
         if op == BenchOp::Send {
             let rwr: Vec<RecvWr> = (0..rq_depth)

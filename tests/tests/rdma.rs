@@ -851,7 +851,7 @@ fn verbs_argument_checks_on_the_simulated_nic() {
             &a.cq,
             &a.cq,
             QpCaps {
-                max_send_wr: p.sq_depth + 1,
+                max_send_wr: p.max_depth() + 1,
                 ..caps()
             }
         )

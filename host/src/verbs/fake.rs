@@ -136,14 +136,14 @@ impl Device for Fake {
             dev::NUM_MRS => p.num_mrs,
             dev::SQ_DEPTH => p.sq_depth,
             dev::RQ_DEPTH => p.rq_depth,
+            dev::DEEP_QPS => p.deep_qps,
+            dev::DEEP_DEPTH => p.deep_depth,
             dev::MAX_MTU => p.max_mtu,
             dev::DATAPATH_BITS => p.datapath_bits,
             dev::CLOCK_KHZ => p.clock_khz,
-            // as the device computes it (wrapping: the fake must not panic on bad parameters)
-            dev::RING_BYTES => p
-                .num_qps
-                .wrapping_mul(p.sq_depth.wrapping_add(p.rq_depth))
-                .wrapping_mul(64),
+            // as the device computes it (0 when it overflows: the fake must not panic on bad
+            // parameters)
+            dev::RING_BYTES => p.checked_ring_bytes().unwrap_or(0),
             cr::STATUS => self.ctx_status,
             cr::WBE_LO => self.ctx_wbe.unwrap_or(u64::MAX) as u32,
             cr::WBE_HI => (self.ctx_wbe.unwrap_or(u64::MAX) >> 32) as u32,

@@ -109,6 +109,12 @@ impl<'c, D: Device> ProtectionDomain<'c, D> {
     /// Create an RC queue pair in this PD, in state RESET. The QP borrows the PD and both
     /// CQs: none of them can be dropped or destroyed while it lives.
     ///
+    /// Ring memory (BAR2) holds two classes of rings: every QP number has standard rings of
+    /// `sq_depth` / `rq_depth` WQEs, and the last `deep_qps` QP numbers have deep rings of
+    /// `deep_depth` (see `BuildParams`). The QP gets the lowest free QP number whose rings
+    /// hold `caps`: a standard one while they fit, else a deep one
+    /// ([`Error::OutOfResources`] when none of those is free).
+    ///
     /// ```
     /// # use rnic::verbs::*;
     /// # fn f<D: rnic::Device>(ctx: &Context<D>) -> rnic::Result<()> {
@@ -156,12 +162,18 @@ impl<'c, D: Device> ProtectionDomain<'c, D> {
                 max: max as u64,
             })
         };
-        if caps.max_send_wr == 0 || caps.max_send_wr > p.sq_depth {
-            return range("max_send_wr", caps.max_send_wr, 1, p.sq_depth);
+        // ring memory is a pool of two classes: standard rings (sq_depth / rq_depth) and a few
+        // QPs with deep rings (deep_depth), the last QP numbers
+        let deep = if p.deep_qps > 0 { p.deep_depth } else { 0 };
+        let sq_max = p.sq_depth.max(deep);
+        let rq_max = p.rq_depth.max(deep);
+        if caps.max_send_wr == 0 || caps.max_send_wr > sq_max {
+            return range("max_send_wr", caps.max_send_wr, 1, sq_max);
         }
-        if caps.max_recv_wr == 0 || caps.max_recv_wr > p.rq_depth {
-            return range("max_recv_wr", caps.max_recv_wr, 1, p.rq_depth);
+        if caps.max_recv_wr == 0 || caps.max_recv_wr > rq_max {
+            return range("max_recv_wr", caps.max_recv_wr, 1, rq_max);
         }
+        let fits_std = caps.max_send_wr <= p.sq_depth && caps.max_recv_wr <= p.rq_depth;
         // the engine takes one SGE per WQE
         if caps.max_send_sge > 1 {
             return range("max_send_sge", caps.max_send_sge, 0, 1);
@@ -183,10 +195,25 @@ impl<'c, D: Device> ProtectionDomain<'c, D> {
         let qpn = {
             let mut r = self.ctx.res()?;
             r.pd_users(self.pd)?;
-            let Some(q) = (FIRST_QPN as usize..r.qps.len()).find(|&q| r.qps[q].is_none()) else {
+            // standard QP numbers first, then the deep ones: the first free QP whose rings
+            // hold the capabilities
+            let n = r.qps.len().min(p.num_qps as usize);
+            let fits = |q: usize| {
+                caps.max_send_wr <= p.sq_depth_of(q as u32)
+                    && caps.max_recv_wr <= p.rq_depth_of(q as u32)
+            };
+            let Some(q) = (FIRST_QPN as usize..n).find(|&q| r.qps[q].is_none() && fits(q)) else {
                 return Err(Error::OutOfResources {
-                    what: "queue pairs",
-                    limit: p.num_qps.saturating_sub(FIRST_QPN),
+                    what: if fits_std {
+                        "queue pairs"
+                    } else {
+                        "queue pairs with deep rings (capabilities above the standard SQ/RQ depth)"
+                    },
+                    limit: if fits_std {
+                        p.num_qps.saturating_sub(FIRST_QPN)
+                    } else {
+                        p.deep_qps
+                    },
                 });
             };
             r.qps[q] = Some(QpSw {

@@ -247,7 +247,7 @@ fn qp_caps_are_checked() {
     let cq = c.create_cq(8).unwrap();
     let bad = [
         QpCaps {
-            max_send_wr: DEFAULT.sq_depth + 1,
+            max_send_wr: DEFAULT.max_depth() + 1,
             ..Default::default()
         },
         QpCaps {
@@ -255,7 +255,7 @@ fn qp_caps_are_checked() {
             ..Default::default()
         },
         QpCaps {
-            max_recv_wr: DEFAULT.rq_depth + 1,
+            max_recv_wr: DEFAULT.max_depth() + 1,
             ..Default::default()
         },
         QpCaps {
@@ -297,6 +297,46 @@ fn qp_caps_are_checked() {
     // compile), so they go first
     drop(qps);
     assert!(matches!(pd.dealloc(), Err(Error::InUse { .. }) | Ok(())));
+}
+
+/// Caps above the standard rings take the deep-ring QP numbers (the last `deep_qps`), the
+/// standard ones take the lowest free number; when the deep ones are used up, a deep request
+/// is out of resources while a standard one still gets a QP.
+#[test]
+fn deep_rings_come_from_the_deep_qps() {
+    let c = open();
+    let pd = c.alloc_pd().unwrap();
+    let cq = c.create_cq(8).unwrap();
+    let deep = QpCaps {
+        max_send_wr: DEFAULT.deep_depth,
+        max_recv_wr: DEFAULT.rq_depth + 1,
+        ..Default::default()
+    };
+    let std = QpCaps::default();
+    assert!(std.max_send_wr <= DEFAULT.sq_depth && std.max_recv_wr <= DEFAULT.rq_depth);
+    let s0 = pd.create_qp(&cq, &cq, std).unwrap();
+    assert_eq!(s0.qpn(), FIRST_QPN);
+    let mut deeps = Vec::new();
+    for i in 0..DEFAULT.deep_qps {
+        let qp = pd.create_qp(&cq, &cq, deep).unwrap();
+        assert_eq!(qp.qpn(), DEFAULT.first_deep_qpn() + i);
+        assert!(DEFAULT.is_deep(qp.qpn()));
+        deeps.push(qp);
+    }
+    match pd.create_qp(&cq, &cq, deep) {
+        Err(Error::OutOfResources { what, limit }) => {
+            assert!(what.contains("deep"), "{what}");
+            assert_eq!(limit, DEFAULT.deep_qps);
+        }
+        other => panic!("a 65th deep QP: {:?}", other.map(|q| q.qpn())),
+    }
+    let s1 = pd.create_qp(&cq, &cq, std).unwrap();
+    assert_eq!(s1.qpn(), FIRST_QPN + 1);
+    // a freed deep QP number is taken again
+    let q = deeps.remove(3);
+    let n = q.qpn();
+    drop(q);
+    assert_eq!(pd.create_qp(&cq, &cq, deep).unwrap().qpn(), n);
 }
 
 #[test]

@@ -594,9 +594,10 @@ impl RecvWr {
 /// QP capabilities at creation (`ibv_qp_cap` + `sq_sig_all`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QpCaps {
-    /// Outstanding send WQEs, 1..=sq_depth.
+    /// Outstanding send WQEs, 1..=max(sq_depth, deep_depth). Above the standard `sq_depth`
+    /// the QP gets one of the `deep_qps` QP numbers with deep rings.
     pub max_send_wr: u32,
-    /// Outstanding receive WQEs, 1..=rq_depth.
+    /// Outstanding receive WQEs, 1..=max(rq_depth, deep_depth) (as `max_send_wr`).
     pub max_recv_wr: u32,
     /// SGEs per send WQE: 0 or 1.
     pub max_send_sge: u32,
@@ -610,9 +611,11 @@ pub struct QpCaps {
 
 impl Default for QpCaps {
     fn default() -> Self {
+        // the standard rings: every QP number has them (deeper rings come from the few
+        // deep-ring QPs, see `ProtectionDomain::create_qp`)
         QpCaps {
-            max_send_wr: 32,
-            max_recv_wr: 32,
+            max_send_wr: rnic_abi::params::DEFAULT.sq_depth,
+            max_recv_wr: rnic_abi::params::DEFAULT.rq_depth,
             max_send_sge: 1,
             max_recv_sge: 1,
             max_inline_data: WQE_INLINE_BYTES as u32,

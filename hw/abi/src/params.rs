@@ -7,10 +7,16 @@ pub struct BuildParams {
     pub num_qps: u32,
     pub num_cqs: u32,
     pub num_mrs: u32,
-    /// WQEs per send queue (power of two).
+    /// WQEs per send queue of a standard QP (power of two).
     pub sq_depth: u32,
-    /// WQEs per receive queue (power of two).
+    /// WQEs per receive queue of a standard QP (power of two).
     pub rq_depth: u32,
+    /// QPs with deep rings: the last `deep_qps` QP numbers, [num_qps - deep_qps, num_qps)
+    /// (power of two, or 0). The driver gives a QP one of them when its capabilities do not
+    /// fit the standard rings (or when the standard QPs are used up).
+    pub deep_qps: u32,
+    /// WQEs per send queue and per receive queue of a deep QP (power of two).
+    pub deep_depth: u32,
     /// Largest path MTU, bytes.
     pub max_mtu: u32,
     /// Datapath width, bits.
@@ -20,18 +26,104 @@ pub struct BuildParams {
 }
 
 impl BuildParams {
-    /// Bytes of BAR2 ring memory: all SQ rings, then all RQ rings.
-    pub const fn ring_bytes(&self) -> u32 {
-        self.num_qps * (self.sq_depth + self.rq_depth) * crate::WQE_BYTES as u32
+    /// Ring memory (BAR2) is a pool of 64-byte slots in four regions, each aligned to its own
+    /// size so that a slot number is the region base OR (QP part << log2 depth) OR index:
+    /// standard SQ rings (`num_qps * sq_depth` slots, indexed by QPN), standard RQ rings
+    /// (`num_qps * rq_depth`), deep SQ rings (`deep_qps * deep_depth`, indexed by QPN minus
+    /// the first deep QPN) and deep RQ rings. The standard regions keep a slot range for the
+    /// deep QPNs too (unused), which keeps their addressing a shift.
+    const fn region_slots(&self, r: u32) -> u32 {
+        match r {
+            0 => self.num_qps * self.sq_depth,
+            1 => self.num_qps * self.rq_depth,
+            _ => self.deep_qps * self.deep_depth,
+        }
     }
-    /// BAR2 offset of slot `idx` of QP `qpn`'s send queue.
+    /// First slot of ring region `r` (0 standard SQ, 1 standard RQ, 2 deep SQ, 3 deep RQ).
+    pub const fn region_base(&self, r: u32) -> u32 {
+        let mut base = 0;
+        let mut i = 0;
+        while i < r {
+            base += self.region_slots(i);
+            i += 1;
+        }
+        base
+    }
+    /// Bytes of BAR2 ring memory (all four regions).
+    pub const fn ring_bytes(&self) -> u32 {
+        self.region_base(4) * crate::WQE_BYTES as u32
+    }
+    /// [`Self::ring_bytes`] for parameters read from a device: `None` when a region or the
+    /// sum overflows 32 bits (or `deep_qps > num_qps`).
+    pub fn checked_ring_bytes(&self) -> Option<u32> {
+        let std = self.sq_depth.checked_add(self.rq_depth)?;
+        let deep = self.deep_depth.checked_mul(2)?;
+        self.num_qps
+            .checked_mul(std)?
+            .checked_add(self.deep_qps.checked_mul(deep)?)?
+            .checked_mul(crate::WQE_BYTES as u32)
+            .filter(|_| self.deep_qps <= self.num_qps)
+    }
+    /// First QP number with deep rings (`num_qps` when there are none).
+    pub const fn first_deep_qpn(&self) -> u32 {
+        self.num_qps - self.deep_qps
+    }
+    /// Whether QP `qpn` has deep rings.
+    pub const fn is_deep(&self, qpn: u32) -> bool {
+        qpn >= self.first_deep_qpn()
+    }
+    /// Send-queue depth of QP `qpn`.
+    pub const fn sq_depth_of(&self, qpn: u32) -> u32 {
+        if self.is_deep(qpn) {
+            self.deep_depth
+        } else {
+            self.sq_depth
+        }
+    }
+    /// Receive-queue depth of QP `qpn`.
+    pub const fn rq_depth_of(&self, qpn: u32) -> u32 {
+        if self.is_deep(qpn) {
+            self.deep_depth
+        } else {
+            self.rq_depth
+        }
+    }
+    /// Largest send or receive queue any QP of the build can have.
+    pub const fn max_depth(&self) -> u32 {
+        let q = if self.sq_depth > self.rq_depth {
+            self.sq_depth
+        } else {
+            self.rq_depth
+        };
+        if self.deep_qps > 0 && self.deep_depth > q {
+            self.deep_depth
+        } else {
+            q
+        }
+    }
+    const fn slot(&self, std_region: u32, qpn: u32, idx: u32) -> u32 {
+        let slot = if self.is_deep(qpn) {
+            self.region_base(std_region + 2)
+                + (qpn - self.first_deep_qpn()) * self.deep_depth
+                + idx % self.deep_depth
+        } else {
+            let depth = if std_region == 0 {
+                self.sq_depth
+            } else {
+                self.rq_depth
+            };
+            self.region_base(std_region) + qpn * depth + idx % depth
+        };
+        slot * crate::WQE_BYTES as u32
+    }
+    /// BAR2 offset of slot `idx` (free-running, taken modulo the depth) of QP `qpn`'s send
+    /// queue.
     pub const fn sq_slot(&self, qpn: u32, idx: u32) -> u32 {
-        (qpn * self.sq_depth + (idx % self.sq_depth)) * crate::WQE_BYTES as u32
+        self.slot(0, qpn, idx)
     }
     /// BAR2 offset of slot `idx` of QP `qpn`'s receive queue.
     pub const fn rq_slot(&self, qpn: u32, idx: u32) -> u32 {
-        (self.num_qps * self.sq_depth + qpn * self.rq_depth + (idx % self.rq_depth))
-            * crate::WQE_BYTES as u32
+        self.slot(1, qpn, idx)
     }
     /// Number of 64-byte ring slots (log2), for the ring RAM address width.
     pub const fn ring_slots_log2(&self) -> u32 {
@@ -59,11 +151,27 @@ impl BuildParams {
     pub const fn clock_hz(&self) -> u64 {
         self.clock_khz as u64 * 1000
     }
+    /// Every ring region starts at a multiple of its own size (slot numbers are ORs).
+    const fn regions_aligned(&self) -> bool {
+        let mut r = 0;
+        while r < 4 {
+            let n = self.region_slots(r);
+            if n > 0 && !self.region_base(r).is_multiple_of(n) {
+                return false;
+            }
+            r += 1;
+        }
+        true
+    }
     const fn valid(&self) -> bool {
         self.num_qps.is_power_of_two()
             && self.sq_depth.is_power_of_two()
             && self.rq_depth.is_power_of_two()
             && self.ring_bytes().is_power_of_two()
+            && (self.deep_qps == 0 || self.deep_qps.is_power_of_two())
+            && self.deep_qps < self.num_qps
+            && self.deep_depth.is_power_of_two()
+            && self.regions_aligned()
             && self.num_qps <= 65536
             && self.num_cqs <= 65536
             && self.num_mrs <= 65536
@@ -75,11 +183,13 @@ impl BuildParams {
 
 /// The default build.
 pub const DEFAULT: BuildParams = BuildParams {
-    num_qps: 256,
-    num_cqs: 256,
+    num_qps: 2048,
+    num_cqs: 2048,
     num_mrs: 1024,
-    sq_depth: 64,
-    rq_depth: 64,
+    sq_depth: 16,
+    rq_depth: 16,
+    deep_qps: 64,
+    deep_depth: 512,
     max_mtu: 4096,
     datapath_bits: 512,
     clock_khz: 250_000,

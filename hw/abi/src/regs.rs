@@ -108,6 +108,8 @@ pub mod dev {
     pub const NUM_CQS: u32 = BASE + 0x2C;
     pub const NUM_MRS: u32 = BASE + 0x30;
     pub const RING_BYTES: u32 = BASE + 0x34;
+    pub const DEEP_QPS: u32 = BASE + 0x38;
+    pub const DEEP_DEPTH: u32 = BASE + 0x3C;
     pub const SCRATCH: u32 = BASE + 0x40;
     pub const CONTROL: u32 = BASE + 0x44;
     pub const STATUS: u32 = BASE + 0x48;
@@ -451,13 +453,13 @@ pub const BLOCKS: &[Block] = &[
                 name: "SQ_DEPTH",
                 offset: dev::SQ_DEPTH,
                 access: Ro,
-                doc: "Build parameter: send-queue ring depth (WQEs) per QP.",
+                doc: "Build parameter: send-queue ring depth (WQEs) of a standard QP.",
             },
             Reg {
                 name: "RQ_DEPTH",
                 offset: dev::RQ_DEPTH,
                 access: Ro,
-                doc: "Build parameter: receive-queue ring depth (WQEs) per QP.",
+                doc: "Build parameter: receive-queue ring depth (WQEs) of a standard QP.",
             },
             Reg {
                 name: "MAX_MTU",
@@ -493,7 +495,19 @@ pub const BLOCKS: &[Block] = &[
                 name: "RING_BYTES",
                 offset: dev::RING_BYTES,
                 access: Ro,
-                doc: "Bytes of BAR2 ring memory (SQ rings, then RQ rings).",
+                doc: "Bytes of BAR2 ring memory: standard SQ rings, standard RQ rings, deep SQ rings, deep RQ rings.",
+            },
+            Reg {
+                name: "DEEP_QPS",
+                offset: dev::DEEP_QPS,
+                access: Ro,
+                doc: "Build parameter: QPs with deep rings, the last QP numbers (NUM_QPS - DEEP_QPS ..).",
+            },
+            Reg {
+                name: "DEEP_DEPTH",
+                offset: dev::DEEP_DEPTH,
+                access: Ro,
+                doc: "Build parameter: send- and receive-queue ring depth (WQEs) of a deep QP.",
             },
             Reg {
                 name: "SCRATCH",

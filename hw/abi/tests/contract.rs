@@ -100,14 +100,37 @@ fn block_chain_is_walkable() {
 #[test]
 fn ring_slots_and_doorbells() {
     let p = params::DEFAULT;
+    let d0 = p.first_deep_qpn();
+    assert!(p.deep_qps > 0 && d0 == p.num_qps - p.deep_qps);
+    // standard SQ rings, standard RQ rings, deep SQ rings, deep RQ rings
     assert_eq!(p.sq_slot(0, 0), 0);
     assert_eq!(p.sq_slot(1, 0), 64 * p.sq_depth);
     assert_eq!(p.sq_slot(0, p.sq_depth), 0, "index wraps");
     assert_eq!(p.rq_slot(0, 0), p.num_qps * p.sq_depth * 64);
+    assert_eq!(p.rq_slot(1, p.rq_depth + 1), p.rq_slot(1, 1), "index wraps");
+    let deep_sq = p.num_qps * (p.sq_depth + p.rq_depth) * 64;
+    assert_eq!(p.sq_slot(d0, 0), deep_sq);
+    assert_eq!(p.sq_slot(d0 + 1, 0), deep_sq + 64 * p.deep_depth);
     assert_eq!(
-        p.rq_slot(p.num_qps - 1, p.rq_depth - 1) + 64,
+        p.sq_slot(d0, p.deep_depth + 3),
+        p.sq_slot(d0, 3),
+        "index wraps"
+    );
+    assert_eq!(p.rq_slot(d0, 0), deep_sq + p.deep_qps * p.deep_depth * 64);
+    assert_eq!(
+        p.rq_slot(p.num_qps - 1, p.deep_depth - 1) + 64,
         p.ring_bytes()
     );
+    assert_eq!(p.sq_depth_of(d0 - 1), p.sq_depth);
+    assert_eq!(p.sq_depth_of(d0), p.deep_depth);
+    assert_eq!(p.rq_depth_of(p.num_qps - 1), p.deep_depth);
+    assert_eq!(p.max_depth(), p.deep_depth);
+    assert_eq!(p.checked_ring_bytes(), Some(p.ring_bytes()));
+    assert!(p.ring_bytes().is_power_of_two());
+    // every region starts at a multiple of its size: a slot is base | qp part | index
+    for base in [p.region_base(1), p.region_base(2), p.region_base(3)] {
+        assert_eq!(base % (p.deep_qps * p.deep_depth), 0);
+    }
     assert_eq!(
         regs::db::unpack(regs::db::word(0x1234, 0xBEEF)),
         (0x1234, 0xBEEF)

@@ -54,6 +54,8 @@ struct Rig<'r, 'c, D: Device> {
     qps: Vec<QueuePair<'r, D>>,
     mr: MemoryRegion<'c, D>,
     slot: usize,
+    /// Outstanding send WQEs per QP (`--tx-depth`, at most what its send ring holds).
+    tx_depth: u32,
     rem: Vec<Dest>,
     /// Completions seen, errors among them.
     wc_ok: u64,
@@ -153,8 +155,14 @@ pub fn run<D: Device>(
     let ctx = Context::open(dev, port)?;
     let pd = ctx.alloc_pd()?;
     let params = ctx.params();
-    let tx_depth = p.tx_depth.min(params.sq_depth).max(1);
-    let rx_depth = params.rq_depth;
+    // deep rings (a deep-ring QP number each) while there are enough of them for every QP,
+    // else the standard rings every QP number has
+    let (sq_max, rx_depth) = if p.qps <= params.deep_qps {
+        (params.max_depth(), params.max_depth())
+    } else {
+        (params.sq_depth, params.rq_depth)
+    };
+    let tx_depth = p.tx_depth.min(sq_max).max(1);
     let cq = ctx.create_cq_with(CqAttr {
         entries: 4096,
         irq: false,
@@ -187,6 +195,7 @@ pub fn run<D: Device>(
         qps,
         mr,
         slot,
+        tx_depth,
         rem: Vec::new(),
         wc_ok: 0,
         wc_err: Vec::new(),
@@ -520,7 +529,7 @@ fn atomic_bw_loop<D: Device>(
     let nq = rig.qps.len();
     let iters = p.iters;
     // a word is used again only once its previous atomic completed (what --verify needs)
-    let depth = (p.tx_depth.min(rig.ctx.params().sq_depth).max(1) as u64).min(words as u64);
+    let depth = (rig.tx_depth as u64).min(words as u64);
     let mut posted = vec![0u64; nq];
     let mut done = vec![0u64; nq];
     let mut state = vec![vec![Word::default(); words]; nq];
@@ -792,7 +801,7 @@ fn bw_loop<D: Device>(
 ) -> anyhow::Result<Row> {
     let nq = rig.qps.len();
     let iters = p.iters;
-    let depth = p.tx_depth.min(rig.ctx.params().sq_depth).max(1) as u64;
+    let depth = rig.tx_depth as u64;
     let mut posted = vec![0u64; nq];
     let mut done = vec![0u64; nq];
     let t0 = rig.ctx.now_ns()?;

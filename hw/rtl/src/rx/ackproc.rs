@@ -96,10 +96,11 @@
 //! completion sink takes one completion per cycle.
 
 use crate::common::bus::{
-    AckEvS, CTX_ADDR_BITS, CplM, CtxPortM, RING_SLOT_BITS, RSP_FIRST, RSP_LAST, RSP_MIDDLE,
-    RSP_ONLY, RdVerdictM, RestartM, RingPortM, TimerExpS, TimerSetM, field_bit, field_bytes,
+    AckEvS, CTX_ADDR_BITS, CplM, CtxPortM, RSP_FIRST, RSP_LAST, RSP_MIDDLE, RSP_ONLY, RdVerdictM,
+    RestartM, RingPortM, TimerExpS, TimerSetM, field_bit, field_bytes,
 };
 use crate::common::fifo::Fifo;
+use crate::common::ringslot::RingSlot;
 use rnic_abi::params::{self, BuildParams};
 use rnic_abi::queue::{QpContext, Wqe, qp_state, req_flag, wc_op, wc_status, wqe_op};
 use rust_hdl::prelude::*;
@@ -281,8 +282,7 @@ pub struct AckProc {
     be_state: Constant<Bits<64>>,
     num_qps: Constant<Bits<24>>,
     qp_base: Constant<Bits<CTX_ADDR_BITS>>,
-    sq_log2: Constant<Bits<5>>,
-    sq_mask: Constant<Bits<16>>,
+    sqslot: RingSlot,
     st_rts: Constant<Bits<8>>,
     st_sqd: Constant<Bits<8>>,
     st_err: Constant<Bits<8>>,
@@ -441,8 +441,6 @@ pub struct AckProc {
     w_at: Signal<Local, Bit>,
     h_la: Signal<Local, Bits<64>>,
     left: Signal<Local, Bits<24>>,
-    qslot: Signal<Local, Bits<RING_SLOT_BITS>>,
-    islot: Signal<Local, Bits<RING_SLOT_BITS>>,
     wb_data: Signal<Local, Bits<512>>,
     rd_sqci: Signal<Local, Bits<16>>,
     rd_ackci: Signal<Local, Bits<16>>,
@@ -567,8 +565,7 @@ impl AckProc {
             be_state: k(field_bytes(QpContext::FIELDS, &["state"])),
             num_qps: k(p.num_qps as u64),
             qp_base: k(p.ctx_base(0) as u64),
-            sq_log2: k(p.sq_depth.trailing_zeros() as u64),
-            sq_mask: k((p.sq_depth - 1) as u64),
+            sqslot: RingSlot::sq(p),
             st_rts: k(qp_state::RTS as u64),
             st_sqd: k(qp_state::SQD as u64),
             st_err: k(qp_state::ERR as u64),
@@ -720,8 +717,6 @@ impl AckProc {
             w_at: Default::default(),
             h_la: Default::default(),
             left: Default::default(),
-            qslot: Default::default(),
-            islot: Default::default(),
             wb_data: Default::default(),
             rd_sqci: Default::default(),
             rd_ackci: Default::default(),
@@ -1032,9 +1027,9 @@ impl Logic for AckProc {
         self.d_gap.next = self.sq_ci.q.val() - self.di.q.val();
         self.d_more.next = self.d_gap.val().any() && !self.d_gap.val().get_bit(15);
         // ---------------- WQE reads (issued ahead, up to WIN in flight or buffered)
-        self.qslot.next = bit_cast::<RING_SLOT_BITS, 24>(self.qpn_r.q.val()) << self.sq_log2.val();
-        self.islot.next = bit_cast::<RING_SLOT_BITS, 16>(self.ii.q.val() & self.sq_mask.val());
-        self.ring.slot.next = self.qslot.val() | self.islot.val();
+        self.sqslot.qpn.next = self.qpn_r.q.val();
+        self.sqslot.idx.next = self.ii.q.val();
+        self.ring.slot.next = self.sqslot.slot.val();
         self.ring.req.next = self.hold.q.val()
             || ((self.st.q.val() == AckSt::Walk)
                 && !self.stop.q.val()
@@ -1919,7 +1914,7 @@ mod tests {
             let q = self.qps.get_mut(&qpn).unwrap();
             let idx = q.ctx.sq_pi;
             assert!(
-                idx.wrapping_sub(q.ctx.sq_ack_ci) < P.sq_depth as u16,
+                idx.wrapping_sub(q.ctx.sq_ack_ci) < P.sq_depth_of(qpn) as u16,
                 "SQ full"
             );
             self.ring
@@ -2486,7 +2481,8 @@ mod tests {
     #[test]
     fn acks_directed() {
         let mut t = Tb::new(1, 0.3);
-        let q = 7;
+        // deep-ring QPs (512-deep SQs) where a test posts more than the standard 16
+        let q = P.first_deep_qpn() + 7;
         // MTU 256, PSNs start 6 below the 2^24 wrap, SQ index 3 below the 2^16 wrap
         t.qp(q, 1, M24 - 5, 0xFFFD, qp_state::RTS);
         let i0 = t.post(q, 0, true, true); // psn ..FA, 1 packet
@@ -2531,11 +2527,12 @@ mod tests {
         assert_eq!(t.ack_ci(q), 0xFFFD_u16.wrapping_add(8));
         assert_eq!(t.una(q), 6);
         // a long coalesced run: 60 WQEs, every third unsignaled, one ACK
-        t.qp(200, 5, 0x7F_FFF0, 10, qp_state::SQD);
+        let q200 = P.first_deep_qpn() + 20;
+        t.qp(q200, 5, 0x7F_FFF0, 10, qp_state::SQD);
         for k in 0..60 {
-            t.post(200, 4096 * (k % 3) + 1, k % 3 != 2, true);
+            t.post(q200, 4096 * (k % 3) + 1, k % 3 != 2, true);
         }
-        t.ev(200, 0x7F_FFF0 + 119, aeth::ACK);
+        t.ev(q200, 0x7F_FFF0 + 119, aeth::ACK);
         assert_eq!(t.settle().len(), 40);
         assert_eq!(t.cnt, [8, 0, 1]);
     }
@@ -2659,7 +2656,21 @@ mod tests {
     #[test]
     fn random_vs_model() {
         let mut t = Tb::new(4, 0.0);
-        let qpns = [0u32, 1, 2, 3, 17, 99, 128, 200, 253, 254, 255, 77];
+        let d0 = P.first_deep_qpn();
+        let qpns = [
+            0u32,
+            1,
+            2,
+            3,
+            17,
+            99,
+            128,
+            d0 - 1,
+            d0,
+            d0 + 1,
+            P.num_qps - 1,
+            77,
+        ];
         let mut frozen: HashMap<u32, bool> = HashMap::new();
         for round in 0..800 {
             t.set_stall([0.0, 0.2, 0.5, 0.8][round % 4]);
@@ -2697,7 +2708,7 @@ mod tests {
             for _ in 0..t.r.random_range(2..8) {
                 let q = qpns[t.r.random_range(0..qpns.len())];
                 let c = t.qps[&q].ctx;
-                let room = P.sq_depth as u16 - c.sq_pi.wrapping_sub(c.sq_ack_ci);
+                let room = P.sq_depth_of(q) as u16 - c.sq_pi.wrapping_sub(c.sq_ack_ci);
                 let mtu_b = 128u32 << c.path_mtu;
                 for _ in 0..t.r.random_range(0..=room.min(20)) {
                     let len = match t.r.random_range(0..6) {
@@ -2769,13 +2780,17 @@ mod tests {
     /// Cycles per WQE of the walk with no stalls: 64 one-packet WQEs completed by one ACK.
     #[test]
     fn walk_throughput() {
+        // a deep-ring QP: 64 WQEs outstanding
+        let q9 = P.first_deep_qpn() + 9;
+        let n = 64u32;
+        assert!(n <= P.sq_depth_of(q9));
         for signaled in [true, false] {
             let mut t = Tb::new(5, 0.0);
-            t.qp(9, 1, 0, 0, qp_state::RTS);
-            for _ in 0..P.sq_depth {
-                t.post(9, 200, signaled, true);
+            t.qp(q9, 1, 0, 0, qp_state::RTS);
+            for _ in 0..n {
+                t.post(q9, 200, signaled, true);
             }
-            t.ev(9, P.sq_depth - 1, aeth::ACK);
+            t.ev(q9, n - 1, aeth::ACK);
             let (mut taken, mut first, mut last, mut idle) = (0, 0, 0, 0);
             for _ in 0..1000 {
                 let (q, n) = (t.evq.len(), t.cpl.got.len());
@@ -2795,11 +2810,11 @@ mod tests {
                 }
             }
             t.settle();
-            assert_eq!(t.ack_ci(9), P.sq_depth as u16);
+            assert_eq!(t.ack_ci(q9), n as u16);
             let per = if signaled {
-                (last - first) as f64 / (P.sq_depth - 1) as f64
+                (last - first) as f64 / (n - 1) as f64
             } else {
-                (idle - taken) as f64 / P.sq_depth as f64
+                (idle - taken) as f64 / n as f64
             };
             println!(
                 "walk_throughput signaled={signaled}: event taken at {taken}, first completion +{}, last +{}, idle again +{}: {per:.2} cycles/WQE",
@@ -3229,7 +3244,8 @@ mod tests {
         let mut t = Tb::new(35, 0.3);
         let (mut rsp_total, mut gaps) = (0u64, 0u64);
         for round in 0..40u32 {
-            let q = 100 + round;
+            // deep-ring QPs: up to 23 WQEs each
+            let q = P.first_deep_qpn() + round;
             let mtu_e = t.r.random_range(1..=5u8);
             let mtu = 128u32 << mtu_e;
             let psn0 = if round % 2 == 0 {

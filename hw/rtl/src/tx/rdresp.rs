@@ -3,8 +3,8 @@
 //!
 //! Input: responder jobs (`job`, [`RspJobS`], from `rxresp`) in the order the responder
 //! decided them. They go into a job queue ([`BramFifo`], block RAM) of `2^JOB_DEPTH_LOG2` =
-//! 4096 entries in the default build: room for every READ and atomic a compliant peer can
-//! have outstanding at once, `num_qps` x `ATOMIC_RESOURCES` (256 x 16; `ATOMIC_RESOURCES` is
+//! 32768 entries in the default build: room for every READ and atomic a compliant peer can
+//! have outstanding at once, `num_qps` x `ATOMIC_RESOURCES` (2048 x 16; `ATOMIC_RESOURCES` is
 //! what the responder advertises as `max_dest_rd_atomic`, so a requester's `max_rd_atomic`
 //! may not exceed it; our own requester's clamp `MAX_RD_ATOMIC` is checked to be no larger).
 //! So the responder is not held while long READs stream out, even when the link stalls.
@@ -57,7 +57,7 @@ pub const JOB_BITS: usize = 365;
 /// up to `ATOMIC_RESOURCES` (our `max_dest_rd_atomic`) READs / atomics in flight.
 pub const MAX_OUTSTANDING_RD_ATOMIC: u32 = DEFAULT.num_qps * ATOMIC_RESOURCES;
 /// Job queue depth (log2): the smallest power of two that holds
-/// [`MAX_OUTSTANDING_RD_ATOMIC`] (12: 4096 entries in the default build).
+/// [`MAX_OUTSTANDING_RD_ATOMIC`] (15: 32768 entries in the default build).
 pub const JOB_DEPTH_LOG2: usize = (32 - (MAX_OUTSTANDING_RD_ATOMIC - 1).leading_zeros()) as usize;
 const _: () = assert!(
     1 << JOB_DEPTH_LOG2 >= MAX_OUTSTANDING_RD_ATOMIC

@@ -61,10 +61,9 @@
 //! on one QP: 11 cycles per WQE (`txreq_write64_cycles`, `txreq_atomic_cycles`; 15 before
 //! the reads were overlapped with the decisions).
 
-use crate::common::bus::{
-    CTX_ADDR_BITS, CplM, CtxPortM, RING_SLOT_BITS, RestartS, RingPortM, TimerSetM,
-};
+use crate::common::bus::{CTX_ADDR_BITS, CplM, CtxPortM, RestartS, RingPortM, TimerSetM};
 pub use crate::common::fifo::Fifo as SyncFifo;
+use crate::common::ringslot::RingSlot;
 use crate::net::mac::MacOrder;
 use rnic_abi::params;
 use rnic_abi::queue::{
@@ -296,8 +295,7 @@ pub struct TxReq {
     c_nq: Constant<Bits<16>>,
     c_nmr: Constant<Bits<24>>,
     c_mr_base: Constant<Bits<CTX_ADDR_BITS>>,
-    c_sq_log2: Constant<Bits<4>>,
-    c_sq_mask: Constant<Bits<16>>,
+    sqslot: RingSlot,
     c_rts: Constant<Bits<8>>,
     c_err_state: Constant<Bits<8>>,
     c_op_send: Constant<Bits<8>>,
@@ -510,8 +508,7 @@ impl Default for TxReq {
             c_nq: k(NQ as u64),
             c_nmr: k(p.num_mrs as u64),
             c_mr_base: k(p.ctx_base(2) as u64),
-            c_sq_log2: k(p.sq_depth.trailing_zeros() as u64),
-            c_sq_mask: k(p.sq_depth as u64 - 1),
+            sqslot: RingSlot::sq(&p),
             c_rts: k(qp_state::RTS as u64),
             c_err_state: k(qp_state::ERR as u64),
             c_op_send: k(wqe_op::SEND as u64),
@@ -994,9 +991,9 @@ impl Logic for TxReq {
         // that takes read data is waiting (Requeue/Idle, Wb/Send/Arm, Cpl)
         self.ring.req.next =
             (self.st.q.val() == TxState::WqeRd) || (self.st.q.val() == TxState::QpCheck);
-        self.ring.slot.next = (bit_cast::<RING_SLOT_BITS, QB>(self.qpn.q.val())
-            << self.c_sq_log2.val())
-            | bit_cast::<RING_SLOT_BITS, 16>(self.e_ci.val() & self.c_sq_mask.val());
+        self.sqslot.qpn.next = bit_cast::<24, QB>(self.qpn.q.val());
+        self.sqslot.idx.next = self.e_ci.val();
+        self.ring.slot.next = self.sqslot.slot.val();
         // ---------------- ACK timer arm and restart intake
         self.arm.valid.next = self.st.q.val() == TxState::Arm;
         self.arm.qpn.next = bit_cast::<24, QB>(self.qpn.q.val());
@@ -2723,12 +2720,14 @@ pub(crate) mod tests {
     /// 16)).
     #[test]
     fn txreq_max_rd_atomic() {
+        // more WQEs than a standard ring holds: a deep-ring QP number
+        const Q8: u32 = P.first_deep_qpn() + 8;
         use wqe_op::*;
         for (seed, stall) in [(51u64, 0.0), (52, 0.3)] {
             let mut r = rng(seed);
             let mut s = new_setup(&mut r);
             // QP 5: L = 2, six READ/atomic WQEs; QP 6: L = 2, WRITE/SEND between them;
-            // QP 7: max_rd_atomic 0 -> L = 1; QP 8: 200 -> L = 16
+            // QP 7: max_rd_atomic 0 -> L = 1; QP Q8 (a deep-ring QP: 18 WQEs): 200 -> L = 16
             let cases: [(u32, u8, &[u8]); 4] = [
                 (
                     5,
@@ -2756,7 +2755,7 @@ pub(crate) mod tests {
                     ],
                 ),
                 (7, 0, &[ATOMIC_FETCH_ADD, RDMA_READ, ATOMIC_CMP_SWAP]),
-                (8, 200, &[ATOMIC_CMP_SWAP; 18]),
+                (Q8, 200, &[ATOMIC_CMP_SWAP; 18]),
             ];
             for (qpn, lim, ops) in cases {
                 add_qp(&mut s, &mut r, qpn, 1, 0xFF_FFFE, 0xFFFE);
@@ -2817,8 +2816,8 @@ pub(crate) mod tests {
                 if n == 0 { 0 } else { wqe_of[&qpn][n - 1] + 1 }
             };
             // QP 5: 2 of 6; QP 6: READ, CAS, WRITE, SEND_IMM, WRITE (the FAA at 5 waits);
-            // QP 7: 1; QP 8: 16 of 18
-            for (qpn, n) in [(5u32, 2usize), (6, 5), (7, 1), (8, 16)] {
+            // QP 7: 1; QP Q8: 16 of 18
+            for (qpn, n) in [(5u32, 2usize), (6, 5), (7, 1), (Q8, 16)] {
                 let p = count(&g, qpn);
                 let want = &e.pkts[&qpn][..p.len()];
                 assert_eq!(p, want, "QP {qpn}: packets before the limit");
@@ -2843,14 +2842,14 @@ pub(crate) mod tests {
                 (6, 4, 7),
                 (7, 1, 2),
                 (7, 2, 3),
-                (8, 1, 17),
-                (8, 10, 18),
+                (Q8, 1, 17),
+                (Q8, 10, 18),
             ] {
                 ack(&mut g, qpn, k);
                 g.run(&s, 600, None, None);
                 assert_eq!(sent_wqes(&g, qpn), n, "QP {qpn}: after sq_ack_ci = +{k}");
-                if (qpn, k) == (8, 1) {
-                    // QP 8 alone held back: checked about once per back-off epoch
+                if (qpn, k) == (Q8, 1) {
+                    // QP Q8 alone held back: checked about once per back-off epoch
                     let r0 = g.ring.reads;
                     g.run(&s, 1000, None, None);
                     let d = g.ring.reads - r0;

@@ -10,9 +10,10 @@
 
 use super::{BUF_BITS, MoveJobM, RxHdrS};
 use crate::common::bus::{
-    AckEvM, AtomReqM, CTX_ADDR_BITS, CplM, CtxPortM, RING_SLOT_BITS, RSP_FIRST, RSP_LAST,
-    RSP_MIDDLE, RSP_ONLY, RdVerdictS, RingPortM, RspJobM, field_be,
+    AckEvM, AtomReqM, CTX_ADDR_BITS, CplM, CtxPortM, RSP_FIRST, RSP_LAST, RSP_MIDDLE, RSP_ONLY,
+    RdVerdictS, RingPortM, RspJobM, field_be,
 };
+use crate::common::ringslot::RingSlot;
 use crate::net::mac::MacOrder;
 use crate::rx::rxparse;
 use rnic_abi::params::BuildParams;
@@ -132,9 +133,7 @@ pub struct Responder {
     k_nmr: Constant<Bits<24>>,
     k_rqs_base: Constant<Bits<CTX_ADDR_BITS>>,
     k_mr_base: Constant<Bits<CTX_ADDR_BITS>>,
-    k_rq_slot0: Constant<Bits<RING_SLOT_BITS>>,
-    k_rq_shift: Constant<Bits<5>>,
-    k_rq_mask: Constant<Bits<16>>,
+    rqslot: RingSlot,
     k_rqs_wbe: Constant<Bits<64>>,
     k_po: [Constant<Bits<16>>; 4],
     k_op_sf: Constant<Bits<8>>,
@@ -394,7 +393,6 @@ impl Responder {
             ext + roce::RETH_BYTES as u64,
             ext + (roce::RETH_BYTES + roce::IMMDT_BYTES) as u64,
         ];
-        let rq_shift = p.rq_depth.trailing_zeros() as u64;
         Responder {
             clock: Default::default(),
             rst: Default::default(),
@@ -435,9 +433,7 @@ impl Responder {
             k_nmr: k(p.num_mrs as u64),
             k_rqs_base: k(p.ctx_base(3) as u64),
             k_mr_base: k(p.ctx_base(2) as u64),
-            k_rq_slot0: k((p.rq_slot(0, 0) / rnic_abi::WQE_BYTES as u32) as u64),
-            k_rq_shift: k(rq_shift),
-            k_rq_mask: k(p.rq_depth as u64 - 1),
+            rqslot: RingSlot::rq(p),
             k_rqs_wbe: k(rqs_wbe()),
             k_po: po.map(k),
             k_op_sf: k(opcode::SEND_FIRST as u64),
@@ -924,9 +920,9 @@ impl Logic for Responder {
             | (bit_cast::<512, 8>(self.next_acnt.q.val()) << self.o_s_acnt.val());
         self.ctx.wbe.next = self.k_rqs_wbe.val();
         self.ring.req.next = false;
-        self.ring.slot.next = self.k_rq_slot0.val()
-            + (bit_cast::<RING_SLOT_BITS, 24>(self.head.qpn.val()) << self.k_rq_shift.val())
-            + bit_cast::<RING_SLOT_BITS, 16>(self.s_ci.val() & self.k_rq_mask.val());
+        self.rqslot.qpn.next = self.head.qpn.val();
+        self.rqslot.idx.next = self.s_ci.val();
+        self.ring.slot.next = self.rqslot.slot.val();
         self.cmd_valid.next = false;
         self.cmd_addr.next = self.dma_addr.q.val();
         self.cmd_len.next = self.dma_len.q.val();

@@ -18,6 +18,8 @@ use rnic_abi::roce::opcode;
 use std::collections::{HashMap, VecDeque};
 
 const QPN: u32 = 5;
+/// A QP number past the build's QPs (an unknown QP: dropped and counted).
+const UNKNOWN_QP: u32 = P.num_qps + 44;
 const RQPN: u32 = 0x77;
 const PD: u32 = 7;
 const RCQN: u16 = 9;
@@ -1205,7 +1207,7 @@ fn drops_and_ackev() {
         b.set_qp(7, qp_state::INIT, access::REMOTE_WRITE as u8);
         let junk = bytes(&mut r, 100);
         let va = MR_IOVA + 0x40;
-        b.send(&wr_only(300, 0, va, rkey(), &junk, true)); // unknown QP
+        b.send(&wr_only(UNKNOWN_QP, 0, va, rkey(), &junk, true)); // unknown QP
         b.send(&wr_only(7, 0, va, rkey(), &junk, true)); // QP in INIT
         let mut f = encode(&wr_only(QPN, 0, va, rkey(), &junk, true));
         f[80] ^= 0x10; // payload bit flip: ICRC bad
@@ -1220,7 +1222,7 @@ fn drops_and_ackev() {
         b.set_qp(9, qp_state::RTS, 0);
         for (q, ps, syn, msn) in [
             (QPN, 0x123456, aeth::ACK, 77),
-            (300, 1, aeth::ACK, 1),
+            (UNKNOWN_QP, 1, aeth::ACK, 1),
             (9, 0xFFFFFF, aeth::NAK_REM_ACCESS, 0xABCDEF),
         ] {
             b.send(&Pkt {
@@ -1308,7 +1310,7 @@ fn cnp_counted_and_dropped() {
         b.send(&cnp(QPN));
         b.send(&wr_only(QPN, 0, va, rkey(), &d, true));
         b.send(&cnp(QPN));
-        b.send(&cnp(300));
+        b.send(&cnp(UNKNOWN_QP));
         b.send(&cnp(8));
         b.send_frame(&encode_with(&cnp(QPN), |f| f[33] ^= 0x40), false);
         b.run();
@@ -2283,7 +2285,7 @@ fn read_responses_placed_on_verdict() {
         b.send(&rr(o, QPN, 25, Some((aeth::ACK, 9)), &e[5..]));
         let far = rr(o, QPN, 26, Some((aeth::ACK, 10)), &e[..8]);
         b.send_frame(&encode_with(&far, |f| f[33] ^= 0x40), false); // foreign IPv4
-        b.send(&rr(o, 300, 27, Some((aeth::ACK, 10)), &e[..8])); // unknown QP
+        b.send(&rr(o, UNKNOWN_QP, 27, Some((aeth::ACK, 10)), &e[..8])); // unknown QP
         b.send(&rr(o, 8, 28, Some((aeth::ACK, 1)), &e[..8])); // QP in ERR: ackproc decides
         b.send(&ack(30, 12));
         b.verdicts.extend([
@@ -2669,7 +2671,7 @@ fn atomic_ack_placed_on_verdict() {
         );
         b.send_frame(&encode_with(&p, |f| f[33] ^= 0x40), false);
         b.send_frame(&encode_with(&p, |f| f[2] ^= 0x01), false);
-        b.send(&aa(300, 45, aeth::ACK, 7, v[3]));
+        b.send(&aa(UNKNOWN_QP, 45, aeth::ACK, 7, v[3]));
         b.send(&aa(QPN, 46, aeth::ACK, 8, v[4]));
         b.verdicts.extend([
             (true, x1),
