@@ -27,6 +27,14 @@ use rust_hdl::prelude::*;
 pub const NQ: usize = params::DEFAULT.num_qps as usize;
 /// Bits of a QP index.
 pub const QB: usize = NQ.trailing_zeros() as usize;
+// `ev_arm` (a set arms the timer iff RNR or code != 0) relies on every RNR delay being non-zero
+const _: () = {
+    let mut i = 0;
+    while i < 32 {
+        assert!(rnic_abi::roce::RNR_TIMER_US[i] > 0);
+        i += 1;
+    }
+};
 
 /// The block: see the module documentation.
 #[derive(LogicBlock)]
@@ -61,6 +69,8 @@ pub struct AckTimer {
     ev_q: Signal<Local, Bits<24>>,
     ev_rnr: Signal<Local, Bit>,
     ev_code: Signal<Local, Bits<5>>,
+    /// the set arms the timer (a non-zero delay), decided from the code alone
+    ev_arm: Signal<Local, Bit>,
     ev_wr: Signal<Local, Bit>,
     dly: Signal<Local, Bits<48>>,
     dl: Signal<Local, Bits<48>>,
@@ -103,6 +113,7 @@ impl AckTimer {
             ev_q: Default::default(),
             ev_rnr: Default::default(),
             ev_code: Default::default(),
+            ev_arm: Default::default(),
             ev_wr: Default::default(),
             dly: Default::default(),
             dl: Default::default(),
@@ -155,6 +166,9 @@ impl Logic for AckTimer {
             self.ev_code.next = self.b.code.val();
         }
         self.ev_wr.next = self.ev_v.val() && (self.ev_q.val() < self.c_nq.val());
+        // the delay below is non-zero exactly when this holds (every RNR table entry is
+        // non-zero, 1024 << code fits 48 bits): the armed bit does not wait for the sum
+        self.ev_arm.next = self.ev_rnr.val() || self.ev_code.val().any();
         // the local ACK timeout plus a jitter in [0, timeout / 2): never shorter than IBTA's
         // 4.096 us x 2^code, and QPs hit by the same burst of losses do not all time out and
         // retransmit in the same cycle again (their go-back-N bursts would meet at the
@@ -208,7 +222,7 @@ impl Logic for AckTimer {
             self.ram.write_enable.next = true;
             self.ram.write_address.next = self.ev_q.val().get_bits::<QB>(0);
             self.ram.write_data.next = bit_cast::<49, 48>(self.now.q.val() + self.dly.val());
-            if self.dly.val().any() {
+            if self.ev_arm.val() {
                 self.ram.write_data.next = bit_cast::<49, 48>(self.now.q.val() + self.dly.val())
                     | (bit_cast::<49, 1>(1.into()) << 48);
             }
