@@ -6,6 +6,7 @@ pub mod beram;
 pub mod bramfifo;
 pub mod bus;
 pub mod fifo;
+pub mod lutram;
 pub mod ringslot;
 #[cfg(test)]
 pub(crate) mod testutil;

@@ -62,8 +62,12 @@
 //! Restart queue (ackproc never waits for the requester): a go-back-N restart {qpn, psn}
 //! is not offered on `rs` directly but queued in one cycle, and the FSM goes on. The queue
 //! is a FIFO of QP numbers of depth [`NQ`] (the build's QPs: `num_qps` must not exceed it)
-//! with one pending bit per QP and, per QP, an entry {live, psn} in a LUT-RAM table; a QP is
-//! in the FIFO at most once, so the FIFO is never full and no restart is ever dropped.
+//! with, per QP, an entry {push parity, live, psn} in a LUT-RAM table and a pop parity in a
+//! second one (pending = the two parities differ: a push flips the one, a pop the other, so
+//! each table has one write port and no per-QP register exists); a QP is in the FIFO at most
+//! once, so the FIFO is never full and no restart is ever dropped. After a reset a sweep of
+//! `num_qps` cycles makes the parities equal (nothing pending); no event or timer expiry is
+//! taken meanwhile.
 //! `rs.valid` = the FIFO is not empty and its head is live, `rs.qpn`/`rs.psn` = the head
 //! (PSN from the table, asynchronous read), popped on `rs.ready` (pending bit cleared).
 //! * A restart for a QP with none pending gets a FIFO entry (pending set, table = {1, psn}).
@@ -100,6 +104,7 @@ use crate::common::bus::{
     RestartM, RingPortM, TimerExpS, TimerSetM, field_bit, field_bytes,
 };
 use crate::common::fifo::Fifo;
+use crate::common::lutram::LutRam;
 use crate::common::ringslot::RingSlot;
 use rnic_abi::params::{self, BuildParams};
 use rnic_abi::queue::{QpContext, Wqe, qp_state, req_flag, wc_op, wc_status, wqe_op};
@@ -113,68 +118,14 @@ pub const NQ: usize = params::DEFAULT.num_qps as usize;
 /// Bits of a QP index.
 pub const QB: usize = NQ.trailing_zeros() as usize;
 /// Restart table entry: bit 24 live, bits 23:0 the restart PSN.
-const RT_W: usize = 25;
+const RT_W: usize = 26;
 
-/// The restart queue's per-QP table (`2^A` entries of {live, psn}, LUT RAM): one write port,
-/// two asynchronous read ports (`ra`: the queue head, offered on `rs`; `rb`: the QP being
-/// decided). The body is Verilog text; `update()` is the same behaviour in Rust.
-#[derive(LogicBlock)]
-pub struct RsTab<const A: usize> {
-    pub clock: Signal<In, Clock>,
-    pub we: Signal<In, Bit>,
-    pub wa: Signal<In, Bits<A>>,
-    pub wd: Signal<In, Bits<RT_W>>,
-    pub ra: Signal<In, Bits<A>>,
-    pub rda: Signal<Out, Bits<RT_W>>,
-    pub rb: Signal<In, Bits<A>>,
-    pub rdb: Signal<Out, Bits<RT_W>>,
-    _m: Vec<Bits<RT_W>>,
-}
-
-impl<const A: usize> Default for RsTab<A> {
-    fn default() -> Self {
-        RsTab {
-            clock: Default::default(),
-            we: Default::default(),
-            wa: Default::default(),
-            wd: Default::default(),
-            ra: Default::default(),
-            rda: Default::default(),
-            rb: Default::default(),
-            rdb: Default::default(),
-            _m: vec![Bits::default(); 1 << A],
-        }
-    }
-}
-
-impl<const A: usize> Logic for RsTab<A> {
-    fn update(&mut self) {
-        if self.clock.pos_edge() && self.we.val() {
-            self._m[self.wa.val().index()] = self.wd.val();
-        }
-        self.rda.next = self._m[self.ra.val().index()];
-        self.rdb.next = self._m[self.rb.val().index()];
-    }
-    fn connect(&mut self) {
-        self.rda.connect();
-        self.rdb.connect();
-    }
-    fn hdl(&self) -> Verilog {
-        Verilog::Custom(format!(
-            "reg [{w1}:0] mem [0:{d1}];
-always @(*) begin
-    rda = mem[ra];
-    rdb = mem[rb];
-end
-always @(posedge clock) begin
-    if (we) mem[wa] <= wd;
-end
-",
-            w1 = RT_W - 1,
-            d1 = (1usize << A) - 1,
-        ))
-    }
-}
+/// The restart queue's per-QP table (`2^A` entries of {push parity (bit 25), live (24), psn},
+/// LUT RAM): one write port, two asynchronous read ports (`ra`: the queue head, offered on
+/// `rs`; `rb`: the QP being decided). A QP is pending (in the queue) while its push parity
+/// differs from its pop parity in `ctab`: a push flips the one, a pop the other, so a push and
+/// a pop of different QPs in one cycle need no second write port on either table.
+pub type RsTab<const A: usize> = LutRam<RT_W, A>;
 
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
 pub enum AckSt {
@@ -237,7 +188,11 @@ pub struct AckProc {
     // ---- restart queue (one entry per QP: never full)
     rsq: Fifo<QB, QB>,
     rtab: RsTab<QB>,
-    pend: DFF<Bits<NQ>>,
+    /// pop parity per QP (LUT RAM; see [`RsTab`])
+    ctab: LutRam<1, QB>,
+    /// the reset sweep: the pop parities are made equal to the push parities, QP by QP
+    sweeping: DFF<Bit>,
+    sweep: DFF<Bits<QB>>,
     n_mrg: DFF<Bits<32>>,
     q_h: Signal<Local, Bits<QB>>,
     q_r: Signal<Local, Bits<QB>>,
@@ -253,9 +208,11 @@ pub struct AckProc {
     d_n: Signal<Local, Bits<24>>,
     e_q: Signal<Local, Bits<24>>,
     e_n: Signal<Local, Bits<24>>,
-    pv1: Signal<Local, Bits<NQ>>,
-    pv2: Signal<Local, Bits<NQ>>,
+    /// the QP being decided is pending (in the restart queue)
+    q_pend: Signal<Local, Bit>,
     live_n: Constant<Bits<RT_W>>,
+    /// the push-parity bit of an `rtab` word
+    par_n: Constant<Bits<RT_W>>,
     // ---- constants (ABI offsets in bits, build parameters, codes)
     o_state: Constant<Bits<10>>,
     o_mtu: Constant<Bits<10>>,
@@ -521,7 +478,9 @@ impl AckProc {
             cnt_rs_merged: Default::default(),
             rsq: Default::default(),
             rtab: Default::default(),
-            pend: Default::default(),
+            ctab: Default::default(),
+            sweeping: Default::default(),
+            sweep: Default::default(),
             n_mrg: Default::default(),
             q_h: Default::default(),
             q_r: Default::default(),
@@ -537,9 +496,9 @@ impl AckProc {
             d_n: Default::default(),
             e_q: Default::default(),
             e_n: Default::default(),
-            pv1: Default::default(),
-            pv2: Default::default(),
+            q_pend: Default::default(),
             live_n: k(1 << 24),
+            par_n: k(1 << 25),
             o_rcnt: q("retry_cnt"),
             o_ncnt: q("rnr_retry"),
             o_tmo: q("timeout"),
@@ -783,7 +742,9 @@ impl Logic for AckProc {
             s_wrid, s_sig, v_ok, v_addr, v_early, r_last, rc_err, plc, set_gap, clr_gap, n_rdr,
             n_gap, n_rdd, c_rd
         );
-        dff_setup!(self, clock, atom_r, s_at, s_fa, c_at, c_fa, pend, n_mrg);
+        dff_setup!(
+            self, clock, atom_r, s_at, s_fa, c_at, c_fa, sweeping, sweep, n_mrg
+        );
         for i in 0..WIN {
             self.f_wrid[i].clock.next = self.clock.val();
             self.f_wrid[i].d.next = self.f_wrid[i].q.val();
@@ -819,14 +780,21 @@ impl Logic for AckProc {
         self.rdv.ok.next = self.v_ok.q.val();
         self.rdv.addr.next = self.v_addr.q.val();
         // ---------------- restart queue: a FIFO of QP numbers (one entry per QP, so never
-        // full), a pending bit per QP, and per QP the entry {live, psn} in `rtab`
+        // full), per QP the entry {push parity, live, psn} in `rtab` and the pop parity in
+        // `ctab` (pending: they differ)
         self.rsq.clock.next = self.clock.val();
         self.rsq.rst.next = self.rst.val();
         self.rtab.clock.next = self.clock.val();
         self.q_h.next = self.rsq.dout.val();
         self.q_r.next = self.qpn_r.q.val().get_bits::<QB>(0);
         self.rtab.ra.next = self.q_h.val();
+        if self.sweeping.q.val() {
+            self.rtab.ra.next = self.sweep.q.val();
+        }
         self.rtab.rb.next = self.q_r.val();
+        self.ctab.clock.next = self.clock.val();
+        self.ctab.ra.next = self.q_h.val();
+        self.ctab.rb.next = self.q_r.val();
         self.h_ent.next = self.rtab.rda.val();
         self.r_ent.next = self.rtab.rdb.val();
         self.h_live.next = self.h_ent.val().get_bit(24);
@@ -841,7 +809,8 @@ impl Logic for AckProc {
         self.rsq.rd.next = self.q_pop.val();
         // a restart of the QP whose entry leaves the queue this cycle gets a new entry
         self.q_same.next = self.q_pop.val() && (self.q_h.val() == self.q_r.val());
-        self.q_fresh.next = !self.pend.q.val().get_bit(self.q_r.val().index()) || self.q_same.val();
+        self.q_pend.next = self.r_ent.val().get_bit(25) != self.ctab.rdb.val().any();
+        self.q_fresh.next = !self.q_pend.val() || self.q_same.val();
         // merge: the earlier PSN wins, as distances from una_psn (a PSN before una_psn counts
         // as una_psn: txreq clamps it there)
         self.d_q.next = self.r_ent.val().get_bits::<24>(0) - self.una.q.val();
@@ -857,11 +826,17 @@ impl Logic for AckProc {
         self.q_push.next = false;
         self.rtab.we.next = false;
         self.rtab.wa.next = self.q_r.val();
-        self.rtab.wd.next = self.live_n.val() | bit_cast::<RT_W, 24>(self.gbn_psn.q.val());
+        // a write keeps the QP's push parity, a push flips it
+        self.rtab.wd.next = self.live_n.val()
+            | bit_cast::<RT_W, 24>(self.gbn_psn.q.val())
+            | (self.r_ent.val() & self.par_n.val());
         if self.st.q.val() == AckSt::Restart {
             if self.q_fresh.val() {
                 self.q_push.next = true;
                 self.rtab.we.next = true;
+                self.rtab.wd.next = self.live_n.val()
+                    | bit_cast::<RT_W, 24>(self.gbn_psn.q.val())
+                    | ((self.r_ent.val() & self.par_n.val()) ^ self.par_n.val());
             } else if !self.r_ent.val().get_bit(24) {
                 // queued, voided by an RNR NAK: live again with this PSN
                 self.rtab.we.next = true;
@@ -880,19 +855,23 @@ impl Logic for AckProc {
             // an RNR NAK: a restart of this QP still queued is void (the wait's expiry
             // restarts at una_psn; txreq must not rewind the QP meanwhile)
             self.rtab.we.next = true;
-            self.rtab.wd.next = bit_cast::<RT_W, 24>(self.r_ent.val().get_bits::<24>(0));
+            self.rtab.wd.next = bit_cast::<RT_W, 24>(self.r_ent.val().get_bits::<24>(0))
+                | (self.r_ent.val() & self.par_n.val());
         }
         self.rsq.wr.next = self.q_push.val();
         self.rsq.din.next = self.q_r.val();
-        self.pv1.next = self.pend.q.val();
-        if self.q_pop.val() {
-            self.pv1.next = self.pend.q.val().replace_bit(self.q_h.val().index(), false);
+        // a pop flips the popped QP's pop parity; the reset sweep copies each push parity
+        self.ctab.we.next = self.q_pop.val() || self.sweeping.q.val();
+        self.ctab.wa.next = self.q_h.val();
+        self.ctab.wd.next = !self.ctab.rda.val();
+        if self.sweeping.q.val() {
+            self.ctab.wa.next = self.sweep.q.val();
+            self.ctab.wd.next = self.rtab.rda.val().get_bits::<1>(25);
+            self.sweep.d.next = self.sweep.q.val() + 1;
+            if self.sweep.q.val().all() {
+                self.sweeping.d.next = false;
+            }
         }
-        self.pv2.next = self.pv1.val();
-        if self.q_push.val() {
-            self.pv2.next = self.pv1.val().replace_bit(self.q_r.val().index(), true);
-        }
-        self.pend.d.next = self.pv2.val();
         self.cnt_rs_merged.next = self.n_mrg.q.val();
         self.tset.valid.next = self.st.q.val() == AckSt::TimerSet;
         self.tset.qpn.next = self.qpn_r.q.val();
@@ -1246,15 +1225,16 @@ impl Logic for AckProc {
         // ---------------- control
         match self.st.q.val() {
             AckSt::Idle => {
-                self.ev.ready.next = true;
-                self.tmo.ready.next = !self.ev.valid.val();
+                // nothing is taken while the reset sweep runs (no restart may be queued)
+                self.ev.ready.next = !self.sweeping.q.val();
+                self.tmo.ready.next = !self.ev.valid.val() && !self.sweeping.q.val();
                 self.is_tmo.d.next = false;
                 self.is_rsp.d.next = false;
                 self.v_ok.d.next = false;
                 self.v_early.d.next = true;
                 self.rc_err.d.next = false;
                 self.t_code.d.next = self.code.val();
-                if !self.ev.valid.val() && self.tmo.valid.val() {
+                if !self.ev.valid.val() && self.tmo.valid.val() && !self.sweeping.q.val() {
                     // an expired timer: the QP's context decides what it means
                     self.qpn_r.d.next = self.tmo.qpn.val();
                     self.is_tmo.d.next = true;
@@ -1264,7 +1244,7 @@ impl Logic for AckProc {
                         self.st.d.next = AckSt::CtxRd;
                     }
                 }
-                if self.ev.valid.val() {
+                if self.ev.valid.val() && !self.sweeping.q.val() {
                     self.qpn_r.d.next = self.ev.qpn.val();
                     self.psn_r.d.next = self.ev.psn.val();
                     self.k_r.d.next = self.kind.val();
@@ -1714,7 +1694,8 @@ impl Logic for AckProc {
             self.n_rdr.d.next = 0.into();
             self.n_gap.d.next = 0.into();
             self.n_rdd.d.next = 0.into();
-            self.pend.d.next = 0.into();
+            self.sweeping.d.next = true;
+            self.sweep.d.next = 0.into();
             self.n_mrg.d.next = 0.into();
         }
     }
@@ -1794,6 +1775,11 @@ mod tests {
         fn new(seed: u64, stall: f64) -> Tb {
             let mut m = model(AckProc::default(), "ackproc");
             reset(&mut m);
+            // the reset sweep (num_qps cycles): nothing is taken meanwhile
+            assert!(!m.bit("ev_ready"), "events taken during the reset sweep");
+            for _ in 0..NQ + 2 {
+                m.tick();
+            }
             Tb {
                 m,
                 r: rng(seed),
@@ -3757,6 +3743,50 @@ mod tests {
             assert!(v <= VD_BUDGET, "verdict after {v} cycles");
         }
         s
+    }
+
+    /// A reset empties the restart queue: restarts queued (and merged) on a few QPs before a
+    /// reset are gone after it (the reset sweep makes every QP's push and pop parities equal),
+    /// and the same QPs' next restarts are queued fresh, not merged into a phantom entry.
+    #[test]
+    fn restart_queue_after_reset() {
+        let mut t = Tb::new(43, 0.0);
+        let qs = [3u32, 64, NQ as u32 - 1];
+        for &q in &qs {
+            t.qp(q, 1, 1000, 0, qp_state::RTS);
+            set_retries(&mut t, q, 7, 3);
+            t.post(q, 700, true, true);
+            // two expiries: one restart queued, one merged
+            step_held(&mut t, None, Some(q));
+            step_held(&mut t, None, Some(q));
+        }
+        assert_eq!(t.m.get("cnt_rs_merged"), qs.len() as u64);
+        assert!(t.m.bit("rs_valid"), "restarts queued before the reset");
+        reset(&mut t.m);
+        assert!(
+            !t.m.bit("ev_ready") && !t.m.bit("tmo_ready"),
+            "inputs taken in the sweep"
+        );
+        for _ in 0..NQ + 2 {
+            t.m.tick();
+            assert!(!t.m.bit("rs_valid"), "a restart offered after the reset");
+        }
+        for (k, &q) in qs.iter().enumerate() {
+            step_held(&mut t, None, Some(q));
+            assert_eq!(
+                t.m.get("cnt_rs_merged"),
+                0,
+                "QP {q}: merged into a stale entry"
+            );
+            assert!(t.m.bit("rs_valid"));
+            if k == 0 {
+                assert_eq!(
+                    t.m.get("rs_qpn"),
+                    q as u64,
+                    "the first fresh restart heads the queue"
+                );
+            }
+        }
     }
 
     /// The restart queue: ackproc never waits for the requester. With `rs_ready` held low

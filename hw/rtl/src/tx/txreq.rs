@@ -3,6 +3,14 @@
 //! Scheduler: a one-cycle `kick` (QP number, from the doorbell unit) sets the QP's "queued"
 //! bit and pushes the QP number into a FIFO of depth `num_qps`, unless the bit is already set
 //! (so the FIFO never overflows and no kick is lost; kicks for QPN >= num_qps are ignored).
+//! The queued bits and the max_rd_atomic held marks are per-QP LUT RAMs (`common::lutram`,
+//! one write a cycle, two asynchronous reads), not registers: a kick has the write port, so
+//! a pop waits for a cycle without a kick. Neither RAM can be cleared at once, so a reset
+//! starts a sweep of `num_qps` cycles that puts every QP number into the FIFO (its bit set,
+//! its held mark cleared; kicks are ignored and nothing is popped meanwhile, as every QP is
+//! queued already); each is then dropped at its first context read unless it has work
+//! (`txreq_doorbells_during_the_reset_sweep`; after a reset the block is busy for about
+//! 5 x `num_qps` cycles of context reads).
 //! The FSM pops the head (clearing its bit), reads the `QpContext`, drops the QP if it is not
 //! RTS or `sq_ci == sq_pi`, else reads WQE `sq_ci` from the ring, checks it, reads and checks
 //! the MR (length > 0, not INLINE), writes back `sq_psn + n`/`sq_ci + 1` with byte enables
@@ -39,10 +47,11 @@
 //! L READ/atomic WQEs are outstanding (the responder's saved-atomic ring relies on it). A
 //! SEND/WRITE is not limited (but the SQ is in order: it waits behind a held READ). A held
 //! WQE writes nothing; its QP goes back to the FIFO tail (it stays scheduled: the ACK
-//! processor's progress in `sq_ack_ci` needs no kick) and gets a "held" bit: a held QP popped
-//! from the FIFO goes straight back to the tail without a context or ring read, and all held
-//! bits clear at the end of each epoch of [`RD_ATOMIC_BACKOFF`] cycles (the epoch counter runs
-//! only while some QP is held, so an idle txreq changes no register), so a held QP costs at most one context and
+//! processor's progress in `sq_ack_ci` needs no kick) and gets a "held" mark (the current
+//! epoch number): a held QP popped from the FIFO goes straight back to the tail without a
+//! context or ring read, and all marks expire at the end of each epoch of
+//! [`RD_ATOMIC_BACKOFF`] cycles (the epoch number moves on; the counter runs only while some
+//! QP was held, so an idle txreq changes no register), so a held QP costs at most one context and
 //! one ring read per epoch (the context store's rotating token bounds the other clients' wait
 //! anyway). Re-sent WQEs (go-back-N) pass the same check and always satisfy it: `sq_ack_ci`
 //! only grows, so a WQE that was sent once is still fewer than L after it.
@@ -63,6 +72,7 @@
 
 use crate::common::bus::{CTX_ADDR_BITS, CplM, CtxPortM, RestartS, RingPortM, TimerSetM};
 pub use crate::common::fifo::Fifo as SyncFifo;
+use crate::common::lutram::LutRam;
 use crate::common::ringslot::RingSlot;
 use crate::net::mac::MacOrder;
 use rnic_abi::params;
@@ -83,10 +93,20 @@ pub const MAX_READ_LEN: u32 = 1 << 31;
 /// Bits of the max_rd_atomic back-off epoch counter.
 const BO_BITS: usize = 5;
 /// The max_rd_atomic back-off epoch (cycles): a QP held back by `max_rd_atomic` gets its
-/// "held" bit; a held QP popped from the schedule goes straight back to the tail (no context
-/// or ring read); all held bits are cleared every epoch, so each held QP is checked again at
-/// most once per epoch.
+/// "held" mark; a held QP popped from the schedule goes straight back to the tail (no context
+/// or ring read); all held marks expire at the end of each epoch, so each held QP is checked
+/// again at most once per epoch.
 pub const RD_ATOMIC_BACKOFF: u32 = 1 << BO_BITS;
+/// Bits of the epoch number a held mark carries (the `htab` word is {valid, epoch}): a mark
+/// is "held" while its epoch is the current one, so the end of an epoch expires every mark at
+/// once without touching the RAM. A mark left from 2^16 epochs earlier (2M cycles) can match
+/// again and hold its QP back for one epoch more, which costs at most `RD_ATOMIC_BACKOFF`
+/// cycles and never a lost WQE.
+const EP_BITS: usize = 16;
+/// Bits of an `htab` word: the valid bit (bit 16: `#[hdl_gen]` takes a literal there) above
+/// the epoch.
+const HT_W: usize = EP_BITS + 1;
+const _: () = assert!(EP_BITS == 16);
 
 /// Declares the packet descriptor once, from one field list: the source bundle [`TxDescM`],
 /// the sink bundle [`TxDescS`], the handshake-free input bundle [`TxDescIn`] (the header
@@ -232,9 +252,19 @@ pub struct TxReq {
     pub cnt_retx: Signal<Out, Bits<32>>,
     pub cnt_restart: Signal<Out, Bits<32>>,
     qfifo: SyncFifo<QB, QB>,
+    /// Scheduler bit per QP (LUT RAM): the QP is in `qfifo` (read at the kick's QP and at
+    /// the current QP; one write per cycle: a kick, a pop or a requeue, or the reset sweep)
+    qbits: LutRam<1, QB>,
+    /// max_rd_atomic held marks per QP (LUT RAM, {valid, epoch}; read at the FIFO head and at
+    /// the current QP)
+    htab: LutRam<HT_W, QB>,
     // registers
     st: DFF<TxState>,
-    queued: DFF<Bits<NQ>>,
+    /// The reset sweep: every QP number is put into the schedule once (its bit set, its held
+    /// mark cleared), since neither RAM can be cleared at once; each is dropped at its first
+    /// context read unless it has work
+    sweeping: DFF<Bit>,
+    sweep: DFF<Bits<QB>>,
     qpn: DFF<Bits<QB>>,
     qpc: DFF<Bits<512>>,
     wqe: DFF<Bits<512>>,
@@ -247,9 +277,11 @@ pub struct TxReq {
     n_rst: DFF<Bits<32>>,
     psn0: DFF<Bits<24>>,
     rst_psn: DFF<Bits<24>>,
-    /// max_rd_atomic back-off: the epoch counter and the held bits
+    /// max_rd_atomic back-off: the cycle counter of the epoch, the epoch number, and whether
+    /// a QP was held in this epoch
     bo: DFF<Bits<BO_BITS>>,
-    held: DFF<Bits<NQ>>,
+    epoch: DFF<Bits<EP_BITS>>,
+    h_any: DFF<Bit>,
     // ABI offsets (bits) and constants
     o_una: Constant<Bits<10>>,
     o_ackci: Constant<Bits<10>>,
@@ -297,6 +329,8 @@ pub struct TxReq {
     c_mr_base: Constant<Bits<CTX_ADDR_BITS>>,
     sqslot: RingSlot,
     c_rts: Constant<Bits<8>>,
+    /// the valid bit of an `htab` word
+    c_hvalid: Constant<Bits<HT_W>>,
     c_err_state: Constant<Bits<8>>,
     c_op_send: Constant<Bits<8>>,
     c_op_send_imm: Constant<Bits<8>>,
@@ -355,9 +389,13 @@ pub struct TxReq {
     kick_ok: Signal<Local, Bit>,
     pop: Signal<Local, Bit>,
     rq_push: Signal<Local, Bit>,
-    qv1: Signal<Local, Bits<NQ>>,
-    qv2: Signal<Local, Bits<NQ>>,
-    qv3: Signal<Local, Bits<NQ>>,
+    /// the kick's QP / the current QP is in the schedule (`qbits`)
+    q_kq: Signal<Local, Bit>,
+    q_cur: Signal<Local, Bit>,
+    /// the current QP is held back in this epoch (`htab` at `qpn`)
+    h_cur: Signal<Local, Bit>,
+    /// a QP is held back now (written into `htab` at `qpn`)
+    h_set: Signal<Local, Bit>,
     q_state: Signal<Local, Bits<8>>,
     q_mtu: Signal<Local, Bits<8>>,
     q_psn: Signal<Local, Bits<24>>,
@@ -449,7 +487,10 @@ impl Default for TxReq {
             cnt_restart: Default::default(),
             qfifo: Default::default(),
             st: Default::default(),
-            queued: Default::default(),
+            qbits: Default::default(),
+            htab: Default::default(),
+            sweeping: Default::default(),
+            sweep: Default::default(),
             qpn: Default::default(),
             qpc: Default::default(),
             wqe: Default::default(),
@@ -463,7 +504,8 @@ impl Default for TxReq {
             psn0: Default::default(),
             rst_psn: Default::default(),
             bo: Default::default(),
-            held: Default::default(),
+            epoch: Default::default(),
+            h_any: Default::default(),
             o_una: bit_off(q, "una_psn"),
             o_ackci: bit_off(q, "sq_ack_ci"),
             o_rflags: bit_off(q, "req_flags"),
@@ -510,6 +552,7 @@ impl Default for TxReq {
             c_mr_base: k(p.ctx_base(2) as u64),
             sqslot: RingSlot::sq(&p),
             c_rts: k(qp_state::RTS as u64),
+            c_hvalid: k(1 << EP_BITS),
             c_err_state: k(qp_state::ERR as u64),
             c_op_send: k(wqe_op::SEND as u64),
             c_op_send_imm: k(wqe_op::SEND_IMM as u64),
@@ -567,9 +610,10 @@ impl Default for TxReq {
             kick_ok: Default::default(),
             pop: Default::default(),
             rq_push: Default::default(),
-            qv1: Default::default(),
-            qv2: Default::default(),
-            qv3: Default::default(),
+            q_kq: Default::default(),
+            q_cur: Default::default(),
+            h_cur: Default::default(),
+            h_set: Default::default(),
             q_state: Default::default(),
             q_mtu: Default::default(),
             q_psn: Default::default(),
@@ -641,9 +685,11 @@ impl Logic for TxReq {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, st, queued, qpn, qpc, wqe, off, psn, status, n_wqe, n_err, n_retx, n_rst,
-            psn0, rst_psn, bo, held
+            self, clock, st, sweeping, sweep, qpn, qpc, wqe, off, psn, status, n_wqe, n_err,
+            n_retx, n_rst, psn0, rst_psn, bo, epoch, h_any
         );
+        self.qbits.clock.next = self.clock.val();
+        self.htab.clock.next = self.clock.val();
         self.qfifo.clock.next = self.clock.val();
         self.qfifo.rst.next = self.rst.val();
         self.cnt_wqe.next = self.n_wqe.q.val();
@@ -999,57 +1045,81 @@ impl Logic for TxReq {
         self.arm.qpn.next = bit_cast::<24, QB>(self.qpn.q.val());
         self.arm.rnr.next = false;
         self.arm.code.next = self.q_tmo.val().get_bits::<5>(0);
-        self.rs.ready.next = self.st.q.val() == TxState::Idle;
+        self.rs.ready.next = (self.st.q.val() == TxState::Idle) && !self.sweeping.q.val();
 
-        // ---------------- scheduler FIFO and queued bits
+        // ---------------- scheduler FIFO and the per-QP bits (LUT RAM)
         self.kq.next = self.kick_qpn.val().get_bits::<QB>(0);
+        self.qbits.ra.next = self.kq.val();
+        self.qbits.rb.next = self.qpn.q.val();
+        self.q_kq.next = self.qbits.rda.val().any();
+        self.q_cur.next = self.qbits.rdb.val().any();
+        self.htab.ra.next = self.qfifo.dout.val();
+        self.htab.rb.next = self.qpn.q.val();
+        self.h_cur.next = self.htab.rdb.val().get_bit(16)
+            && (self.htab.rdb.val().get_bits::<EP_BITS>(0) == self.epoch.q.val());
+        // while the reset sweep fills the schedule every QP is in it already: kicks are
+        // ignored, nothing is popped
         self.kick_ok.next = self.kick_valid.val()
             && (self.kick_qpn.val() < self.c_nq.val())
-            && !self.queued.q.val().get_bit(self.kq.val().index());
-        self.pop.next =
-            (self.st.q.val() == TxState::Idle) && !self.qfifo.empty.val() && !self.rs.valid.val();
+            && !self.q_kq.val()
+            && !self.sweeping.q.val();
+        // a kick has the bit RAM's write port: the pop waits a cycle
+        self.pop.next = (self.st.q.val() == TxState::Idle)
+            && !self.qfifo.empty.val()
+            && !self.rs.valid.val()
+            && !self.kick_valid.val()
+            && !self.sweeping.q.val();
         // a QP held back by max_rd_atomic in this epoch: straight back to the tail (no
         // context or ring read)
-        self.bo_skip.next = self.held.q.val().get_bit(self.qfifo.dout.val().index());
-        // the epoch counter runs only while a QP is held (and then to the end of the epoch):
-        // an idle txreq keeps no state that changes every cycle (the simulator evaluates a
-        // block again whenever one of its registers changed)
+        self.bo_skip.next = self.htab.rda.val().get_bit(16)
+            && (self.htab.rda.val().get_bits::<EP_BITS>(0) == self.epoch.q.val());
+        // the epoch counter runs only while a QP was held in this epoch (and then to the end
+        // of the epoch): an idle txreq keeps no state that changes every cycle (the simulator
+        // evaluates a block again whenever one of its registers changed)
         self.bo_inc.next = self.bo.q.val() + 1;
-        if self.held.q.val().any() || self.bo.q.val().any() {
+        if self.h_any.q.val() || self.bo.q.val().any() {
             self.bo.d.next = self.bo_inc.val();
         }
         self.rq_cont.next = (self.st.q.val() == TxState::Requeue)
             && !self.kick_valid.val()
-            && !self.queued.q.val().get_bit(self.qpn.q.val().index())
-            && !self.held.q.val().get_bit(self.qpn.q.val().index())
+            && !self.q_cur.val()
+            && !self.h_cur.val()
             && self.qfifo.empty.val()
             && !self.rs.valid.val();
         self.rq_push.next = (self.st.q.val() == TxState::Requeue)
             && !self.kick_valid.val()
-            && !self.queued.q.val().get_bit(self.qpn.q.val().index())
+            && !self.q_cur.val()
             && !self.rq_cont.val();
-        self.qv1.next = self.queued.q.val();
-        if self.pop.val() {
-            self.qv1.next = self
-                .queued
-                .q
-                .val()
-                .replace_bit(self.qfifo.dout.val().index(), false);
+        // one write a cycle: the sweep, a pop (clear), a kick or a requeue (set); a pop and a
+        // requeue are in different states, a requeue waits for kicks, a pop too
+        self.qbits.we.next =
+            self.sweeping.q.val() || self.pop.val() || self.kick_ok.val() || self.rq_push.val();
+        self.qbits.wa.next = self.qpn.q.val();
+        self.qbits.wd.next = 1.into();
+        if self.sweeping.q.val() {
+            self.qbits.wa.next = self.sweep.q.val();
+        } else if self.pop.val() {
+            self.qbits.wa.next = self.qfifo.dout.val();
+            self.qbits.wd.next = 0.into();
+        } else if self.kick_ok.val() {
+            self.qbits.wa.next = self.kq.val();
         }
-        self.qv2.next = self.qv1.val();
-        if self.kick_ok.val() {
-            self.qv2.next = self.qv1.val().replace_bit(self.kq.val().index(), true);
-        }
-        self.qv3.next = self.qv2.val();
-        if self.rq_push.val() {
-            self.qv3.next = self.qv2.val().replace_bit(self.qpn.q.val().index(), true);
-        }
-        self.queued.d.next = self.qv3.val();
-        self.qfifo.wr.next = self.kick_ok.val() || self.rq_push.val();
+        self.qfifo.wr.next = self.sweeping.q.val() || self.kick_ok.val() || self.rq_push.val();
         self.qfifo.din.next = self.kq.val();
         if self.rq_push.val() {
             self.qfifo.din.next = self.qpn.q.val();
         }
+        if self.sweeping.q.val() {
+            self.qfifo.din.next = self.sweep.q.val();
+        }
+        if self.sweeping.q.val() {
+            self.sweep.d.next = self.sweep.q.val() + 1;
+            if self.sweep.q.val().all() {
+                self.sweeping.d.next = false;
+            }
+        }
+        // held marks: the sweep clears them, the FSM sets one (below)
+        self.h_set.next = false;
         self.qfifo.rd.next = self.pop.val();
 
         // (the early reads of the comment at the ports above)
@@ -1065,7 +1135,7 @@ impl Logic for TxReq {
         // ---------------- FSM
         match self.st.q.val() {
             TxState::Idle => {
-                if self.rs.valid.val() {
+                if self.rs.valid.val() && !self.sweeping.q.val() {
                     self.qpn.d.next = self.rs.qpn.val().get_bits::<QB>(0);
                     self.rst_psn.d.next = self.rs.psn.val();
                     if self.rs.qpn.val() < bit_cast::<24, 16>(self.c_nq.val()) {
@@ -1138,11 +1208,7 @@ impl Logic for TxReq {
                 if self.rd_block.val() {
                     // max_rd_atomic reached: nothing is written, the QP stays scheduled (back
                     // to the tail) and is passed over for the rest of the back-off epoch
-                    self.held.d.next = self
-                        .held
-                        .q
-                        .val()
-                        .replace_bit(self.qpn.q.val().index(), true);
+                    self.h_set.next = true;
                     self.st.d.next = TxState::Requeue;
                 } else if self.w_op.val() > self.c_op_faa.val() {
                     self.status.d.next = self.c_st_op.val();
@@ -1294,14 +1360,28 @@ impl Logic for TxReq {
                 self.st.d.next = TxState::Idle;
             }
         }
-        // the epoch's last cycle clears every held bit
+        // a held mark carries the epoch; the sweep clears the marks
+        self.htab.we.next = self.h_set.val() || self.sweeping.q.val();
+        self.htab.wa.next = self.qpn.q.val();
+        self.htab.wd.next = bit_cast::<HT_W, EP_BITS>(self.epoch.q.val()) | self.c_hvalid.val();
+        if self.sweeping.q.val() {
+            self.htab.wa.next = self.sweep.q.val();
+            self.htab.wd.next = 0.into();
+        }
+        if self.h_set.val() {
+            self.h_any.d.next = true;
+        }
+        // the epoch's last cycle: every held mark expires (the next epoch number)
         if self.bo.q.val().any() && !self.bo_inc.val().any() {
-            self.held.d.next = 0.into();
+            self.epoch.d.next = self.epoch.q.val() + 1;
+            self.h_any.d.next = false;
         }
         if self.rst.val() {
             self.st.d.next = TxState::Idle;
-            self.held.d.next = 0.into();
-            self.queued.d.next = 0.into();
+            self.sweeping.d.next = true;
+            self.sweep.d.next = 0.into();
+            self.h_any.d.next = false;
+            self.bo.d.next = 0.into();
             self.n_wqe.d.next = 0.into();
             self.n_err.d.next = 0.into();
             self.n_retx.d.next = 0.into();
@@ -1944,6 +2024,55 @@ pub(crate) mod tests {
         }
     }
 
+    /// Reset, then let the reset sweep's schedule drain: every QP number is put into the
+    /// schedule once and popped once, and dropped at its context read (empty models: every
+    /// context reads as zero, a QP in RESET). Checks that each QP number was read exactly once
+    /// and nothing was sent; the caller's models are not touched.
+    fn reset_and_drain(m: &mut DynModel) {
+        reset(m);
+        m.set("pkt_ready", 1);
+        m.set("arm_ready", 1);
+        m.set("rs_valid", 0);
+        drain_reset_sweep(m);
+        assert!(
+            !m.bit("pkt_valid") && !m.bit("arm_valid"),
+            "the sweep sent something"
+        );
+    }
+
+    /// The drain of [`reset_and_drain`] after a reset, for any model that has txreq's `kick`,
+    /// `ctx`, `ring` and `cpl` ports at its top (txreq, txbuild's test pair; `rs` idle).
+    pub(crate) fn drain_reset_sweep(m: &mut DynModel) {
+        let mut r = rng(0);
+        let mut ctx = CtxModel::new("ctx", 0.0);
+        let mut ring = RingModel::new("ring", 0.0);
+        let mut cpl = CplSink::new("cpl", 0.0);
+        m.set("kick_valid", 0);
+        let mut read = vec![0u32; NQ];
+        let (mut quiet, mut cycles) = (0, 0);
+        while quiet < 64 {
+            ctx.drive(m, &mut r);
+            ring.drive(m, &mut r);
+            cpl.drive(m, &mut r);
+            let rd = m.bit("ctx_req") && !m.bit("ctx_we");
+            let idx = m.get("ctx_addr") as usize;
+            m.tick();
+            ctx.observe(m);
+            ring.observe(m);
+            cpl.observe(m);
+            if rd {
+                read[idx] += 1;
+                quiet = 0;
+            } else if read.iter().all(|&n| n > 0) {
+                quiet += 1;
+            }
+            cycles += 1;
+            assert!(cycles < 40 * NQ, "the reset sweep did not drain");
+        }
+        assert!(read.iter().all(|&n| n == 1), "a QP read twice after reset");
+        assert!(ctx.writes.is_empty() && cpl.got.is_empty());
+    }
+
     /// Run txreq on a setup; kicks: (cycle, qpn, wqes to post). Returns the descriptors
     /// in order as (dqpn, Pkt).
     fn run_txreq(
@@ -1951,6 +2080,18 @@ pub(crate) mod tests {
         kicks: &[(u64, u32, u16)],
         seed: u64,
         stall: f64,
+    ) -> (Vec<Pkt>, Expect) {
+        run_txreq_opts(s, kicks, seed, stall, true)
+    }
+
+    /// [`run_txreq`]; without `drain` the kicks start right after the reset, while the reset
+    /// sweep still fills the schedule.
+    fn run_txreq_opts(
+        s: &Setup,
+        kicks: &[(u64, u32, u16)],
+        seed: u64,
+        stall: f64,
+        drain: bool,
     ) -> (Vec<Pkt>, Expect) {
         let mut m = model(TxReq::default(), "txreq");
         let mut r = rng(seed);
@@ -1960,7 +2101,11 @@ pub(crate) mod tests {
         load(s, &mut ctx, &mut ring);
         let e = expect_all(s);
         let total: usize = e.pkts.values().map(|v| v.len()).sum();
-        reset(&mut m);
+        if drain {
+            reset_and_drain(&mut m);
+        } else {
+            reset(&mut m);
+        }
         let mut got = vec![];
         let mut arms = vec![];
         let mut pending: Vec<(u64, u32, u16)> = kicks.to_vec();
@@ -2065,7 +2210,7 @@ pub(crate) mod tests {
             let mut ctx = CtxModel::new("ctx", stall);
             let mut ring = RingModel::new("ring", stall);
             load(s, &mut ctx, &mut ring);
-            reset(&mut m);
+            reset_and_drain(&mut m);
             Rig {
                 m,
                 r: rng(seed),
@@ -2551,6 +2696,32 @@ pub(crate) mod tests {
         // with stalls: still every packet, per-QP order
         let (got, e) = run_txreq(&s, &kicks, 8, 0.4);
         check_per_qp(&s, &got, &e);
+    }
+
+    /// Doorbells in the first cycles after a reset, while the reset sweep puts every QP
+    /// number into the schedule (its kicks are ignored then): every WQE is still sent, on QPs
+    /// below, at and above the sweep's position, and on the last QP number.
+    #[test]
+    fn txreq_doorbells_during_the_reset_sweep() {
+        let mut r = rng(61);
+        let mut s = new_setup(&mut r);
+        let qpns = [3u32, 700, NQ as u32 - 1];
+        for &q in &qpns {
+            let (psn, ci) = (r.random_range(0..0xFF_FFFF), r.random());
+            add_qp(&mut s, &mut r, q, 1, psn, ci);
+            for _ in 0..3 {
+                let len = r.random_range(1..600);
+                let w = gen_wqe(&s, &mut r, Some(wqe_op::RDMA_WRITE), len, false, None);
+                s.wqes.get_mut(&q).unwrap().push(w);
+            }
+        }
+        // cycles 2, 10 and 800 after the reset: inside the 2048-cycle sweep
+        let kicks: Vec<(u64, u32, u16)> =
+            vec![(2, 3, 2), (10, 700, 3), (800, 3, 1), (800, 2047, 3)];
+        for (seed, stall) in [(62u64, 0.0), (63, 0.3)] {
+            let (got, e) = run_txreq_opts(&s, &kicks, seed, stall, false);
+            check_per_qp(&s, &got, &e);
+        }
     }
 
     /// Atomics: each CMP_SWAP / FETCH_ADD WQE is ONE descriptor, opcode 0x13 / 0x14, AckReq,

@@ -259,6 +259,9 @@ fn run_pair(s: &Setup, kicks: &[(u64, u32, u16)], cfg: &Cfg, seed: u64) -> Run {
     let e = expect_all(s);
     let total: usize = e.pkts.values().map(|v| v.len()).sum();
     reset(&mut m);
+    // txreq's reset sweep: every QP number is scheduled once and dropped at its context read
+    m.set("tx_tready", 1);
+    crate::tx::txreq::tests::drain_reset_sweep(&mut m);
     let t0 = m.cycle;
     let mut pending = kicks.to_vec();
     let mut kick_next = None;
