@@ -49,7 +49,8 @@ read_xdc [file join $repo constraints $board(xdc)]
 read_xdc [file join $here common cdc_timing.xdc]
 
 # ---- synthesis and implementation
-synth_design -top $board(top) -part $board(part) -flatten_hierarchy rebuilt
+synth_design -top $board(top) -part $board(part) -flatten_hierarchy rebuilt \
+    -include_dirs [list [file join $out_dir verilog]]
 write_checkpoint -force [file join $out_dir post_synth.dcp]
 report_utilization -file [file join $out_dir utilization_synth.rpt]
 opt_design

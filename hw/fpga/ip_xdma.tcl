@@ -1,6 +1,8 @@
 # PCIe DMA/Bridge Subsystem (xilinx.com:ip:xdma) in AXI Bridge mode, module rnic_xdma.
 #   Gen3 x16, 512-bit AXI at 250 MHz (axi_aclk = the rnic core clock)
-#   BAR0 (registers) -> AXI 0x0000_0000, BAR2 (WQE rings) -> AXI 0x0020_0000 on M_AXI_B
+#   BAR0 (registers) -> AXI 0x0000_0000, BAR2 (WQE rings) -> AXI rnic_pcie(bar_rings_axi) =
+#   the BAR2 size (0x0080_0000 for the default 8 MiB; rnic_bar_split tells them apart by
+#   that address bit) on M_AXI_B
 #   S_AXI_B: AXI -> host memory, identity translation, 64-bit addresses
 #   MSI-X with the table inside the IP (BAR4), one user interrupt (usr_irq_req[0])
 # Needs: board() from <board>/board.tcl, rnic_pcie() from the generated pcie_ids.tcl,
@@ -38,7 +40,7 @@ rnic_ip_props $xdma [list \
     pf0_bar2_prefetchable      true \
     pf0_bar2_size              $rnic_pcie(bar_rings_size) \
     pf0_bar2_scale             $rnic_pcie(bar_rings_scale) \
-    pciebar2axibar_2           0x0000000000200000 \
+    pciebar2axibar_2           $rnic_pcie(bar_rings_axi) \
     axibar_num                 1 \
     axibar_0                   0x0000000000000000 \
     axibar_highaddr_0          0xFFFFFFFFFFFFFFFF \

@@ -20,7 +20,7 @@ case $board in
 esac
 command -v yosys >/dev/null || { echo "synth.sh: yosys not found (apt-get install yosys)" >&2; exit 2; }
 source "$repo/scripts/env.sh"  # the project's Python (.venv)
-for f in rnic_top.v rnic_cdc_axis_tx.v rnic_cdc_axis_rx.v rnic_reset_sync.v; do
+for f in rnic_top.v rnic_cdc_axis_tx.v rnic_cdc_axis_rx.v rnic_reset_sync.v rnic_board_params.vh; do
   [ -f "$vdir/$f" ] || { echo "synth.sh: missing $vdir/$f (run: make -f hw/fpga/vivado.mk verilog BOARD=$board)" >&2; exit 2; }
 done
 if [ "${RNIC_SYNTH_FULL:-0}" = 1 ]; then rnic="read_verilog $vdir/rnic_top.v"; mode="full netlist (rnic_top synthesized)"
@@ -32,11 +32,19 @@ yosys -q -l "$log" -p "
   read_verilog -lib $here/common/ip_stubs.v
   $rnic
   read_verilog $vdir/rnic_cdc_axis_tx.v $vdir/rnic_cdc_axis_rx.v $vdir/rnic_reset_sync.v
-  read_verilog $here/common/rnic_bar_split.v $here/common/rnic_board_core.v $here/$board/$top.v
+  read_verilog -I$vdir $here/common/rnic_bar_split.v $here/common/rnic_board_core.v $here/$board/$top.v
   synth_xilinx -family xcup -top $top -flatten
   tee -o $out/yosys_${board}_stat.txt stat
 " >/dev/null 2>"$out/yosys_${board}.stderr" || { tail -20 "$out/yosys_${board}.stderr" >&2; exit 1; }
 secs=$(( $(date +%s) - start ))
+# a port of a hand-written instance (rnic_top, the BAR splitter, the core) connected with
+# another width than it has: yosys pads or cuts it with a warning; here it is an error (the
+# BAR2 address once stayed 21 bits wide when the ring memory grew to 8 MiB)
+if bad=$(grep -E 'Resizing cell port [A-Za-z0-9_]+\.u_[A-Za-z0-9_]+\.[A-Za-z0-9_]+ from' "$log"); then
+  echo "synth.sh: port width mismatch in the $board board files:" >&2
+  echo "$bad" >&2
+  exit 1
+fi
 "$RNIC_VENV/bin/python" - "$out/yosys_${board}_stat.txt" "$board" "$mode" "$secs" <<'PY'
 import re, sys
 path, board, mode, secs = sys.argv[1:]

@@ -1,10 +1,15 @@
 // rnic_bar_split: splits the PCIe bridge's BAR master (AXI4, 512-bit) into
-//   * BAR0 (AXI address bit 21 = 0) -> rnic_top's AXI4-Lite register slave (32-bit), and
-//   * BAR2 (AXI address bit 21 = 1) -> rnic_top's AXI4 WQE slave (512-bit, 21-bit address).
-// The bridge maps BAR0 to AXI 0x0000_0000 and BAR2 to AXI 0x0020_0000 (see ip_xdma.tcl).
+//   * BAR0 (AXI address bit RNIC_RING_ADDR_BITS = 0) -> rnic_top's AXI4-Lite register slave
+//     (32-bit), and
+//   * BAR2 (that bit = 1) -> rnic_top's AXI4 WQE slave (512-bit, RNIC_RING_ADDR_BITS-bit
+//     address: 23, 8 MiB of rings, in the default build).
+// The bridge maps BAR0 to AXI 0x0000_0000 and BAR2 to AXI 1 << RNIC_RING_ADDR_BITS
+// (rnic_pcie(bar_rings_axi), see ip_xdma.tcl). RNIC_RING_ADDR_BITS comes from the generated
+// rnic_board_params.vh (rnic-abi's BAR2 size), written by rnic-verilog beside rnic_top.v.
 // One write and one read transaction in flight at a time (each channel routed by a select
 // register). BAR0 accesses must be single-beat and at most 32 bits wide (the driver uses
 // 32-bit MMIO); a BAR0 burst gets its first beat applied and SLVERR on the response.
+`include "rnic_board_params.vh"
 `default_nettype none
 module rnic_bar_split (
     input  wire         clk,
@@ -27,14 +32,14 @@ module rnic_bar_split (
     input  wire [1:0]   l_bresp,  input wire l_bvalid, output wire l_bready,
     output reg  [15:0]  l_araddr, output reg l_arvalid, input wire l_arready,
     input  wire [31:0]  l_rdata,  input wire [1:0] l_rresp, input wire l_rvalid, output wire l_rready,
-    // ---- to rnic_top s_axi_wqe_* (AXI4, 21-bit address, 512-bit data)
-    output wire [3:0]   w_awid,   output wire [20:0] w_awaddr, output wire [7:0] w_awlen,
+    // ---- to rnic_top s_axi_wqe_* (AXI4, RNIC_RING_ADDR_BITS-bit address, 512-bit data)
+    output wire [3:0]   w_awid,   output wire [`RNIC_RING_ADDR_BITS-1:0] w_awaddr, output wire [7:0] w_awlen,
     output wire [2:0]   w_awsize, output wire [1:0]  w_awburst,
     output wire         w_awvalid, input wire w_awready,
     output wire [511:0] w_wdata,  output wire [63:0] w_wstrb, output wire w_wlast,
     output wire         w_wvalid, input wire w_wready,
     input  wire [3:0]   w_bid,    input wire [1:0] w_bresp, input wire w_bvalid, output wire w_bready,
-    output wire [3:0]   w_arid,   output wire [20:0] w_araddr, output wire [7:0] w_arlen,
+    output wire [3:0]   w_arid,   output wire [`RNIC_RING_ADDR_BITS-1:0] w_araddr, output wire [7:0] w_arlen,
     output wire [2:0]   w_arsize, output wire [1:0]  w_arburst,
     output wire         w_arvalid, input wire w_arready,
     input  wire [3:0]   w_rid,    input wire [511:0] w_rdata, input wire [1:0] w_rresp,
@@ -48,10 +53,10 @@ module rnic_bar_split (
     reg        wbad_q = 1'b0;   // BAR0 burst: answer SLVERR
     reg        wdrain = 1'b0;   // BAR0 burst: swallow the remaining beats
     reg [1:0]  bresp_q = 2'b00;
-    wire aw_is_wqe = s_awaddr[21];
+    wire aw_is_wqe = s_awaddr[`RNIC_RING_ADDR_BITS];
 
     assign w_awid    = s_awid;
-    assign w_awaddr  = s_awaddr[20:0];
+    assign w_awaddr  = s_awaddr[`RNIC_RING_ADDR_BITS-1:0];
     assign w_awlen   = s_awlen;
     assign w_awsize  = s_awsize;
     assign w_awburst = s_awburst;
@@ -120,10 +125,10 @@ module rnic_bar_split (
     reg        rbad_q = 1'b0;
     reg [31:0] rdata_q = 32'd0;
     reg [1:0]  rresp_q = 2'b00;
-    wire ar_is_wqe = s_araddr[21];
+    wire ar_is_wqe = s_araddr[`RNIC_RING_ADDR_BITS];
 
     assign w_arid    = s_arid;
-    assign w_araddr  = s_araddr[20:0];
+    assign w_araddr  = s_araddr[`RNIC_RING_ADDR_BITS-1:0];
     assign w_arlen   = s_arlen;
     assign w_arsize  = s_arsize;
     assign w_arburst = s_arburst;

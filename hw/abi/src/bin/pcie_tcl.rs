@@ -68,6 +68,14 @@ fn main() {
         let _ = writeln!(t, "set rnic_pcie(bar_{name}_size)       {size}");
         let _ = writeln!(t, "set rnic_pcie(bar_{name}_scale)      {scale}");
     }
+    // BAR2 sits on the bridge's AXI side at its own size (so one address bit, RNIC_RING_ADDR_BITS
+    // of the generated rnic_board_params.vh, tells it from BAR0, which is smaller)
+    assert!(pcie::BAR0_BYTES < pcie::BAR2_BYTES);
+    let _ = writeln!(
+        t,
+        "set rnic_pcie(bar_rings_axi)       0x{:016X}",
+        pcie::BAR2_BYTES
+    );
     match std::env::args().nth(1) {
         Some(path) => {
             if let Some(dir) = std::path::Path::new(&path).parent() {
