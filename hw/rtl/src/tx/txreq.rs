@@ -5,7 +5,9 @@
 //! (so the FIFO never overflows and no kick is lost; kicks for QPN >= num_qps are ignored).
 //! The queued bits and the max_rd_atomic held marks are per-QP LUT RAMs (`common::lutram`,
 //! one write a cycle, two asynchronous reads), not registers: a kick has the write port, so
-//! a pop waits for a cycle without a kick. Neither RAM can be cleared at once, so a reset
+//! a pop waits for a cycle without a kick (kicks come from BAR0 doorbell writes, at most one
+//! per two cycles on average: AXI4-Lite takes a write only after the last one's B; the
+//! doorbell unit's FIFO can pass a short backlog back to back). Neither RAM can be cleared at once, so a reset
 //! starts a sweep of `num_qps` cycles that puts every QP number into the FIFO (its bit set,
 //! its held mark cleared; kicks are ignored and nothing is popped meanwhile, as every QP is
 //! queued already); each is then dropped at its first context read unless it has work
