@@ -6,7 +6,8 @@
 use crate::model::{Model, ports::i, ports::o};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use rustc_hash::FxHashMap;
+use std::collections::{BTreeMap, VecDeque};
 
 /// PCIe / host-memory timing. Defaults approximate a PCIe Gen3 x16 card at 250 MHz.
 #[derive(Debug, Clone, Copy)]
@@ -63,7 +64,8 @@ struct Burst {
 /// Host memory and its AXI4 slave port.
 pub struct HostMem {
     pub cfg: MemConfig,
-    pages: HashMap<u64, Box<[u8; 4096]>>,
+    /// Page number -> page (an FxHashMap: the DMA models look a page up for every beat).
+    pages: FxHashMap<u64, Box<[u8; 4096]>>,
     maps: BTreeMap<u64, (Mapping, u64)>,
     next_iova: u64,
     next_id: u64,
@@ -100,7 +102,7 @@ impl HostMem {
     pub fn new(cfg: MemConfig) -> Self {
         HostMem {
             cfg,
-            pages: HashMap::new(),
+            pages: FxHashMap::default(),
             maps: BTreeMap::new(),
             next_iova: IOVA_BASE,
             next_id: 1,
@@ -171,15 +173,32 @@ impl HostMem {
 
     /// Host CPU access (no simulated time): read bytes.
     pub fn read(&self, addr: u64, out: &mut [u8]) {
-        for (k, b) in out.iter_mut().enumerate() {
-            *b = self.byte(addr + k as u64);
+        // a page at a time (unmapped pages read as zero)
+        let mut done = 0;
+        while done < out.len() {
+            let a = addr + done as u64;
+            let off = (a % 4096) as usize;
+            let n = (4096 - off).min(out.len() - done);
+            match self.pages.get(&(a / 4096)) {
+                Some(p) => out[done..done + n].copy_from_slice(&p[off..off + n]),
+                None => out[done..done + n].fill(0),
+            }
+            done += n;
         }
     }
 
     /// Host CPU access: write bytes.
     pub fn write(&mut self, addr: u64, data: &[u8]) {
-        for (k, b) in data.iter().enumerate() {
-            self.set_byte(addr + k as u64, *b);
+        // a page at a time (writes to unmapped pages are dropped)
+        let mut done = 0;
+        while done < data.len() {
+            let a = addr + done as u64;
+            let off = (a % 4096) as usize;
+            let n = (4096 - off).min(data.len() - done);
+            if let Some(p) = self.pages.get_mut(&(a / 4096)) {
+                p[off..off + n].copy_from_slice(&data[done..done + n]);
+            }
+            done += n;
         }
     }
 
