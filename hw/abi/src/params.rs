@@ -102,19 +102,19 @@ impl BuildParams {
         }
     }
     const fn slot(&self, std_region: u32, qpn: u32, idx: u32) -> u32 {
-        let slot = if self.is_deep(qpn) {
-            self.region_base(std_region + 2)
-                + (qpn - self.first_deep_qpn()) * self.deep_depth
-                + idx % self.deep_depth
+        let depth = if std_region == 0 {
+            self.sq_depth_of(qpn)
         } else {
-            let depth = if std_region == 0 {
-                self.sq_depth
-            } else {
-                self.rq_depth
-            };
-            self.region_base(std_region) + qpn * depth + idx % depth
+            self.rq_depth_of(qpn)
         };
-        slot * crate::WQE_BYTES as u32
+        // a deep QP's rings: the deep region of the same queue kind, indexed from the first
+        // deep QP number
+        let (region, qp) = if self.is_deep(qpn) {
+            (std_region + 2, qpn - self.first_deep_qpn())
+        } else {
+            (std_region, qpn)
+        };
+        (self.region_base(region) + qp * depth + idx % depth) * crate::WQE_BYTES as u32
     }
     /// BAR2 offset of slot `idx` (free-running, taken modulo the depth) of QP `qpn`'s send
     /// queue.

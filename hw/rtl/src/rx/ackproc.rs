@@ -69,8 +69,9 @@
 //! `num_qps` cycles makes the parities equal (nothing pending); no event or timer expiry is
 //! taken meanwhile.
 //! `rs.valid` = the FIFO is not empty and its head is live, `rs.qpn`/`rs.psn` = the head
-//! (PSN from the table, asynchronous read), popped on `rs.ready` (pending bit cleared).
-//! * A restart for a QP with none pending gets a FIFO entry (pending set, table = {1, psn}).
+//! (PSN from the table, asynchronous read), popped on `rs.ready` (pop parity flipped).
+//! * A restart for a QP with none pending gets a FIFO entry (push parity flipped, table =
+//!   {1, psn}).
 //!   So does one whose QP's entry leaves the FIFO in that very cycle.
 //! * A restart for a QP already pending is merged (`cnt_rs_merged` + 1): one restart goes
 //!   out, at the earlier of the two PSNs as distances from the current `una_psn` (a PSN

@@ -85,7 +85,7 @@ use rnic_abi::queue::{
 use rnic_abi::roce::opcode;
 use rust_hdl::prelude::*;
 
-/// QPs of the default build (size of the scheduler FIFO and of the queued-bit vector).
+/// QPs of the default build (size of the scheduler FIFO and of the per-QP LUT RAMs).
 pub const NQ: usize = params::DEFAULT.num_qps as usize;
 /// Bits of a QP index.
 pub const QB: usize = NQ.trailing_zeros() as usize;
