@@ -4,14 +4,21 @@
 use crate::tx::txreq::{DESC_FIELDS, TxDescM, TxDescS};
 use rust_hdl::prelude::*;
 
+/// Bits of the side word stored with each descriptor (`xi` -> `xo`).
+pub const SIDE_BITS: usize = 30;
+
 /// 16-deep show-ahead FIFO of packet descriptors: `i` (sink: `ready` = not full), `o`
-/// (source: `valid` = not empty, `ready` pops). Synchronous reset empties it.
+/// (source: `valid` = not empty, `ready` pops), plus a side word per entry (`xi` written with
+/// `i`, `xo` beside `o`: values the intake derives from the descriptor so that the stage
+/// after the FIFO does not). Synchronous reset empties it.
 #[derive(LogicBlock, Default)]
 pub struct DescFifo {
     pub clock: Signal<In, Clock>,
     pub rst: Signal<In, Bit>,
     pub i: TxDescS,
     pub o: TxDescM,
+    pub xi: Signal<In, Bits<SIDE_BITS>>,
+    pub xo: Signal<Out, Bits<SIDE_BITS>>,
 }
 
 impl Logic for DescFifo {
@@ -21,14 +28,13 @@ impl Logic for DescFifo {
         self.i.ready.connect();
         self.o.valid.connect();
         self.o.connect_fields();
+        self.xo.connect();
     }
     fn hdl(&self) -> Verilog {
-        let w: usize = DESC_FIELDS.iter().map(|f| f.1).sum();
-        let cat = |p: &str| {
-            DESC_FIELDS
-                .iter()
-                .rev()
-                .map(|f| format!("{p}${}", f.0))
+        let w: usize = DESC_FIELDS.iter().map(|f| f.1).sum::<usize>() + SIDE_BITS;
+        let cat = |p: &str, x: &str| {
+            std::iter::once(x.to_string())
+                .chain(DESC_FIELDS.iter().rev().map(|f| format!("{p}${}", f.0)))
                 .collect::<Vec<_>>()
                 .join(", ")
         };
@@ -59,8 +65,8 @@ always @(posedge clock) begin
 end
 ",
             w1 = w - 1,
-            o = cat("o"),
-            i = cat("i"),
+            o = cat("o", "xo"),
+            i = cat("i", "xi"),
         ))
     }
 }
