@@ -7,6 +7,7 @@ pub mod bramfifo;
 pub mod bus;
 pub mod fifo;
 pub mod lutram;
+pub mod popcount;
 pub mod ringslot;
 #[cfg(test)]
 pub(crate) mod testutil;

@@ -1,5 +1,5 @@
 //! Per-lane datapath of the DMA self-test, generated as Verilog text from Rust (64 byte lanes
-//! of pattern generation, byte masks, XOR folds and a mismatch count are a lot of unrolled
+//! of pattern generation, byte masks, XOR folds and the per-lane mismatch bits are a lot of unrolled
 //! logic for `#[hdl_gen]`). `update()` is the Rust model of the same function; the RTL is
 //! co-simulated against `rnic_abi::dmatest` through the whole engine in the simulator tests.
 //!
@@ -27,7 +27,9 @@ pub struct DmaLanes {
     pub pattern: Signal<Out, Bits<512>>,
     pub fold_pattern: Signal<Out, Bits<32>>,
     pub fold_data: Signal<Out, Bits<32>>,
-    pub mismatches: Signal<Out, Bits<7>>,
+    /// Lane k set: a valid lane whose data byte differs from its pattern byte (the self-test
+    /// registers these and counts them a cycle later, [`crate::common::popcount`]).
+    pub misbits: Signal<Out, Bits<64>>,
 }
 
 impl Logic for DmaLanes {
@@ -41,7 +43,7 @@ impl Logic for DmaLanes {
         let mut strb = Bits::<64>::default();
         let mut pat = Bits::<512>::default();
         let mut md = Bits::<512>::default();
-        let mut mis = 0u64;
+        let mut mis = Bits::<64>::default();
         for k in 0..64usize {
             let valid = en && (!first || k >= lo) && (!last || k < hi);
             if valid {
@@ -51,7 +53,7 @@ impl Logic for DmaLanes {
                 pat = pat | (Bits::<512>::from(p) << (8 * k as u64));
                 md = md | (bit_cast::<512, 8>(d) << (8 * k as u64));
                 if d.index() as u64 != p {
-                    mis += 1;
+                    mis = mis.replace_bit(k, true);
                 }
             }
         }
@@ -66,14 +68,14 @@ impl Logic for DmaLanes {
         self.pattern.next = pat;
         self.fold_pattern.next = fold(pat);
         self.fold_data.next = fold(md);
-        self.mismatches.next = mis.into();
+        self.misbits.next = mis;
     }
     fn connect(&mut self) {
         self.strb.connect();
         self.pattern.connect();
         self.fold_pattern.connect();
         self.fold_data.connect();
-        self.mismatches.connect();
+        self.misbits.connect();
     }
     fn hdl(&self) -> Verilog {
         Verilog::Custom(lanes_verilog())
@@ -83,7 +85,7 @@ impl Logic for DmaLanes {
 /// The generated body.
 pub fn lanes_verilog() -> String {
     let mut s = String::from(
-        "reg [511:0] masked;\nalways @(*) begin\n  if (!en) begin\n    strb = 64'd0;\n    pattern = 512'd0;\n    masked = 512'd0;\n    fold_pattern = 32'd0;\n    fold_data = 32'd0;\n    mismatches = 7'd0;\n  end else begin\n",
+        "reg [511:0] masked;\nalways @(*) begin\n  if (!en) begin\n    strb = 64'd0;\n    pattern = 512'd0;\n    masked = 512'd0;\n    fold_pattern = 32'd0;\n    fold_data = 32'd0;\n    misbits = 64'd0;\n  end else begin\n",
     );
     for k in 0..64 {
         // lane 63 is at or above any `lo`: no comparison (Verilator flags constant ones)
@@ -116,18 +118,16 @@ pub fn lanes_verilog() -> String {
     };
     let _ = writeln!(s, "    fold_pattern = {};", words("pattern"));
     let _ = writeln!(s, "    fold_data = {};", words("masked"));
-    let terms: Vec<String> = (0..64)
-        .map(|k| {
-            format!(
-                "{{6'd0, (strb[{k}] && (data[{}:{}] != pattern[{}:{}]))}}",
-                8 * k + 7,
-                8 * k,
-                8 * k + 7,
-                8 * k
-            )
-        })
-        .collect();
-    let _ = writeln!(s, "    mismatches = {};", terms.join(" + "));
+    for k in 0..64 {
+        let _ = writeln!(
+            s,
+            "    misbits[{k}] = strb[{k}] && (data[{}:{}] != pattern[{}:{}]);",
+            8 * k + 7,
+            8 * k,
+            8 * k + 7,
+            8 * k
+        );
+    }
     s.push_str("  end\nend\n");
     s
 }
@@ -173,7 +173,7 @@ mod tests {
                     strb |= 1 << k;
                     pat[k] = base.wrapping_add(k as u8);
                     md[k] = data[k];
-                    mis += (data[k] != pat[k]) as u64;
+                    mis |= ((data[k] != pat[k]) as u64) << k;
                 }
             }
             for w in 0..16 {
@@ -184,7 +184,7 @@ mod tests {
             assert_eq!(m.get_bytes("pattern"), pat.to_vec());
             assert_eq!(m.get("fold_pattern") as u32, fp);
             assert_eq!(m.get("fold_data") as u32, fd);
-            assert_eq!(m.get("mismatches"), mis);
+            assert_eq!(m.get("misbits"), mis);
         }
     }
 }

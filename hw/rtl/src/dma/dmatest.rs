@@ -9,6 +9,7 @@
 
 use crate::common::bus::reg_addr;
 use crate::common::bus::{HostAxiM, RegBusS};
+use crate::common::popcount::Popcount64;
 use crate::dma::dmalanes::DmaLanes;
 use rnic_abi::regs::dmat;
 use rust_hdl::prelude::*;
@@ -48,6 +49,8 @@ pub struct DmaTest {
     base0: DFF<Bits<8>>,
     a_beat: DFF<Bits<58>>,
     a_done: DFF<Bit>,
+    /// Beats from `a_beat` to the last beat (the address channel's remaining length - 1).
+    a_rem: DFF<Bits<58>>,
     bursts: DFF<Bits<16>>,
     d_beat: DFF<Bits<58>>,
     d_done: DFF<Bit>,
@@ -70,6 +73,10 @@ pub struct DmaTest {
     r_v: DFF<Bit>,
     r_d: DFF<Bits<512>>,
     r_err: DFF<Bit>,
+    // mismatch stage: a read beat's mismatching lanes are counted the cycle after its check
+    mis_v: DFF<Bit>,
+    mis_b: DFF<Bits<64>>,
+    pc: Popcount64,
     d_off: Signal<Local, Bits<58>>,
     page_left: Signal<Local, Bits<6>>,
     zero5: Constant<Bits<5>>,
@@ -110,6 +117,7 @@ impl Default for DmaTest {
             base0: Default::default(),
             a_beat: Default::default(),
             a_done: Default::default(),
+            a_rem: Default::default(),
             bursts: Default::default(),
             d_beat: Default::default(),
             d_done: Default::default(),
@@ -130,6 +138,9 @@ impl Default for DmaTest {
             r_v: Default::default(),
             r_d: Default::default(),
             r_err: Default::default(),
+            mis_v: Default::default(),
+            mis_b: Default::default(),
+            pc: Default::default(),
             d_off: Default::default(),
             page_left: Default::default(),
             zero5: Constant::new(0u64.into()),
@@ -145,11 +156,17 @@ impl Logic for DmaTest {
             first_beat, last_beat, lo, hi, base0
         );
         dff_setup!(
-            self, clock, a_beat, a_done, bursts, d_beat, d_done, w_bursts, b_count, checksum,
-            mismatches, cycles
+            self, clock, a_beat, a_done, a_rem, bursts, d_beat, d_done, w_bursts, b_count,
+            checksum, mismatches, cycles
         );
-        dff_setup!(self, clock, r_v, r_d, r_err);
+        dff_setup!(self, clock, r_v, r_d, r_err, mis_v, mis_b);
         self.done_pulse.next = false;
+        // ---------------- mismatch stage (before the register writes: a start clears it)
+        self.pc.i.next = self.mis_b.q.val();
+        self.mis_v.d.next = false;
+        if self.mis_v.q.val() {
+            self.mismatches.d.next = self.mismatches.q.val() + bit_cast::<32, 7>(self.pc.n.val());
+        }
         // ---------------- register reads
         self.status.next = self
             .zero5
@@ -220,6 +237,8 @@ impl Logic for DmaTest {
                     self.a_beat.d.next = self.iova.q.val().get_bits::<58>(6);
                     self.d_beat.d.next = self.iova.q.val().get_bits::<58>(6);
                     self.a_done.d.next = false;
+                    self.a_rem.d.next =
+                        self.end_addr.val().get_bits::<58>(6) - self.iova.q.val().get_bits::<58>(6);
                     self.d_done.d.next = false;
                     self.bursts.d.next = 0.into();
                     self.w_bursts.d.next = 0.into();
@@ -232,8 +251,10 @@ impl Logic for DmaTest {
         // (negate at 6 bits first: Verilog would widen before `~` inside a wider expression)
         self.page_left.next = !self.a_beat.q.val().get_bits::<6>(0);
         self.to_page_end.next = bit_cast::<58, 6>(self.page_left.val());
-        if (self.last_beat.q.val() - self.a_beat.q.val()) < self.to_page_end.val() {
-            self.blen.next = self.last_beat.q.val() - self.a_beat.q.val();
+        // (the remaining length is a register: no subtraction and compare of 58-bit beat
+        // numbers in front of AW/AR and `a_done`)
+        if self.a_rem.q.val() < self.to_page_end.val() {
+            self.blen.next = self.a_rem.q.val();
         } else {
             self.blen.next = self.to_page_end.val();
         }
@@ -254,7 +275,8 @@ impl Logic for DmaTest {
         if self.a_fire.val() {
             self.a_beat.d.next = self.a_beat.q.val() + self.blen.val() + 1;
             self.bursts.d.next = self.bursts.q.val() + 1;
-            if self.a_beat.q.val() + self.blen.val() == self.last_beat.q.val() {
+            self.a_rem.d.next = self.a_rem.q.val() - self.blen.val() - 1;
+            if self.a_rem.q.val() <= self.to_page_end.val() {
                 self.a_done.d.next = true;
             }
         }
@@ -302,8 +324,8 @@ impl Logic for DmaTest {
                 self.w_bursts.d.next = self.w_bursts.q.val() + 1;
             }
             if self.dir_read.q.val() {
-                self.mismatches.d.next =
-                    self.mismatches.q.val() + bit_cast::<32, 7>(self.lanes.mismatches.val());
+                self.mis_v.d.next = true;
+                self.mis_b.d.next = self.lanes.misbits.val();
                 if self.r_err.q.val() {
                     self.bus_err.d.next = true;
                 }
@@ -329,6 +351,7 @@ impl Logic for DmaTest {
         }
         if self.rst.val() {
             self.r_v.d.next = false;
+            self.mis_v.d.next = false;
             self.busy.d.next = false;
             self.done.d.next = false;
             self.bus_err.d.next = false;
