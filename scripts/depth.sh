@@ -10,7 +10,8 @@
 #   DEPTH_TIMEOUT=720  seconds one yosys run may take; over that it is killed, row "timeout"
 #   DEPTH_VERILOG=build/verilog/rnic_top.v (make verilog writes it)   DEPTH_OUT=build/depth
 #   DEPTH_MD=out/depth.md (the table)
-# Raw logs: $DEPTH_OUT/MODULE.log; the longest path, one line per cell: $DEPTH_OUT/MODULE.path
+# Raw logs: $DEPTH_OUT/MODULE.log; the longest path, one line per cell: $DEPTH_OUT/MODULE.path;
+# the path with the most LUT levels, one net a line: $DEPTH_OUT/MODULE.lutpath
 # A block whose memory yosys 0.23 fails to map to LUTRAM is run again with -nolutram (its row
 # says so).
 #
@@ -54,7 +55,7 @@ fi
 # the netlist yosys writes as JSON where a LUT1..6 counts 1 and MUXF*, CARRY*, INV count 0,
 # broken at the same sequential cells. Prints: levels, start bit, end bit.
 lutdepth() {
-    python3 - "$1" "$2" <<'PY'
+    python3 - "$1" "$2" "$3" <<'PY'
 import json, sys
 from collections import defaultdict, deque
 # longest path counting LUT1..6 only (MUXF*, CARRY*, INV free), paths broken at sequential cells
@@ -104,8 +105,14 @@ if not nodes:
     print(0, "-", "-"); sys.exit()
 end = max(nodes, key=lambda n: dist[n])
 start = end
+path = [end]
 while start in prev:
     start = prev[start]
+    path.append(start)
+# the whole path, one net a line with its LUT count so far (named nets help find the logic)
+with open(sys.argv[3], "w") as f:
+    for n in reversed(path):
+        f.write("%d %s\n" % (dist[n], names.get(n, str(n))))
 loop = "" if seen == len(nodes) else "(comb-loop:%d-bits-left-out)" % (len(nodes) - seen)
 print(dist[end], names.get(start, str(start)) + loop, names.get(end, str(end)))
 PY
@@ -172,7 +179,7 @@ for m in "${mods[@]}"; do
             END {printf "%d %d %d %d %s %s\n", cnt["L"], cnt["M"], cnt["C"], cnt["O"], first, last}
         ' "$out/$m.luts" "$out/$m.muxf" "$out/$m.carry" "$out/$m.path") || true
         ml='?' mfrom='?' mto='?'
-        read -r ml mfrom mto < <(lutdepth "$out/$m.json" "$m") || true
+        read -r ml mfrom mto < <(lutdepth "$out/$m.json" "$m" "$out/$m.lutpath") || true
         rm -f "$out/$m.json" # tens of MB each
         row="| $name | $lut | $ff | $len | $nl | $secs | $nl LUT + $nm MUXF + $nc CARRY4 + $no other; $from -> $to | $ml: $mfrom -> $mto |"
     fi

@@ -272,8 +272,7 @@ pub struct Responder {
     /// READ: QP access REMOTE_READ; DMA length > 2^31; PSNs the request takes (n).
     rd_qacc: Signal<Local, Bit>,
     rd_long: Signal<Local, Bit>,
-    rd_q: Signal<Local, Bits<32>>,
-    rd_n: Signal<Local, Bits<32>>,
+    rd_n: Signal<Local, Bits<24>>,
     in_send: Signal<Local, Bit>,
     // ---- record fields
     q_state: Signal<Local, Bits<8>>,
@@ -312,7 +311,6 @@ pub struct Responder {
     need_acc: Signal<Local, Bits<32>>,
     r_addr: Signal<Local, Bits<64>>,
     r_len: Signal<Local, Bits<64>>,
-    r_off: Signal<Local, Bits<64>>,
     mr_ok: Signal<Local, Bit>,
     pay32: Signal<Local, Bits<32>>,
     off_after: Signal<Local, Bits<32>>,
@@ -344,6 +342,28 @@ pub struct Responder {
     /// The atomic at the head is a duplicate (a look-up); the job is an ATOMIC ACKNOWLEDGE
     /// (`rsp.atomic`) with `resp_orig`.
     at_dup: DFF<Bit>,
+    // the request's side of the MR check, registered from the header / receive WQE (both
+    // stable for at least a cycle before Decide / Check use them): key, address, end
+    // (address + length, 65 bits), access needed, index in range
+    rq_key: DFF<Bits<32>>,
+    rq_addr: DFF<Bits<64>>,
+    rq_end: DFF<Bits<65>>,
+    rq_acc: DFF<Bits<32>>,
+    rq_idx_ok: DFF<Bit>,
+    m_end: Signal<Local, Bits<65>>,
+    // a READ's PSN count max(1, ceil(len / MTU)) for each path MTU 256..4096, registered from
+    // the header (the QP's MTU only selects one: no variable shift before the PSN add)
+    rdc1: DFF<Bits<24>>,
+    rdc2: DFF<Bits<24>>,
+    rdc3: DFF<Bits<24>>,
+    rdc4: DFF<Bits<24>>,
+    rdc5: DFF<Bits<24>>,
+    rd_len33: Signal<Local, Bits<33>>,
+    rd_s1: Signal<Local, Bits<33>>,
+    rd_s2: Signal<Local, Bits<33>>,
+    rd_s3: Signal<Local, Bits<33>>,
+    rd_s4: Signal<Local, Bits<33>>,
+    rd_s5: Signal<Local, Bits<33>>,
     resp_atom: DFF<Bit>,
     resp_orig: DFF<Bits<64>>,
     next_ahead: DFF<Bits<8>>,
@@ -556,7 +576,6 @@ impl Responder {
             at_cnt: Default::default(),
             rd_qacc: Default::default(),
             rd_long: Default::default(),
-            rd_q: Default::default(),
             rd_n: Default::default(),
             in_send: Default::default(),
             q_state: Default::default(),
@@ -595,7 +614,6 @@ impl Responder {
             need_acc: Default::default(),
             r_addr: Default::default(),
             r_len: Default::default(),
-            r_off: Default::default(),
             mr_ok: Default::default(),
             pay32: Default::default(),
             off_after: Default::default(),
@@ -619,6 +637,23 @@ impl Responder {
             rd_dup: Default::default(),
             rd_place: Default::default(),
             at_dup: Default::default(),
+            rq_key: Default::default(),
+            rq_addr: Default::default(),
+            rq_end: Default::default(),
+            rq_acc: Default::default(),
+            rq_idx_ok: Default::default(),
+            m_end: Default::default(),
+            rdc1: Default::default(),
+            rdc2: Default::default(),
+            rdc3: Default::default(),
+            rdc4: Default::default(),
+            rdc5: Default::default(),
+            rd_len33: Default::default(),
+            rd_s1: Default::default(),
+            rd_s2: Default::default(),
+            rd_s3: Default::default(),
+            rd_s4: Default::default(),
+            rd_s5: Default::default(),
             resp_atom: Default::default(),
             resp_orig: Default::default(),
             next_ahead: Default::default(),
@@ -717,6 +752,16 @@ impl Logic for Responder {
             self,
             clock,
             at_dup,
+            rq_key,
+            rq_addr,
+            rq_end,
+            rq_acc,
+            rq_idx_ok,
+            rdc1,
+            rdc2,
+            rdc3,
+            rdc4,
+            rdc5,
             resp_atom,
             resp_orig,
             next_ahead,
@@ -857,15 +902,23 @@ impl Logic for Responder {
         } else if self.pre_mr.val() {
             self.n_reads.next = 3.into();
         }
-        self.r_off.next = self.r_addr.val() - self.m_iova.val();
-        self.mr_ok.next = self.mr_idx.val() < self.k_nmr.val()
+        // [addr, addr + len) inside [iova, iova + len of the MR), in 65 bits (no wrap): the
+        // request's side comes from registers (the check's depth, docs/BENCHMARKS.md)
+        self.rq_key.d.next = self.key.val();
+        self.rq_addr.d.next = self.r_addr.val();
+        self.rq_end.d.next =
+            bit_cast::<65, 64>(self.r_addr.val()) + bit_cast::<65, 64>(self.r_len.val());
+        self.rq_acc.d.next = self.need_acc.val();
+        self.rq_idx_ok.d.next = self.mr_idx.val() < self.k_nmr.val();
+        self.m_end.next =
+            bit_cast::<65, 64>(self.m_iova.val()) + bit_cast::<65, 64>(self.m_len.val());
+        self.mr_ok.next = self.rq_idx_ok.q.val()
             && self.m_flags.val().get_bit(0)
-            && self.m_key.val() == self.key.val()
+            && self.m_key.val() == self.rq_key.q.val()
             && self.m_pd.val() == self.q_pd.val()
-            && (self.m_access.val() & self.need_acc.val()).any()
-            && self.r_addr.val() >= self.m_iova.val()
-            && self.r_off.val() <= self.m_len.val()
-            && self.r_len.val() <= self.m_len.val() - self.r_off.val();
+            && (self.m_access.val() & self.rq_acc.q.val()).any()
+            && self.rq_addr.q.val() >= self.m_iova.val()
+            && self.rq_end.q.val() <= self.m_end.val();
         self.off_after.next = self.s_off.val() + self.pay32.val();
         // zero-length RDMA WRITE / READ (RETH DMA length 0): no R_Key or bounds check (C9-88)
         self.zlen.next = !self.head.rlen.val().any();
@@ -874,10 +927,34 @@ impl Logic for Responder {
         self.rd_qacc.next =
             (self.q_access.val().get_bits::<8>(0) & self.k_acc_rr.val().get_bits::<8>(0)).any();
         self.rd_long.next = self.head.rlen.val() > self.k_rd_max.val();
-        self.rd_q.next = ((self.head.rlen.val() + self.mtu.val() - 1) >> 7) >> self.q_mtu.val();
-        self.rd_n.next = self.rd_q.val();
-        if !self.rd_q.val().any() {
-            self.rd_n.next = 1.into();
+        self.rd_len33.next = bit_cast::<33, 32>(self.head.rlen.val());
+        self.rd_s1.next = (self.rd_len33.val() + 0xFF) >> 8;
+        self.rdc1.d.next = self.rd_s1.val().get_bits::<24>(0);
+        self.rd_s2.next = (self.rd_len33.val() + 0x1FF) >> 9;
+        self.rdc2.d.next = self.rd_s2.val().get_bits::<24>(0);
+        self.rd_s3.next = (self.rd_len33.val() + 0x3FF) >> 10;
+        self.rdc3.d.next = self.rd_s3.val().get_bits::<24>(0);
+        self.rd_s4.next = (self.rd_len33.val() + 0x7FF) >> 11;
+        self.rdc4.d.next = self.rd_s4.val().get_bits::<24>(0);
+        self.rd_s5.next = (self.rd_len33.val() + 0xFFF) >> 12;
+        self.rdc5.d.next = self.rd_s5.val().get_bits::<24>(0);
+        if !self.head.rlen.val().any() {
+            self.rdc1.d.next = 1.into();
+            self.rdc2.d.next = 1.into();
+            self.rdc3.d.next = 1.into();
+            self.rdc4.d.next = 1.into();
+            self.rdc5.d.next = 1.into();
+        }
+        // (the driver only writes path MTU codes 1..5; others take the nearest)
+        self.rd_n.next = self.rdc5.q.val();
+        if self.q_mtu.val() <= 1 {
+            self.rd_n.next = self.rdc1.q.val();
+        } else if self.q_mtu.val() == 2 {
+            self.rd_n.next = self.rdc2.q.val();
+        } else if self.q_mtu.val() == 3 {
+            self.rd_n.next = self.rdc3.q.val();
+        } else if self.q_mtu.val() == 4 {
+            self.rd_n.next = self.rdc4.q.val();
         }
         // packet lengths (IBTA C9-20..C9-22, rxe check_length): FIRST / MIDDLE carry exactly
         // the path MTU, LAST / ONLY at most; a WRITE ONLY carries its RETH DMA length, a
@@ -1320,7 +1397,7 @@ impl Logic for Responder {
                         self.ct_rx_read.d.next = self.ct_rx_read.q.val() + 1;
                         self.pend_ack.d.next = true;
                         self.resp_read.d.next = true;
-                        self.next_psn.d.next = self.s_psn.val() + self.rd_n.val().get_bits::<24>(0);
+                        self.next_psn.d.next = self.s_psn.val() + self.rd_n.val();
                         self.next_msn.d.next = self.s_msn.val() + 1;
                     }
                 } else if self.is_atom.val() {
