@@ -7,10 +7,15 @@
 //! Ethernet padding). Frames may follow each other back to back.
 //!
 //! Latency: if the last beat of a frame is presented in cycle `t` (accepted by the edge ending
-//! `t`), `hdr_valid` is high for exactly cycle `t + 2`, with every field, `drop`,
+//! `t`), `hdr_valid` is high for exactly cycle `t + 3`, with every field, `drop`,
 //! `drop_reason` and the counters (already incremented for this frame) valid in that cycle.
 //! Fields hold until the next result. Stage 1 (edge ending `t`) captures the header bytes
-//! and the frame length; stage 2 (edge ending `t + 1`) registers the parse.
+//! and the frame length (and, from beat 0, the IPv4 header's word sum as an adder tree and
+//! the payload length); stage
+//! 2, the check stage (edge ending `t + 1`), registers every drop condition on its own and
+//! the fields; stage 3,
+//! the result stage (edge ending `t + 2`), registers the first condition that holds as the
+//! reason, and the fields (a logic depth of at most 8 LUTs per stage on UltraScale+, yosys).
 //!
 //! Header capture: bytes 0..63 come from beat 0 and bytes 64..81 from beat 1, so every field
 //! up to the end of RETH + ImmDt (WRITE_ONLY_IMM: ImmDt at bytes 70..73) and of the AtomicETH
@@ -265,9 +270,127 @@ fn be(k: usize, n: usize) -> String {
     format!("{{{}}}", parts.join(", "))
 }
 
-/// The generated module body.
+/// The output fields: (output port, width, value in the check stage). The check stage
+/// registers each value into `s_<port>`; the result stage copies it to the port.
+fn out_fields() -> Vec<(&'static str, usize, String)> {
+    let padc = format!("hdr[{}:{}]", 8 * (BTH_OFF + 1) + 5, 8 * (BTH_OFF + 1) + 4);
+    vec![
+        ("opcode", 8, "opc".into()),
+        ("dest_qpn", 24, be(BTH_OFF + 5, 3)),
+        ("psn", 24, be(BTH_OFF + 9, 3)),
+        ("ack_req", 1, format!("hdr[{}]", 8 * (BTH_OFF + 8) + 7)),
+        ("se", 1, format!("hdr[{}]", 8 * (BTH_OFF + 1) + 7)),
+        ("pad_cnt", 2, padc),
+        ("pkey", 16, be(BTH_OFF + 2, 2)),
+        ("src_ip", 32, be(IP_OFF + 12, 4)),
+        ("dst_ip", 32, be(IP_OFF + 16, 4)),
+        ("dst_mac", 48, be(0, 6)),
+        ("udp_sport", 16, be(UDP_OFF, 2)),
+        ("has_reth", 1, "x_reth".into()),
+        (
+            "reth_va",
+            64,
+            format!("(x_reth | x_atom) ? {} : 64'd0", be(EXT_OFF, 8)),
+        ),
+        (
+            "reth_rkey",
+            32,
+            format!("(x_reth | x_atom) ? {} : 32'd0", be(EXT_OFF + 8, 4)),
+        ),
+        (
+            "reth_len",
+            32,
+            format!("x_reth ? {} : 32'd0", be(EXT_OFF + 12, 4)),
+        ),
+        (
+            "atom_swap",
+            64,
+            format!("x_atom ? {} : 64'd0", be(EXT_OFF + 12, 8)),
+        ),
+        (
+            "atom_cmp",
+            64,
+            format!("x_atom ? {} : 64'd0", be(EXT_OFF + 20, 8)),
+        ),
+        ("has_aeth", 1, "x_aeth".into()),
+        (
+            "aeth_syndrome",
+            8,
+            format!("x_aeth ? {} : 8'd0", be(EXT_OFF, 1)),
+        ),
+        (
+            "aeth_msn",
+            24,
+            format!("x_aeth ? {} : 24'd0", be(EXT_OFF + 1, 3)),
+        ),
+        ("has_immdt", 1, "x_imm".into()),
+        ("immdt", 32, "x_imm ? immv : 32'd0".into()),
+        ("pay_off", 16, format!("16'd{EXT_OFF} + {{9'd0, ext}}")),
+        ("pay_len", 16, "pay[15:0]".into()),
+    ]
+}
+
+/// The generated module body: three stages (see the module documentation). The check
+/// stage computes each drop condition on its own and registers them; the result stage
+/// picks the first one in priority order. The `VERILATOR`-only idle guard spares the
+/// simulator the check logic on cycles without a frame end; synthesis does not see it.
 pub fn rxparse_verilog() -> String {
     let cap = 8 * CAP_BYTES;
+    let fields = out_fields();
+    let base = EXT_OFF + roce::ICRC_BYTES;
+    let tver_bits = format!("hdr[{}:{}]", 8 * (BTH_OFF + 1) + 3, 8 * (BTH_OFF + 1));
+    let pad_bits = format!("hdr[{}:{}]", 8 * (BTH_OFF + 1) + 5, 8 * (BTH_OFF + 1) + 4);
+    let eth = roce::ETH_HDR_BYTES;
+    // the drop conditions in priority order: (condition, reason)
+    let conds: Vec<(String, u8)> = vec![
+        (format!("flen < 32'd{eth}"), Reason::Short as u8),
+        (
+            format!("ethertype != 16'h{:04x}", roce::ETHERTYPE_IPV4),
+            Reason::Ethertype as u8,
+        ),
+        ("flen < {15'd0, need}".into(), Reason::Short as u8),
+        (
+            format!("{} != 8'h{:02x}", be(IP_OFF, 1), roce::IPV4_VER_IHL),
+            Reason::IpHdr as u8,
+        ),
+        ("fold2 != 16'hffff".into(), Reason::IpCsum as u8),
+        (
+            format!("{{16'd0, tot}} > flen - 32'd{eth}"),
+            Reason::IpLen as u8,
+        ),
+        (
+            format!("({} & 16'h3fff) != 16'd0", be(IP_OFF + 6, 2)),
+            Reason::Frag as u8,
+        ),
+        (
+            format!("{} != 8'd{}", be(IP_OFF + 9, 1), roce::IPV4_PROTO_UDP),
+            Reason::NotUdp as u8,
+        ),
+        (
+            format!("{} != 16'd{}", be(UDP_OFF + 2, 2), roce::UDP_PORT_ROCEV2),
+            Reason::UdpPort as u8,
+        ),
+        (
+            format!(
+                "{{1'b0, {}}} + 17'd{} != {{1'b0, tot}}",
+                be(UDP_OFF + 4, 2),
+                roce::IPV4_HDR_BYTES
+            ),
+            Reason::IpLen as u8,
+        ),
+        (
+            format!("{tver_bits} != 4'd{}", roce::BTH_TVER),
+            Reason::Tver as u8,
+        ),
+        ("!op_ok".into(), Reason::Opcode as u8),
+        (
+            format!(
+                "pay[16] || pay[1:0] != 2'd0 || (x_np && pay != 17'd0) || ({{15'd0, {pad_bits}}} > pay) || (x_fm && (pay == 17'd0 || {pad_bits} != 2'd0))"
+            ),
+            Reason::Payload as u8,
+        ),
+    ];
+    let nk = conds.len();
     let mut s = format!(
         "// generated by rnic_rtl::rxparse: see rxparse.rs
 reg first;
@@ -275,15 +398,29 @@ reg [31:0] nbytes;
 reg [{c1}:0] hdr;
 reg [31:0] flen;
 reg p1_v;
+reg p2_v;
+reg [{k1}:0] kq;
+reg [{k1}:0] kc;
 reg [6:0] n;
 reg [15:0] ethertype;
 reg [15:0] tot;
+reg [17:0] cs_a;
+reg [17:0] cs_b;
+reg [17:0] cs_c;
+reg [17:0] cs_d;
+reg [17:0] cs_e;
+reg [19:0] cs_t;
 reg [19:0] csum;
+reg [19:0] csum_q;
+reg [16:0] exth_t;
+reg [16:0] pay_t;
+reg [16:0] pay_q;
 reg [16:0] fold1;
 reg [15:0] fold2;
 reg [7:0] opc;
 reg op_ok;
 reg [6:0] ext;
+reg [16:0] needc;
 reg x_reth;
 reg x_aeth;
 reg x_imm;
@@ -294,45 +431,95 @@ reg [16:0] need;
 reg [16:0] pay;
 reg [3:0] reason;
 reg [31:0] immv;
-always @(*) begin
-    if (!(tvalid | p1_v)) begin
-        // idle: the clocked process reads these only under tvalid / p1_v, so constants are
-        // exact, and they spare the simulator the checksum and field logic on idle cycles
-        n = 7'd0;
-        ethertype = 16'd0;
-        tot = 16'd0;
-        csum = 20'd0;
-        fold1 = 17'd0;
-        fold2 = 16'd0;
-        opc = 8'd0;
-        op_ok = 1'b0;
-        ext = 7'd0;
-        x_reth = 1'b0;
-        x_aeth = 1'b0;
-        x_imm = 1'b0;
-        x_np = 1'b0;
-        x_fm = 1'b0;
-        x_atom = 1'b0;
-        immv = 32'd0;
-        need = 17'd0;
-        pay = 17'd0;
-        reason = 4'd0;
-    end else begin
-    n = 7'd0;
 ",
-        c1 = cap - 1
+        c1 = cap - 1,
+        k1 = nk - 1
+    );
+    for (f, w, _) in &fields {
+        let _ = writeln!(s, "reg [{}:0] s_{f};", w - 1);
+    }
+    s.push_str(
+        "always @(*) begin
+    n = 7'd0;
+    cs_a = 18'd0; cs_b = 18'd0; cs_c = 18'd0; cs_d = 18'd0; cs_e = 18'd0; cs_t = 20'd0;
+    exth_t = 17'd0; pay_t = 17'd0;
+`ifdef VERILATOR
+    if (tvalid) begin
+`else
+    begin
+`endif
+",
     );
     for k in 0..64 {
         let _ = writeln!(s, "    if (tkeep[{k}]) n = 7'd{};", k + 1);
     }
+    // the IPv4 header checksum of beat 0 (ten 16-bit words, all in beat 0), summed as a tree
+    // (pairs, then sums of sums) before the capture register: the check stage only folds it
+    let w = |k: usize| {
+        let j = IP_OFF + 2 * k;
+        format!(
+            "{{2'd0, tdata[{}:{}], tdata[{}:{}]}}",
+            8 * j + 7,
+            8 * j,
+            8 * j + 15,
+            8 * j + 8
+        )
+    };
+    const _: () = assert!(roce::IPV4_HDR_BYTES == 20 && IP_OFF + 20 <= 64);
+    let _ = writeln!(s, "    cs_a = {} + {};", w(0), w(1));
+    let _ = writeln!(s, "    cs_b = {} + {};", w(2), w(3));
+    let _ = writeln!(s, "    cs_c = {} + {};", w(4), w(5));
+    let _ = writeln!(s, "    cs_d = {} + {};", w(6), w(7));
+    let _ = writeln!(s, "    cs_e = {} + {};", w(8), w(9));
+    s.push_str(
+        "    cs_t = (({2'd0, cs_a} + {2'd0, cs_b}) + ({2'd0, cs_c} + {2'd0, cs_d})) + {2'd0, cs_e};
+",
+    );
+    // the payload length (IPv4 total length - the opcode's headers and ICRC) of beat 0,
+    // also before the capture register
+    let hdrs = roce::IPV4_HDR_BYTES + roce::UDP_HDR_BYTES + roce::BTH_BYTES + roce::ICRC_BYTES;
+    let ob = 8 * BTH_OFF;
+    let _ = writeln!(
+        s,
+        "    exth_t = 17'd{hdrs};\n    case (tdata[{}:{ob}])",
+        ob + 7
+    );
+    for op in 0..=255u8 {
+        if let Some(o) = op_info(op) {
+            let _ = writeln!(s, "        8'h{op:02x}: exth_t = 17'd{};", hdrs + o.ext);
+        }
+    }
+    let tj = IP_OFF + 2;
+    let _ = writeln!(
+        s,
+        "        default: ;\n    endcase\n    pay_t = {{1'b0, tdata[{}:{}], tdata[{}:{}]}} - exth_t;",
+        8 * tj + 7,
+        8 * tj,
+        8 * tj + 15,
+        8 * tj + 8
+    );
+    s.push_str(
+        "    end
+end
+// the check stage: every drop condition and field of the captured header, side by side
+always @(*) begin
+`ifdef VERILATOR
+    if (!p1_v) begin
+        ethertype = 16'd0; tot = 16'd0; csum = 20'd0; fold1 = 17'd0; fold2 = 16'd0;
+        opc = 8'd0; op_ok = 1'b0; ext = 7'd0; x_reth = 1'b0; x_aeth = 1'b0; x_imm = 1'b0;
+        x_np = 1'b0; x_fm = 1'b0; x_atom = 1'b0; immv = 32'd0; need = 17'd0; pay = 17'd0;
+        needc = 17'd0;
+        kc = 0;
+    end else begin
+`else
+    begin
+`endif
+",
+    );
     let _ = writeln!(s, "    ethertype = {};", be(12, 2));
     let _ = writeln!(s, "    tot = {};", be(IP_OFF + 2, 2));
-    s.push_str("    csum = 20'd0");
-    for w in 0..roce::IPV4_HDR_BYTES / 2 {
-        let _ = write!(s, " + {{4'd0, {}}}", be(IP_OFF + 2 * w, 2));
-    }
     s.push_str(
-        ";
+        "    csum = csum_q;
     fold1 = {1'b0, csum[15:0]} + {13'd0, csum[19:16]};
     fold2 = fold1[15:0] + {15'd0, fold1[16]};
 ",
@@ -341,16 +528,19 @@ always @(*) begin
     s.push_str(
         "    op_ok = 1'b0; ext = 7'd0; x_reth = 1'b0; x_aeth = 1'b0; x_imm = 1'b0;
     x_np = 1'b0; x_fm = 1'b0;
-    case (opc)
 ",
     );
+    // per opcode also the header bytes before the payload (+ ICRC) and the shortest frame, as
+    // constants: no adds between the opcode and the length checks
+    let _ = writeln!(s, "    needc = 17'd{base};\n    case (opc)");
     for op in 0..=255u8 {
         if let Some(o) = op_info(op) {
             let _ = writeln!(
                 s,
-                "        8'h{op:02x}: begin op_ok = 1'b1; ext = 7'd{}; x_reth = 1'b{}; \
-                 x_aeth = 1'b{}; x_imm = 1'b{}; x_np = 1'b{}; x_fm = 1'b{}; end",
+                "        8'h{op:02x}: begin op_ok = 1'b1; ext = 7'd{}; needc = 17'd{}; \
+                 x_reth = 1'b{}; x_aeth = 1'b{}; x_imm = 1'b{}; x_np = 1'b{}; x_fm = 1'b{}; end",
                 o.ext,
+                base + o.ext,
                 o.reth as u8,
                 o.aeth as u8,
                 o.immdt as u8,
@@ -359,73 +549,45 @@ always @(*) begin
             );
         }
     }
-    let base = EXT_OFF + roce::ICRC_BYTES;
-    let tver_bits = format!("hdr[{}:{}]", 8 * (BTH_OFF + 1) + 3, 8 * (BTH_OFF + 1));
-    let pad_bits = format!("hdr[{}:{}]", 8 * (BTH_OFF + 1) + 5, 8 * (BTH_OFF + 1) + 4);
-    let hdrs = roce::IPV4_HDR_BYTES + roce::UDP_HDR_BYTES + roce::BTH_BYTES + roce::ICRC_BYTES;
-    let _ = write!(
+    let _ = writeln!(
         s,
         "        default: ;
     endcase
     x_atom = (opc == 8'h{cs:02x}) || (opc == 8'h{fa:02x});
     immv = x_reth ? {imm_r} : {imm_n};
-    need = 17'd{base} + {{10'd0, (op_ok ? ext : 7'd0)}};
-    pay = {{1'b0, tot}} - 17'd{hdrs} - {{10'd0, ext}};
-    if (flen < 32'd{eth}) reason = 4'd{r_short};
-    else if (ethertype != 16'h{et:04x}) reason = 4'd{r_et};
-    else if (flen < {{15'd0, need}}) reason = 4'd{r_short};
-    else if ({vihl} != 8'h{vihl_ok:02x}) reason = 4'd{r_iphdr};
-    else if (fold2 != 16'hffff) reason = 4'd{r_csum};
-    else if ({{16'd0, tot}} > flen - 32'd{eth}) reason = 4'd{r_iplen};
-    else if (({frag} & 16'h3fff) != 16'd0) reason = 4'd{r_frag};
-    else if ({proto} != 8'd{udp}) reason = 4'd{r_udp};
-    else if ({dport} != 16'd{port}) reason = 4'd{r_port};
-    else if ({{1'b0, {ulen}}} + 17'd{iph} != {{1'b0, tot}}) reason = 4'd{r_iplen};
-    else if ({tver} != 4'd{tver_ok}) reason = 4'd{r_tver};
-    else if (!op_ok) reason = 4'd{r_op};
-    else if (pay[16] || pay[1:0] != 2'd0 || (x_np && pay != 17'd0)
-             || ({{15'd0, {padc}}} > pay)
-             || (x_fm && (pay == 17'd0 || {padc} != 2'd0))) reason = 4'd{r_pay};
-    else reason = 4'd0;
-    end
+    need = needc;
+    pay = pay_q;",
+        cs = opcode::COMPARE_SWAP,
+        fa = opcode::FETCH_ADD,
+        imm_r = be(EXT_OFF + roce::RETH_BYTES, 4),
+        imm_n = be(EXT_OFF, 4),
+    );
+    for (i, (c, _)) in conds.iter().enumerate() {
+        let _ = writeln!(s, "    kc[{i}] = {c};");
+    }
+    s.push_str(
+        "    end
+end
+// the result stage: the first condition that holds, in priority order
+always @(*) begin
+",
+    );
+    for (i, (_, r)) in conds.iter().enumerate() {
+        let kw = if i == 0 { "if" } else { "else if" };
+        let _ = writeln!(s, "    {kw} (kq[{i}]) reason = 4'd{r};");
+    }
+    s.push_str(
+        "    else reason = 4'd0;
 end
 always @(posedge clock) begin
     if (rst) begin
         first <= 1'b1;
         nbytes <= 32'd0;
         p1_v <= 1'b0;
+        p2_v <= 1'b0;
         hdr_valid <= 1'b0;
         drop <= 1'b0;
 ",
-        cs = opcode::COMPARE_SWAP,
-        fa = opcode::FETCH_ADD,
-        imm_r = be(EXT_OFF + roce::RETH_BYTES, 4),
-        imm_n = be(EXT_OFF, 4),
-        eth = roce::ETH_HDR_BYTES,
-        et = roce::ETHERTYPE_IPV4,
-        vihl = be(IP_OFF, 1),
-        vihl_ok = roce::IPV4_VER_IHL,
-        frag = be(IP_OFF + 6, 2),
-        proto = be(IP_OFF + 9, 1),
-        udp = roce::IPV4_PROTO_UDP,
-        dport = be(UDP_OFF + 2, 2),
-        ulen = be(UDP_OFF + 4, 2),
-        iph = roce::IPV4_HDR_BYTES,
-        port = roce::UDP_PORT_ROCEV2,
-        tver = tver_bits,
-        tver_ok = roce::BTH_TVER,
-        padc = pad_bits,
-        r_short = Reason::Short as u8,
-        r_et = Reason::Ethertype as u8,
-        r_iphdr = Reason::IpHdr as u8,
-        r_csum = Reason::IpCsum as u8,
-        r_iplen = Reason::IpLen as u8,
-        r_frag = Reason::Frag as u8,
-        r_udp = Reason::NotUdp as u8,
-        r_port = Reason::UdpPort as u8,
-        r_tver = Reason::Tver as u8,
-        r_op = Reason::Opcode as u8,
-        r_pay = Reason::Payload as u8,
     );
     for (_, c) in REASONS {
         let _ = writeln!(s, "        {c} <= 32'd0;");
@@ -435,10 +597,13 @@ always @(posedge clock) begin
         s,
         "    end else begin
         p1_v <= tvalid & tlast;
+        p2_v <= p1_v;
         if (tvalid) begin
             first <= tlast;
             if (first) begin
                 hdr[511:0] <= tdata;
+                csum_q <= cs_t;
+                pay_q <= pay_t;
                 hdr[{b1}:512] <= 0;
                 nbytes <= 32'd64;
             end else begin
@@ -447,56 +612,26 @@ always @(posedge clock) begin
             end
             if (tlast) flen <= (first ? 32'd0 : nbytes) + {{25'd0, n}};
         end
-        hdr_valid <= p1_v;
-        drop <= p1_v & (reason != 4'd0);
         if (p1_v) begin
-            drop_reason <= reason;
-            opcode <= opc;
-            dest_qpn <= {qpn};
-            psn <= {psn};
-            ack_req <= hdr[{ackreq}];
-            se <= hdr[{se}];
-            pad_cnt <= {padc};
-            pkey <= {pkey};
-            src_ip <= {sip};
-            dst_ip <= {dip};
-            dst_mac <= {dmac};
-            udp_sport <= {sport};
-            has_reth <= x_reth;
-            reth_va <= (x_reth | x_atom) ? {va} : 64'd0;
-            reth_rkey <= (x_reth | x_atom) ? {rkey} : 32'd0;
-            reth_len <= x_reth ? {dlen} : 32'd0;
-            atom_swap <= x_atom ? {swap} : 64'd0;
-            atom_cmp <= x_atom ? {cmp} : 64'd0;
-            has_aeth <= x_aeth;
-            aeth_syndrome <= x_aeth ? {syn} : 8'd0;
-            aeth_msn <= x_aeth ? {msn} : 24'd0;
-            has_immdt <= x_imm;
-            immdt <= x_imm ? immv : 32'd0;
-            pay_off <= 16'd{ext_off} + {{9'd0, ext}};
-            pay_len <= pay[15:0];
-            case (reason)
+            kq <= kc;
 ",
         b1m = cap - 513,
-        qpn = be(BTH_OFF + 5, 3),
-        psn = be(BTH_OFF + 9, 3),
-        ackreq = 8 * (BTH_OFF + 8) + 7,
-        se = 8 * (BTH_OFF + 1) + 7,
-        padc = pad_bits,
-        pkey = be(BTH_OFF + 2, 2),
-        sip = be(IP_OFF + 12, 4),
-        dip = be(IP_OFF + 16, 4),
-        dmac = be(0, 6),
-        sport = be(UDP_OFF, 2),
-        va = be(EXT_OFF, 8),
-        rkey = be(EXT_OFF + 8, 4),
-        dlen = be(EXT_OFF + 12, 4),
-        swap = be(EXT_OFF + 12, 8),
-        cmp = be(EXT_OFF + 20, 8),
-        syn = be(EXT_OFF, 1),
-        msn = be(EXT_OFF + 1, 3),
-        ext_off = EXT_OFF,
     );
+    for (f, _, e) in &fields {
+        let _ = writeln!(s, "            s_{f} <= {e};");
+    }
+    s.push_str(
+        "        end
+        hdr_valid <= p2_v;
+        drop <= p2_v & (reason != 4'd0);
+        if (p2_v) begin
+            drop_reason <= reason;
+",
+    );
+    for (f, _, _) in &fields {
+        let _ = writeln!(s, "            {f} <= s_{f};");
+    }
+    s.push_str("            case (reason)\n");
     for (r, c) in REASONS {
         let _ = writeln!(s, "                4'd{}: {c} <= {c} + 32'd1;", r as u8);
     }
@@ -801,7 +936,7 @@ mod tests {
         fn check(&self, frames: &[Vec<u8>]) {
             assert_eq!(self.results.len(), frames.len(), "one result per frame");
             for (i, (f, (last, seen, got))) in frames.iter().zip(&self.results).enumerate() {
-                assert_eq!(*seen, last + 2, "frame {i}: latency");
+                assert_eq!(*seen, last + 3, "frame {i}: latency");
                 let want = reference(f);
                 if want.reason == 0 {
                     assert_eq!(*got, want, "frame {i}");

@@ -12,7 +12,7 @@ use rust_hdl::prelude::*;
 
 /// Width of a header FIFO entry (see the packing in `update`).
 const HDR_W: usize = 544;
-/// Per-frame facts carried from the frame's last beat to the parser's result (3 cycles):
+/// Per-frame facts carried from the frame's last beat to the parser's result (4 cycles):
 /// bit 0 admitted, bit 1 too long, bit 2 MAC error (`tuser`), bits 3.. buffer start,
 /// bits 12.. buffer end.
 const FACT_W: usize = 3 + 2 * PTR_BITS;
@@ -67,6 +67,11 @@ pub struct Ingress {
     facts_d1: DFF<Bits<FACT_W>>,
     facts_d2: DFF<Bits<FACT_W>>,
     facts_d3: DFF<Bits<FACT_W>>,
+    facts_d4: DFF<Bits<FACT_W>>,
+    // the ICRC's registered input (its beat is `dly_data`)
+    crc_v: DFF<Bit>,
+    crc_last: DFF<Bit>,
+    crc_keep: DFF<Bits<64>>,
     ct_drop_icrc: DFF<Bits<32>>,
     ct_drop_parse: DFF<Bits<32>>,
     ct_drop_buf: DFF<Bits<32>>,
@@ -133,6 +138,10 @@ impl Ingress {
             facts_d1: Default::default(),
             facts_d2: Default::default(),
             facts_d3: Default::default(),
+            facts_d4: Default::default(),
+            crc_v: Default::default(),
+            crc_last: Default::default(),
+            crc_keep: Default::default(),
             ct_drop_icrc: Default::default(),
             ct_drop_parse: Default::default(),
             ct_drop_buf: Default::default(),
@@ -193,6 +202,10 @@ impl Logic for Ingress {
             facts_d1,
             facts_d2,
             facts_d3,
+            facts_d4,
+            crc_v,
+            crc_last,
+            crc_keep,
             ct_drop_icrc,
             ct_drop_parse,
             ct_drop_buf
@@ -247,14 +260,19 @@ impl Logic for Ingress {
         }
         self.crc_cut.next = self.beat_idx.val() == self.cur_crc_end_beat.val();
         self.crc_keep_n.next = bit_cast::<64, 6>(self.cur_crc_end_lane.val()) + 1;
-        self.crc.tdata.next = self.rx.tdata.val();
-        self.crc.tvalid.next = self.take.val() && self.cur_crc_on.val();
-        self.crc.tlast.next = self.rx.tlast.val() || self.crc_cut.val();
-        self.crc.tkeep.next = self.rx.tkeep.val();
+        // the ICRC takes the beat from registers (`dly_data` and these): nothing between the
+        // MAC's stream and its XOR tree but a flip-flop
+        self.crc_v.d.next = self.take.val() && self.cur_crc_on.val() && !self.rst.val();
+        self.crc_last.d.next = self.rx.tlast.val() || self.crc_cut.val();
+        self.crc_keep.d.next = self.rx.tkeep.val();
         if self.crc_cut.val() {
-            self.crc.tkeep.next =
+            self.crc_keep.d.next =
                 self.rx.tkeep.val() & !(self.k_ones64.val() << self.crc_keep_n.val());
         }
+        self.crc.tdata.next = self.dly_data.q.val();
+        self.crc.tvalid.next = self.crc_v.q.val();
+        self.crc.tlast.next = self.crc_last.q.val();
+        self.crc.tkeep.next = self.crc_keep.q.val();
         self.crc.rx.next = true;
 
         // =========================================================== packet buffer
@@ -309,10 +327,11 @@ impl Logic for Ingress {
         self.facts_d1.d.next = self.facts_now.val();
         self.facts_d2.d.next = self.facts_d1.q.val();
         self.facts_d3.d.next = self.facts_d2.q.val();
+        self.facts_d4.d.next = self.facts_d3.q.val();
 
         // =========================================================== parser
-        // the parser sees a registered copy (result 3 cycles after the MAC's last beat, as
-        // the ICRC's on the live beat)
+        // the parser sees the same registered copy as the ICRC (both results 4 cycles after
+        // the MAC's last beat)
         self.dly_valid.d.next = self.take.val() && !self.rst.val();
         self.dly_data.d.next = self.rx.tdata.val();
         self.dly_keep.d.next = self.rx.tkeep.val();
@@ -325,8 +344,8 @@ impl Logic for Ingress {
         // =========================================================== verdict -> header FIFO
         self.verdict_drop.next = self.parse.drop.val()
             || !self.crc.icrc_ok.val()
-            || self.facts_d3.q.val().get_bit(1)
-            || self.facts_d3.q.val().get_bit(2);
+            || self.facts_d4.q.val().get_bit(1)
+            || self.facts_d4.q.val().get_bit(2);
         self.hq.wr.next = false;
         self.hq.din.next = bit_cast::<HDR_W, 64>(self.parse.reth_va.val())
             | (bit_cast::<HDR_W, 32>(self.parse.reth_rkey.val()) << 64)
@@ -342,19 +361,19 @@ impl Logic for Ingress {
             | (bit_cast::<HDR_W, 1>(self.verdict_drop.val().into()) << 251)
             | (bit_cast::<HDR_W, 16>(self.parse.pay_off.val()) << 256)
             | (bit_cast::<HDR_W, 16>(self.parse.pay_len.val()) << 272)
-            | (bit_cast::<HDR_W, PTR_BITS>(self.facts_d3.q.val().get_bits::<PTR_BITS>(3)) << 288)
-            | (bit_cast::<HDR_W, PTR_BITS>(self.facts_d3.q.val().get_bits::<PTR_BITS>(12)) << 297)
+            | (bit_cast::<HDR_W, PTR_BITS>(self.facts_d4.q.val().get_bits::<PTR_BITS>(3)) << 288)
+            | (bit_cast::<HDR_W, PTR_BITS>(self.facts_d4.q.val().get_bits::<PTR_BITS>(12)) << 297)
             | (bit_cast::<HDR_W, 16>(self.parse.pkey.val()) << 320)
             | (bit_cast::<HDR_W, 32>(self.parse.dst_ip.val()) << 336)
             | (bit_cast::<HDR_W, 48>(self.parse.dst_mac.val()) << 368)
             | (bit_cast::<HDR_W, 64>(self.parse.atom_swap.val()) << 416)
             | (bit_cast::<HDR_W, 64>(self.parse.atom_cmp.val()) << 480);
         if self.parse.hdr_valid.val() {
-            if self.facts_d3.q.val().get_bit(0) {
+            if self.facts_d4.q.val().get_bit(0) {
                 self.hq.wr.next = true;
                 if self.parse.drop.val()
-                    || self.facts_d3.q.val().get_bit(1)
-                    || self.facts_d3.q.val().get_bit(2)
+                    || self.facts_d4.q.val().get_bit(1)
+                    || self.facts_d4.q.val().get_bit(2)
                 {
                     self.ct_drop_parse.d.next = self.ct_drop_parse.q.val() + 1;
                 } else if !self.crc.icrc_ok.val() {
@@ -366,7 +385,7 @@ impl Logic for Ingress {
         }
 
         // every frame's checks, for rxstat (the ICRC result is the same frame's: both are
-        // valid 3 cycles after the last beat)
+        // valid 4 cycles after the last beat)
         self.chk.valid.next = self.parse.hdr_valid.val();
         self.chk.drop.next = self.parse.drop.val();
         self.chk.reason.next = self.parse.drop_reason.val();

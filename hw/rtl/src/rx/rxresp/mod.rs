@@ -28,10 +28,11 @@
 //!    stored (the frame is dropped as a parse drop), and a frame whose last beat has `tuser`
 //!    set (MAC error) too. (`cnt_drop_buf` counts whole frames refused for lack of room: with
 //!    this flow control it stays 0; it remains for a build that must never stall the MAC.)
-//!    The ICRC checker (`icrc`, RX mode) sees the live beat with `tkeep`/`tlast` cut at byte
-//!    14 + IPv4 total length (Ethernet padding excluded: the end is computed from the first
-//!    beat's IPv4 length field); the parser (`rxparse`) sees a registered copy, so both
-//!    results are valid 3 cycles after the MAC's last beat. Then the frame's verdict and parsed
+//!    The ICRC checker (`icrc`, RX mode) and the parser (`rxparse`) both see a registered
+//!    copy of the beat (nothing but a flip-flop between the MAC's stream and their logic),
+//!    the ICRC's with `tkeep`/`tlast` cut at byte 14 + IPv4 total length (Ethernet padding
+//!    excluded: the end is computed from the first beat's IPv4 length field before the
+//!    register); both results are valid 4 cycles after the MAC's last beat. Then the frame's verdict and parsed
 //!    header go into a small FIFO (one entry per admitted frame, dropped ones included, so the
 //!    buffer is freed in order); drop counters (`cnt_drop_parse`, `cnt_drop_icrc`) count here.
 //!    Every frame's parser + ICRC result also leaves on `chk` (the `rxstat` counters).

@@ -351,6 +351,9 @@ pub struct Responder {
     rq_acc: DFF<Bits<32>>,
     rq_idx_ok: DFF<Bit>,
     m_end: Signal<Local, Bits<65>>,
+    /// The MR record's end (iova + length, 65 bits), loaded with `mr`.
+    mend: DFF<Bits<65>>,
+    rd_mend: Signal<Local, Bits<65>>,
     // a READ's PSN count max(1, ceil(len / MTU)) for each path MTU 256..4096, registered from
     // the header (the QP's MTU only selects one: no variable shift before the PSN add)
     rdc1: DFF<Bits<24>>,
@@ -643,6 +646,8 @@ impl Responder {
             rq_acc: Default::default(),
             rq_idx_ok: Default::default(),
             m_end: Default::default(),
+            mend: Default::default(),
+            rd_mend: Default::default(),
             rdc1: Default::default(),
             rdc2: Default::default(),
             rdc3: Default::default(),
@@ -757,6 +762,7 @@ impl Logic for Responder {
             rq_end,
             rq_acc,
             rq_idx_ok,
+            mend,
             rdc1,
             rdc2,
             rdc3,
@@ -910,8 +916,18 @@ impl Logic for Responder {
             bit_cast::<65, 64>(self.r_addr.val()) + bit_cast::<65, 64>(self.r_len.val());
         self.rq_acc.d.next = self.need_acc.val();
         self.rq_idx_ok.d.next = self.mr_idx.val() < self.k_nmr.val();
-        self.m_end.next =
-            bit_cast::<65, 64>(self.m_iova.val()) + bit_cast::<65, 64>(self.m_len.val());
+        self.rd_mend.next = bit_cast::<65, 64>(
+            self.ctx
+                .rdata
+                .val()
+                .get_bits::<64>(self.o_m_iova.val().index()),
+        ) + bit_cast::<65, 64>(
+            self.ctx
+                .rdata
+                .val()
+                .get_bits::<64>(self.o_m_len.val().index()),
+        );
+        self.m_end.next = self.mend.q.val();
         self.mr_ok.next = self.rq_idx_ok.q.val()
             && self.m_flags.val().get_bit(0)
             && self.m_key.val() == self.rq_key.q.val()
@@ -1338,6 +1354,7 @@ impl Logic for Responder {
             St::MrWait => {
                 if self.ctx.rvalid.val() {
                     self.mr.d.next = self.ctx.rdata.val();
+                    self.mend.d.next = self.rd_mend.val();
                     self.st.d.next = St::Check;
                 }
             }
@@ -1693,6 +1710,7 @@ impl Logic for Responder {
                 self.rqs.d.next = self.ctx.rdata.val();
             } else {
                 self.mr.d.next = self.ctx.rdata.val();
+                self.mend.d.next = self.rd_mend.val();
             }
         }
 
