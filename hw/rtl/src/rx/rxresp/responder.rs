@@ -128,7 +128,6 @@ pub struct Responder {
     pub cnt_drop_busy: Signal<Out, Bits<32>>,
     // ---- constants
     k_pkey15: Constant<Bits<16>>,
-    k_mtu_unit: Constant<Bits<32>>,
     k_nqp: Constant<Bits<24>>,
     k_nmr: Constant<Bits<24>>,
     k_rqs_base: Constant<Bits<CTX_ADDR_BITS>>,
@@ -282,7 +281,6 @@ pub struct Responder {
     q_rcqn: Signal<Local, Bits<16>>,
     q_mtu: Signal<Local, Bits<8>>,
     q_sip: Signal<Local, Bits<32>>,
-    mtu: Signal<Local, Bits<32>>,
     pkey_ok: Signal<Local, Bit>,
     addr_ok: Signal<Local, Bit>,
     zlen: Signal<Local, Bit>,
@@ -354,6 +352,16 @@ pub struct Responder {
     /// The MR record's end (iova + length, 65 bits), loaded with `mr`.
     mend: DFF<Bits<65>>,
     rd_mend: Signal<Local, Bits<65>>,
+    /// The header's PSN minus the RqState's expected PSN, loaded with `rqs` (the head does
+    /// not change while its records are read).
+    pdiff: DFF<Bits<24>>,
+    /// The payload against each path MTU 256..4096 (bit m-1 for MTU code m), registered from
+    /// the header: longer than it (`lgt`), not equal to it (`lne`); the QP's MTU selects.
+    lgt: DFF<Bits<5>>,
+    lne: DFF<Bits<5>>,
+    mtu_sel: Signal<Local, Bits<3>>,
+    pay_gt_mtu: Signal<Local, Bit>,
+    pay_ne_mtu: Signal<Local, Bit>,
     // a READ's PSN count max(1, ceil(len / MTU)) for each path MTU 256..4096, registered from
     // the header (the QP's MTU only selects one: no variable shift before the PSN add)
     rdc1: DFF<Bits<24>>,
@@ -451,7 +459,6 @@ impl Responder {
             cnt_atom_miss: Default::default(),
             cnt_drop_busy: Default::default(),
             k_pkey15: k(0x7FFF),
-            k_mtu_unit: k(128),
             k_nqp: k(p.num_qps as u64),
             k_nmr: k(p.num_mrs as u64),
             k_rqs_base: k(p.ctx_base(3) as u64),
@@ -588,7 +595,6 @@ impl Responder {
             q_rcqn: Default::default(),
             q_mtu: Default::default(),
             q_sip: Default::default(),
-            mtu: Default::default(),
             pkey_ok: Default::default(),
             addr_ok: Default::default(),
             zlen: Default::default(),
@@ -648,6 +654,12 @@ impl Responder {
             m_end: Default::default(),
             mend: Default::default(),
             rd_mend: Default::default(),
+            pdiff: Default::default(),
+            lgt: Default::default(),
+            lne: Default::default(),
+            mtu_sel: Default::default(),
+            pay_gt_mtu: Default::default(),
+            pay_ne_mtu: Default::default(),
             rdc1: Default::default(),
             rdc2: Default::default(),
             rdc3: Default::default(),
@@ -763,6 +775,9 @@ impl Logic for Responder {
             rq_acc,
             rq_idx_ok,
             mend,
+            pdiff,
+            lgt,
+            lne,
             rdc1,
             rdc2,
             rdc3,
@@ -833,8 +848,6 @@ impl Logic for Responder {
         self.q_rcqn.next = self.qp.q.val().get_bits::<16>(self.o_q_rcqn.val().index());
         self.q_mtu.next = self.qp.q.val().get_bits::<8>(self.o_q_mtu.val().index());
         self.q_sip.next = self.qp.q.val().get_bits::<32>(self.o_q_sip.val().index());
-        // path MTU in bytes (IBTA enum 1..5 = 256..4096)
-        self.mtu.next = self.k_mtu_unit.val() << self.q_mtu.val();
         // P_Key: ours is the default 0xFFFF (full member); a packet's P_Key matches when its
         // low 15 bits do (full or limited membership, IBTA 10.9.3). Destination IPv4 and MAC:
         // ours are the QP context's source fields (the ones txreq puts in our frames).
@@ -872,7 +885,7 @@ impl Logic for Responder {
         self.w_lkey.next = self.wqe.q.val().get_bits::<32>(self.o_w_lkey.val().index());
         self.in_send.next = (self.s_flags.val() & self.k_f_send.val()).any();
         // PSN position and opcode sequence
-        self.psn_diff.next = self.head.psn.val() - self.s_psn.val();
+        self.psn_diff.next = self.pdiff.q.val();
         self.seq_ok.next =
             self.is_first.val() || self.is_only.val() || self.is_rd.val() || self.is_atom.val();
         if (self.s_flags.val() & self.k_f_send.val()).any() {
@@ -975,11 +988,53 @@ impl Logic for Responder {
         // packet lengths (IBTA C9-20..C9-22, rxe check_length): FIRST / MIDDLE carry exactly
         // the path MTU, LAST / ONLY at most; a WRITE ONLY carries its RETH DMA length, a
         // WRITE's FIRST and MIDDLE no more than is left of it, its LAST exactly what is left
+        self.lgt.d.next = 0.into();
+        self.lne.d.next = 0.into();
+        if self.pay32.val() > 256 {
+            self.lgt.d.next = 1.into();
+        }
+        if self.pay32.val() > 512 {
+            self.lgt.d.next = 3.into();
+        }
+        if self.pay32.val() > 1024 {
+            self.lgt.d.next = 7.into();
+        }
+        if self.pay32.val() > 2048 {
+            self.lgt.d.next = 15.into();
+        }
+        if self.pay32.val() > 4096 {
+            self.lgt.d.next = 31.into();
+        }
+        self.lne.d.next = 31.into();
+        if self.pay32.val() == 256 {
+            self.lne.d.next = 30.into();
+        }
+        if self.pay32.val() == 512 {
+            self.lne.d.next = 29.into();
+        }
+        if self.pay32.val() == 1024 {
+            self.lne.d.next = 27.into();
+        }
+        if self.pay32.val() == 2048 {
+            self.lne.d.next = 23.into();
+        }
+        if self.pay32.val() == 4096 {
+            self.lne.d.next = 15.into();
+        }
+        // (the driver only writes path MTU codes 1..5; others take the nearest, as rd_n)
+        self.mtu_sel.next = 4.into();
+        if self.q_mtu.val() <= 1 {
+            self.mtu_sel.next = 0.into();
+        } else if self.q_mtu.val() <= 4 {
+            self.mtu_sel.next = self.q_mtu.val().get_bits::<3>(0) - 1;
+        }
+        self.pay_gt_mtu.next = self.lgt.q.val().get_bit(self.mtu_sel.val().index());
+        self.pay_ne_mtu.next = self.lne.q.val().get_bit(self.mtu_sel.val().index());
         self.len_bad.next = false;
-        if (self.is_first.val() || self.is_mid.val()) && self.pay32.val() != self.mtu.val() {
+        if (self.is_first.val() || self.is_mid.val()) && self.pay_ne_mtu.val() {
             self.len_bad.next = true;
         }
-        if (self.is_last.val() || self.is_only.val()) && self.pay32.val() > self.mtu.val() {
+        if (self.is_last.val() || self.is_only.val()) && self.pay_gt_mtu.val() {
             self.len_bad.next = true;
         }
         if self.is_write.val() {
@@ -1708,6 +1763,12 @@ impl Logic for Responder {
                 self.qp.d.next = self.ctx.rdata.val();
             } else if self.rd_cnt.q.val() == 1 {
                 self.rqs.d.next = self.ctx.rdata.val();
+                self.pdiff.d.next = self.head.psn.val()
+                    - self
+                        .ctx
+                        .rdata
+                        .val()
+                        .get_bits::<24>(self.o_s_psn.val().index());
             } else {
                 self.mr.d.next = self.ctx.rdata.val();
                 self.mend.d.next = self.rd_mend.val();
