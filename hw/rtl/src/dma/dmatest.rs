@@ -351,7 +351,6 @@ impl Logic for DmaTest {
         }
         if self.rst.val() {
             self.r_v.d.next = false;
-            self.mis_v.d.next = false;
             self.busy.d.next = false;
             self.done.d.next = false;
             self.bus_err.d.next = false;

@@ -264,8 +264,13 @@ impl Logic for RxParse {
 
 /// `n` captured bytes from frame offset `k`, big-endian, as a Verilog concatenation.
 fn be(k: usize, n: usize) -> String {
+    be_in("hdr", k, n)
+}
+
+/// `n` bytes of the byte vector `v` from offset `k`, big-endian, as a Verilog concatenation.
+fn be_in(v: &str, k: usize, n: usize) -> String {
     let parts: Vec<String> = (k..k + n)
-        .map(|j| format!("hdr[{}:{}]", 8 * j + 7, 8 * j))
+        .map(|j| format!("{v}[{}:{}]", 8 * j + 7, 8 * j))
         .collect();
     format!("{{{}}}", parts.join(", "))
 }
@@ -420,7 +425,6 @@ reg [15:0] fold2;
 reg [7:0] opc;
 reg op_ok;
 reg [6:0] ext;
-reg [16:0] needc;
 reg x_reth;
 reg x_aeth;
 reg x_imm;
@@ -455,16 +459,7 @@ reg [31:0] immv;
     }
     // the IPv4 header checksum of beat 0 (ten 16-bit words, all in beat 0), summed as a tree
     // (pairs, then sums of sums) before the capture register: the check stage only folds it
-    let w = |k: usize| {
-        let j = IP_OFF + 2 * k;
-        format!(
-            "{{2'd0, tdata[{}:{}], tdata[{}:{}]}}",
-            8 * j + 7,
-            8 * j,
-            8 * j + 15,
-            8 * j + 8
-        )
-    };
+    let w = |k: usize| format!("{{2'd0, {}}}", be_in("tdata", IP_OFF + 2 * k, 2));
     const _: () = assert!(roce::IPV4_HDR_BYTES == 20 && IP_OFF + 20 <= 64);
     let _ = writeln!(s, "    cs_a = {} + {};", w(0), w(1));
     let _ = writeln!(s, "    cs_b = {} + {};", w(2), w(3));
@@ -489,14 +484,10 @@ reg [31:0] immv;
             let _ = writeln!(s, "        8'h{op:02x}: exth_t = 17'd{};", hdrs + o.ext);
         }
     }
-    let tj = IP_OFF + 2;
     let _ = writeln!(
         s,
-        "        default: ;\n    endcase\n    pay_t = {{1'b0, tdata[{}:{}], tdata[{}:{}]}} - exth_t;",
-        8 * tj + 7,
-        8 * tj,
-        8 * tj + 15,
-        8 * tj + 8
+        "        default: ;\n    endcase\n    pay_t = {{1'b0, {}}} - exth_t;",
+        be_in("tdata", IP_OFF + 2, 2)
     );
     s.push_str(
         "    end
@@ -508,7 +499,6 @@ always @(*) begin
         ethertype = 16'd0; tot = 16'd0; csum = 20'd0; fold1 = 17'd0; fold2 = 16'd0;
         opc = 8'd0; op_ok = 1'b0; ext = 7'd0; x_reth = 1'b0; x_aeth = 1'b0; x_imm = 1'b0;
         x_np = 1'b0; x_fm = 1'b0; x_atom = 1'b0; immv = 32'd0; need = 17'd0; pay = 17'd0;
-        needc = 17'd0;
         kc = 0;
     end else begin
 `else
@@ -532,12 +522,12 @@ always @(*) begin
     );
     // per opcode also the header bytes before the payload (+ ICRC) and the shortest frame, as
     // constants: no adds between the opcode and the length checks
-    let _ = writeln!(s, "    needc = 17'd{base};\n    case (opc)");
+    let _ = writeln!(s, "    need = 17'd{base};\n    case (opc)");
     for op in 0..=255u8 {
         if let Some(o) = op_info(op) {
             let _ = writeln!(
                 s,
-                "        8'h{op:02x}: begin op_ok = 1'b1; ext = 7'd{}; needc = 17'd{}; \
+                "        8'h{op:02x}: begin op_ok = 1'b1; ext = 7'd{}; need = 17'd{}; \
                  x_reth = 1'b{}; x_aeth = 1'b{}; x_imm = 1'b{}; x_np = 1'b{}; x_fm = 1'b{}; end",
                 o.ext,
                 base + o.ext,
@@ -555,7 +545,6 @@ always @(*) begin
     endcase
     x_atom = (opc == 8'h{cs:02x}) || (opc == 8'h{fa:02x});
     immv = x_reth ? {imm_r} : {imm_n};
-    need = needc;
     pay = pay_q;",
         cs = opcode::COMPARE_SWAP,
         fa = opcode::FETCH_ADD,

@@ -348,7 +348,6 @@ pub struct Responder {
     rq_end: DFF<Bits<65>>,
     rq_acc: DFF<Bits<32>>,
     rq_idx_ok: DFF<Bit>,
-    m_end: Signal<Local, Bits<65>>,
     /// The MR record's end (iova + length, 65 bits), loaded with `mr`.
     mend: DFF<Bits<65>>,
     rd_mend: Signal<Local, Bits<65>>,
@@ -651,7 +650,6 @@ impl Responder {
             rq_end: Default::default(),
             rq_acc: Default::default(),
             rq_idx_ok: Default::default(),
-            m_end: Default::default(),
             mend: Default::default(),
             rd_mend: Default::default(),
             pdiff: Default::default(),
@@ -940,14 +938,13 @@ impl Logic for Responder {
                 .val()
                 .get_bits::<64>(self.o_m_len.val().index()),
         );
-        self.m_end.next = self.mend.q.val();
         self.mr_ok.next = self.rq_idx_ok.q.val()
             && self.m_flags.val().get_bit(0)
             && self.m_key.val() == self.rq_key.q.val()
             && self.m_pd.val() == self.q_pd.val()
             && (self.m_access.val() & self.rq_acc.q.val()).any()
             && self.rq_addr.q.val() >= self.m_iova.val()
-            && self.rq_end.q.val() <= self.m_end.val();
+            && self.rq_end.q.val() <= self.mend.q.val();
         self.off_after.next = self.s_off.val() + self.pay32.val();
         // zero-length RDMA WRITE / READ (RETH DMA length 0): no R_Key or bounds check (C9-88)
         self.zlen.next = !self.head.rlen.val().any();
@@ -974,22 +971,28 @@ impl Logic for Responder {
             self.rdc4.d.next = 1.into();
             self.rdc5.d.next = 1.into();
         }
-        // (the driver only writes path MTU codes 1..5; others take the nearest)
-        self.rd_n.next = self.rdc5.q.val();
+        // the QP's path MTU as an index 0..4 (256..4096) into the per-MTU values (the driver
+        // only writes MTU codes 1..5; others take the nearest)
+        self.mtu_sel.next = 4.into();
         if self.q_mtu.val() <= 1 {
+            self.mtu_sel.next = 0.into();
+        } else if self.q_mtu.val() <= 4 {
+            self.mtu_sel.next = self.q_mtu.val().get_bits::<3>(0) - 1;
+        }
+        self.rd_n.next = self.rdc5.q.val();
+        if self.mtu_sel.val() == 0 {
             self.rd_n.next = self.rdc1.q.val();
-        } else if self.q_mtu.val() == 2 {
+        } else if self.mtu_sel.val() == 1 {
             self.rd_n.next = self.rdc2.q.val();
-        } else if self.q_mtu.val() == 3 {
+        } else if self.mtu_sel.val() == 2 {
             self.rd_n.next = self.rdc3.q.val();
-        } else if self.q_mtu.val() == 4 {
+        } else if self.mtu_sel.val() == 3 {
             self.rd_n.next = self.rdc4.q.val();
         }
         // packet lengths (IBTA C9-20..C9-22, rxe check_length): FIRST / MIDDLE carry exactly
         // the path MTU, LAST / ONLY at most; a WRITE ONLY carries its RETH DMA length, a
         // WRITE's FIRST and MIDDLE no more than is left of it, its LAST exactly what is left
         self.lgt.d.next = 0.into();
-        self.lne.d.next = 0.into();
         if self.pay32.val() > 256 {
             self.lgt.d.next = 1.into();
         }
@@ -1020,13 +1023,6 @@ impl Logic for Responder {
         }
         if self.pay32.val() == 4096 {
             self.lne.d.next = 15.into();
-        }
-        // (the driver only writes path MTU codes 1..5; others take the nearest, as rd_n)
-        self.mtu_sel.next = 4.into();
-        if self.q_mtu.val() <= 1 {
-            self.mtu_sel.next = 0.into();
-        } else if self.q_mtu.val() <= 4 {
-            self.mtu_sel.next = self.q_mtu.val().get_bits::<3>(0) - 1;
         }
         self.pay_gt_mtu.next = self.lgt.q.val().get_bit(self.mtu_sel.val().index());
         self.pay_ne_mtu.next = self.lne.q.val().get_bit(self.mtu_sel.val().index());
