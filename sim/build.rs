@@ -8,6 +8,7 @@ use std::path::PathBuf;
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=VERILATOR_ROOT");
+    println!("cargo:rerun-if-env-changed=RNIC_VLT_FLAGS");
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     let top = rnic_rtl::TOP;
     let v = rnic_rtl::top_verilog().unwrap_or_else(|e| panic!("Verilog generation failed: {e}"));
@@ -23,7 +24,12 @@ fn main() {
         "cargo:rerun-if-changed={}",
         root.join("bin/verilator").display()
     );
-    let key = format!("{:016x} {}", vlt::fnv1a(v.as_bytes()), root.display());
+    let key = format!(
+        "{:016x} {} {:?}",
+        vlt::fnv1a(v.as_bytes()),
+        root.display(),
+        vlt::extra_flags()
+    );
     let fresh = std::fs::read_to_string(&stamp)
         .map(|s| s == key)
         .unwrap_or(false);

@@ -931,3 +931,31 @@ mod tests {
         std::fs::remove_dir_all(&dir).ok();
     }
 }
+
+/// The simulator's speed on this machine (wall clock): simulated cycles per second of the
+/// two-NIC world while it runs RDMA through the verbs API (4 KiB and 64 B WRITEs, 4 KiB
+/// READs, one QP, 32 outstanding), and while it is idle. `make bench` reports the same figures
+/// after its full run; this probe takes a few seconds and is what `rnic-sim speed` prints.
+pub fn sim_speed(cfg: WorldConfig) -> Result<(f64, f64), crate::Error> {
+    let w = world(cfg);
+    let (ca, cb) = crate::demo::contexts(&w)?;
+    let rig = Rig::new(&w, &ca, &cb, 64 * 1024 + 4096)?;
+    let (qa, qb) = rig.connect(Mtu::Mtu4096)?;
+    let t = std::time::Instant::now();
+    let c0 = w.borrow().cycle;
+    for (op, size, iters) in [
+        (BenchOp::Write, 4096usize, 128usize),
+        (BenchOp::Write, 64, 256),
+        (BenchOp::Read, 4096, 64),
+    ] {
+        rig.measure(&qa, &qb, op, size, iters, 32)?;
+        rig.audit()?;
+        w.borrow_mut().wire.clear();
+    }
+    let rdma = (w.borrow().cycle - c0) as f64 / t.elapsed().as_secs_f64();
+    let n = 100_000;
+    let t = std::time::Instant::now();
+    w.borrow_mut().run(n);
+    let idle = n as f64 / t.elapsed().as_secs_f64();
+    Ok((rdma, idle))
+}

@@ -35,6 +35,9 @@ enum Cmd {
         #[arg(long, default_value = "out")]
         out: std::path::PathBuf,
     },
+    /// The simulator's speed on this machine: simulated cycles per second of the two-NIC world
+    /// during RDMA traffic and idle (a few seconds; `bench` reports the same after its run).
+    Speed,
     /// Feed a capture into one NIC's receive port and capture what it sends (see README).
     Replay {
         /// The frames to feed, in order (pcap, Ethernet link type).
@@ -105,6 +108,12 @@ fn main() -> anyhow::Result<()> {
             std::fs::write(&out, &buf).with_context(|| format!("writing {}", out.display()))?;
             print!("{}", r.summary());
             println!("out: {} ({} bytes)", out.display(), buf.len());
+        }
+        Cmd::Speed => {
+            let (rdma, idle) = rnic_sim::bench::sim_speed(cfg)?;
+            println!(
+                "two-NIC world: {rdma:.0} simulated cycles/s during RDMA (4 KiB and 64 B WRITEs, 4 KiB READs), {idle:.0} idle"
+            );
         }
         Cmd::Bench { out } => {
             let (report, json) = rnic_sim::bench::run(cfg)?;

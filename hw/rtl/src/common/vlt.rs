@@ -227,6 +227,15 @@ pub const LINT_WAIVERS: &[(&str, &str)] = &[
 ];
 
 /// `-Wno-X` flags for [`LINT_WAIVERS`].
+/// Extra Verilator options for the simulation model from `RNIC_VLT_FLAGS` (whitespace
+/// separated), for example `--prof-cfuncs` so that `perf report` names the Verilog line of
+/// each always block that takes the time. Empty when unset.
+pub fn extra_flags() -> Vec<String> {
+    std::env::var("RNIC_VLT_FLAGS")
+        .map(|s| s.split_whitespace().map(String::from).collect())
+        .unwrap_or_default()
+}
+
 pub fn waiver_flags() -> Vec<String> {
     LINT_WAIVERS
         .iter()
@@ -285,6 +294,7 @@ pub fn build_static(
             "--noassert",
         ])
         .args(waiver_flags())
+        .args(extra_flags())
         .args(["-CFLAGS", "-fPIC -O2", "--top-module", top, "--Mdir"])
         .arg(&obj)
         .arg(vfile))?;
