@@ -316,6 +316,8 @@ pub struct AckProc {
     plen_r: DFF<Bits<13>>,
     atom_r: DFF<Bit>,
     ackp0: DFF<Bits<16>>,
+    /// rtab's PSN of the event's QP minus una_psn, a cycle late (see `e_q`)
+    dq_r: DFF<Bits<24>>,
     rd_hit: DFF<Bit>,
     rd_before: DFF<Bit>,
     tmo_e: DFF<Bit>,
@@ -426,13 +428,13 @@ pub struct AckProc {
     g_gap: Signal<Local, Bit>,
     g_hold: Signal<Local, Bit>,
     g_prog: Signal<Local, Bit>,
-    g_adv: Signal<Local, Bits<16>>,
+    e_in: Signal<Local, Bit>,
     g_rb: Signal<Local, Bits<8>>,
     i_last: Signal<Local, Bit>,
     pos_ok: Signal<Local, Bit>,
     len_ok: Signal<Local, Bit>,
     off32: Signal<Local, Bits<32>>,
-    rest: Signal<Local, Bits<32>>,
+    tail: Signal<Local, Bits<13>>,
 }
 
 impl AckProc {
@@ -598,6 +600,7 @@ impl AckProc {
             plen_r: Default::default(),
             atom_r: Default::default(),
             ackp0: Default::default(),
+            dq_r: Default::default(),
             rd_hit: Default::default(),
             rd_before: Default::default(),
             tmo_e: Default::default(),
@@ -704,13 +707,13 @@ impl AckProc {
             g_gap: Default::default(),
             g_hold: Default::default(),
             g_prog: Default::default(),
-            g_adv: Default::default(),
+            e_in: Default::default(),
             g_rb: Default::default(),
             i_last: Default::default(),
             pos_ok: Default::default(),
             len_ok: Default::default(),
             off32: Default::default(),
-            rest: Default::default(),
+            tail: Default::default(),
         }
     }
 }
@@ -728,7 +731,7 @@ impl Logic for AckProc {
             self, clock, st, qpn_r, psn_r, is_nak, err_st, una, rem, sq_ci, di, ii, cqn, rqpn, sh,
             mtu_m1, stop, dirty, set_err
         );
-        dff_setup!(self, clock, hold, infl, fcnt, wp, rp);
+        dff_setup!(self, clock, hold, infl, fcnt, wp, rp, dq_r);
         dff_setup!(
             self, clock, c_v, c_wrid, c_len, c_qpn, c_src, c_cqn, c_wr, c_status, c_idx, n_ack,
             n_nak, n_ign
@@ -814,9 +817,15 @@ impl Logic for AckProc {
         self.q_fresh.next = !self.q_pend.val() || self.q_same.val();
         // merge: the earlier PSN wins, as distances from una_psn (a PSN before una_psn counts
         // as una_psn: txreq clamps it there)
+        // The queued PSN's distance is used in Restart only, and taken from the cycle before:
+        // Restart follows WriteBack, during which una_psn and the QP stay put and no write
+        // changes a PSN in rtab (WriteBack's RNR write keeps the PSN and voids the entry,
+        // and a void entry does not merge). So the table read, the subtraction and the
+        // compare below are in different cycles.
         self.d_q.next = self.r_ent.val().get_bits::<24>(0) - self.una.q.val();
-        self.e_q.next = self.d_q.val();
-        if self.d_q.val().get_bit(23) {
+        self.dq_r.d.next = self.d_q.val();
+        self.e_q.next = self.dq_r.q.val();
+        if self.dq_r.q.val().get_bit(23) {
             self.e_q.next = 0.into();
         }
         self.d_n.next = self.gbn_psn.q.val() - self.una.q.val();
@@ -1177,25 +1186,39 @@ impl Logic for AckProc {
         // the expected READ RESPONSE e: the packet after the last one acknowledged when that
         // lies in the WQE at the walk's stop (a READ WQE; the oldest WQE for a timeout's
         // restart PSN), else its first packet (una_psn)
+        // e_g = ackp + 1 - una_psn (16 bits); e lies in the WQE (e_in) when 0 <= e_g < n. The
+        // sums below are the direct ones written out so that no adder waits on another:
+        //   e_psn = una_psn + (e_in ? e_g : 0)
+        //   e - 1 = e_in ? ackp : una_psn - 1          (una_psn + e_g - 1 = ackp when e_in)
+        //   (e - 1) - ackp = e_in ? 0 : -e_g           (progress when that is in 1..2^15)
         self.e_g.next = self.ackp0.q.val() + 1 - self.una.q.val().get_bits::<16>(0);
+        self.e_in.next =
+            !self.e_g.val().get_bit(15) && (bit_cast::<24, 16>(self.e_g.val()) < self.s_n.q.val());
         self.e_off.next = 0.into();
-        if !self.e_g.val().get_bit(15) && (bit_cast::<24, 16>(self.e_g.val()) < self.s_n.q.val()) {
+        self.e_psn.next = self.una.q.val();
+        self.e_m1.next = self.una.q.val().get_bits::<16>(0) - 1;
+        if self.e_in.val() {
             self.e_off.next = bit_cast::<24, 16>(self.e_g.val());
+            self.e_psn.next = self.una.q.val() + bit_cast::<24, 16>(self.e_g.val());
+            self.e_m1.next = self.ackp0.q.val();
         }
-        self.e_psn.next = self.una.q.val() + self.e_off.val();
-        self.e_m1.next = self.e_psn.val().get_bits::<16>(0) - 1;
         // past e (rem = the event's target - una_psn: ACK p + 1, NAK / RESPONSE p): an implicit
         // NAK; a NAK only when its PSN lies beyond the READ WQE (one inside it works as before)
-        self.g_gap.next = self.rd_hit.q.val() && (self.rem.q.val() > self.e_off.val());
+        self.g_gap.next = self.rd_hit.q.val() && self.rem.q.val().any();
+        if self.e_in.val() {
+            self.g_gap.next =
+                self.rd_hit.q.val() && (self.rem.q.val() > bit_cast::<24, 16>(self.e_g.val()));
+        }
         if self.is_nak.q.val() && !self.is_rsp.q.val() {
             self.g_gap.next = self.rd_hit.q.val() && self.rd_before.q.val();
         }
         // no second restart for the same gap, none during an RNR wait
         self.g_hold.next = (self.rflags.q.val() & (self.f_gap.val() | self.f_wait.val())).any();
-        // an ACK/NAK past e acknowledges only up to e - 1
-        self.g_adv.next = self.e_m1.val() - self.ackp0.q.val();
-        self.g_prog.next =
-            !self.is_rsp.q.val() && self.g_adv.val().any() && !self.g_adv.val().get_bit(15);
+        // an ACK/NAK past e acknowledges only up to e - 1: progress when -e_g is in 1..2^15,
+        // that is e_g in 2^15 + 1 .. 2^16 - 1 (e_in is then false)
+        self.g_prog.next = !self.is_rsp.q.val()
+            && self.e_g.val().get_bit(15)
+            && self.e_g.val().get_bits::<15>(0).any();
         self.g_rb.next = self.r_left.q.val();
         if self.dirty.q.val() || self.g_prog.val() {
             self.g_rb.next = self.r_cnt.q.val();
@@ -1217,9 +1240,17 @@ impl Logic for AckProc {
                 || self.rpos_r.q.val() == self.p_first.val();
         }
         self.off32.next = bit_cast::<32, 24>(self.rem.q.val()) << self.sh.q.val();
-        self.rest.next = self.s_len.q.val() - self.off32.val();
+        // the last response carries what is left after n - 1 full ones, len - (n - 1) * MTU
+        // with n = max(1, ceil(len / MTU)): ((len - 1) mod MTU) + 1, or 0 for an empty READ.
+        // Taken from the WQE's length alone, so that no shift of i comes before the compare.
+        self.tail.next = 0.into();
+        if self.s_len.q.val().any() {
+            self.tail.next = bit_cast::<13, 32>(
+                (self.s_len.q.val() - 1) & bit_cast::<32, 33>(self.mtu_m1.q.val()),
+            ) + 1;
+        }
         if self.i_last.val() {
-            self.len_ok.next = bit_cast::<32, 13>(self.plen_r.q.val()) == self.rest.val();
+            self.len_ok.next = self.plen_r.q.val() == self.tail.val();
         } else {
             self.len_ok.next = bit_cast::<33, 13>(self.plen_r.q.val()) == (self.mtu_m1.q.val() + 1);
         }
