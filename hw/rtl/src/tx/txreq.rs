@@ -230,6 +230,7 @@ pub enum TxState {
     Arm,
     RsCtxRd,
     RsCtxWait,
+    RsAdv,
     RsCheck,
     RsWb,
 }
@@ -279,6 +280,23 @@ pub struct TxReq {
     n_rst: DFF<Bits<32>>,
     psn0: DFF<Bits<24>>,
     rst_psn: DFF<Bits<24>>,
+    /// how far a restart rewinds (rst_adv), and whether WQEs are left to send from the
+    /// rewound position, registered in RsAdv for RsCheck and RsWb
+    rs_adv: DFF<Bits<24>>,
+    rs_more: DFF<Bit>,
+    /// e_psn, skip and first_out registered: Check comes at least two cycles after the
+    /// context record was latched (QpCheck, WqeWait in between), so these are the values of
+    /// the record Check works on, and no sum on the record sits in Check's cycle
+    c_psn: DFF<Bits<24>>,
+    c_skip: DFF<Bits<24>>,
+    c_first: DFF<Bit>,
+    /// the send position after this WQE, e_ci + 1 (used from Check on: Wb, Send, ErrWb)
+    c_ci1: DFF<Bits<16>>,
+    /// skip * MTU (36 bits: no truncation), from c_skip a cycle later: Check is at least
+    /// three cycles after the context record's latch (CtxWait), so c_soff is in time
+    c_soff: DFF<Bits<36>>,
+    /// max_rd_atomic WQEs or more between sq_ack_ci and e_ci, registered like c_skip
+    c_rdfull: DFF<Bit>,
     /// max_rd_atomic back-off: the cycle counter of the epoch, the epoch number, and whether
     /// a QP was held in this epoch
     bo: DFF<Bits<BO_BITS>>,
@@ -376,14 +394,14 @@ pub struct TxReq {
     q_ackci: Signal<Local, Bits<16>>,
     q_rflags: Signal<Local, Bits<8>>,
     q_tmo: Signal<Local, Bits<8>>,
-    ci_lag: Signal<Local, Bits<16>>,
+    ci_d: Signal<Local, Bits<16>>,
+    ci_behind: Signal<Local, Bit>,
     psn_lag: Signal<Local, Bits<24>>,
     e_ci: Signal<Local, Bits<16>>,
     e_psn: Signal<Local, Bits<24>>,
     first_out: Signal<Local, Bit>,
     skip: Signal<Local, Bits<24>>,
     sh: Signal<Local, Bits<5>>,
-    skip_off: Signal<Local, Bits<32>>,
     rst_new: Signal<Local, Bits<24>>,
     rst_adv: Signal<Local, Bits<24>>,
     rst_lag: Signal<Local, Bits<24>>,
@@ -413,7 +431,6 @@ pub struct TxReq {
     q_cqn: Signal<Local, Bits<16>>,
     q_pi: Signal<Local, Bits<16>>,
     q_ci: Signal<Local, Bits<16>>,
-    q_ci1: Signal<Local, Bits<16>>,
     w_op: Signal<Local, Bits<8>>,
     w_flags: Signal<Local, Bits<8>>,
     w_ilen: Signal<Local, Bits<8>>,
@@ -434,7 +451,6 @@ pub struct TxReq {
     a_cmp_be: Signal<Local, Bits<128>>,
     q_rda: Signal<Local, Bits<8>>,
     rd_lim: Signal<Local, Bits<16>>,
-    rd_dist: Signal<Local, Bits<16>>,
     rd_block: Signal<Local, Bit>,
     bo_skip: Signal<Local, Bit>,
     /// QpCheck's verdict: the QP is RTS, has a WQE to send and waits out no RNR NAK.
@@ -505,6 +521,14 @@ impl Default for TxReq {
             n_rst: Default::default(),
             psn0: Default::default(),
             rst_psn: Default::default(),
+            rs_adv: Default::default(),
+            rs_more: Default::default(),
+            c_psn: Default::default(),
+            c_skip: Default::default(),
+            c_first: Default::default(),
+            c_ci1: Default::default(),
+            c_soff: Default::default(),
+            c_rdfull: Default::default(),
             bo: Default::default(),
             epoch: Default::default(),
             h_any: Default::default(),
@@ -597,14 +621,14 @@ impl Default for TxReq {
             q_ackci: Default::default(),
             q_rflags: Default::default(),
             q_tmo: Default::default(),
-            ci_lag: Default::default(),
+            ci_d: Default::default(),
+            ci_behind: Default::default(),
             psn_lag: Default::default(),
             e_ci: Default::default(),
             e_psn: Default::default(),
             first_out: Default::default(),
             skip: Default::default(),
             sh: Default::default(),
-            skip_off: Default::default(),
             rst_new: Default::default(),
             rst_adv: Default::default(),
             rst_lag: Default::default(),
@@ -631,7 +655,6 @@ impl Default for TxReq {
             q_cqn: Default::default(),
             q_pi: Default::default(),
             q_ci: Default::default(),
-            q_ci1: Default::default(),
             w_op: Default::default(),
             w_flags: Default::default(),
             w_ilen: Default::default(),
@@ -652,7 +675,6 @@ impl Default for TxReq {
             a_cmp_be: Default::default(),
             q_rda: Default::default(),
             rd_lim: Default::default(),
-            rd_dist: Default::default(),
             rd_block: Default::default(),
             bo_skip: Default::default(),
             qp_go: Default::default(),
@@ -688,7 +710,8 @@ impl Logic for TxReq {
     fn update(&mut self) {
         dff_setup!(
             self, clock, st, sweeping, sweep, qpn, qpc, wqe, off, psn, status, n_wqe, n_err,
-            n_retx, n_rst, psn0, rst_psn, bo, epoch, h_any
+            n_retx, n_rst, psn0, rst_psn, rs_adv, rs_more, c_psn, c_skip, c_first, c_ci1, c_soff,
+            c_rdfull, bo, epoch, h_any
         );
         self.qbits.clock.next = self.clock.val();
         self.htab.clock.next = self.clock.val();
@@ -720,21 +743,28 @@ impl Logic for TxReq {
         // effective send position: a restart may have set sq_ci back to a sq_ack_ci that the
         // ACK processor has since moved on (an ACK that crossed the restart): then resume at
         // sq_ack_ci / una_psn. The ACK processor's walk stops at sq_ci either way.
-        self.ci_lag.next = self.q_ackci.val() - self.q_ci.val();
+        // ci_d = sq_ci - sq_ack_ci; sq_ci is behind when sq_ack_ci - sq_ci is in 1..2^15,
+        // that is ci_d in 2^15 + 1 .. 2^16 - 1
+        self.ci_d.next = self.q_ci.val() - self.q_ackci.val();
+        self.ci_behind.next =
+            self.ci_d.val().get_bit(15) && self.ci_d.val().get_bits::<15>(0).any();
         self.psn_lag.next = self.q_psn.val() - self.q_una.val();
         self.e_ci.next = self.q_ci.val();
         self.e_psn.next = self.q_psn.val();
-        if self.ci_lag.val().any() && !self.ci_lag.val().get_bit(15) {
+        if self.ci_behind.val() {
             self.e_ci.next = self.q_ackci.val();
             self.e_psn.next = self.q_una.val();
-        } else if self.ci_lag.val() == 0 && self.psn_lag.val().get_bit(23) {
+        } else if !self.ci_d.val().any() && self.psn_lag.val().get_bit(23) {
             self.e_psn.next = self.q_una.val();
         }
-        self.q_ci1.next = self.e_ci.val() + 1;
+        self.c_ci1.d.next = self.e_ci.val() + 1;
         // the WQE is the oldest unacknowledged one: it arms the ACK timer, and a send position
         // past una_psn is a go-back-N restart in the middle of it
         self.first_out.next = self.e_ci.val() == self.q_ackci.val();
         self.skip.next = self.e_psn.val() - self.q_una.val();
+        self.c_psn.d.next = self.e_psn.val();
+        self.c_skip.d.next = self.skip.val();
+        self.c_first.d.next = self.first_out.val();
         self.sh.next = 12.into();
         if self.q_mtu.val() < 5 {
             self.sh.next = bit_cast::<5, 8>(self.q_mtu.val()) + 7;
@@ -742,7 +772,7 @@ impl Logic for TxReq {
         if self.q_mtu.val() == 0 {
             self.sh.next = 8.into();
         }
-        self.skip_off.next = bit_cast::<32, 24>(self.skip.val()) << self.sh.val();
+        self.c_soff.d.next = bit_cast::<36, 24>(self.c_skip.q.val()) << self.sh.val();
         // restart request: from rst_psn, but never before una_psn
         self.rst_new.next = self.rst_psn.q.val();
         self.rst_lag.next = self.rst_psn.q.val() - self.q_una.val();
@@ -801,8 +831,10 @@ impl Logic for TxReq {
         if self.q_rda.val() == 0 {
             self.rd_lim.next = 1.into();
         }
-        self.rd_dist.next = self.e_ci.val() - self.q_ackci.val();
-        self.rd_block.next = self.w_rdat.val() && (self.rd_dist.val() >= self.rd_lim.val());
+        // WQEs between sq_ack_ci and the send position e_ci: 0 when sq_ci is behind (e_ci =
+        // sq_ack_ci), else ci_d; rd_lim >= 1, so the behind case never blocks
+        self.c_rdfull.d.next = !self.ci_behind.val() && (self.ci_d.val() >= self.rd_lim.val());
+        self.rd_block.next = self.w_rdat.val() && self.c_rdfull.q.val();
         self.w_imm_op.next = (self.w_op.val() == self.c_op_send_imm.val())
             || (self.w_op.val() == self.c_op_write_imm.val());
         self.w_inline.next = (self.w_flags.val() & self.c_f_inline.val()).any();
@@ -1013,7 +1045,7 @@ impl Logic for TxReq {
         self.ctx.we.next = false;
         self.ctx.addr.next = bit_cast::<CTX_ADDR_BITS, QB>(self.qpn.q.val());
         self.ctx.wdata.next = (bit_cast::<512, 24>(self.psn_end.val()) << self.o_psn.val())
-            | (bit_cast::<512, 16>(self.q_ci1.val()) << self.o_ci.val());
+            | (bit_cast::<512, 16>(self.c_ci1.q.val()) << self.o_ci.val());
         self.ctx.wbe.next = self.be_ok.val();
         if self.st.q.val() == TxState::RsWb {
             self.ctx.wdata.next = (bit_cast::<512, 24>(self.rst_new.val()) << self.o_psn.val())
@@ -1022,7 +1054,7 @@ impl Logic for TxReq {
         if self.st.q.val() == TxState::ErrWb {
             self.ctx.wdata.next = (bit_cast::<512, 8>(self.c_err_state.val())
                 << self.o_state.val())
-                | (bit_cast::<512, 16>(self.q_ci1.val()) << self.o_ci.val());
+                | (bit_cast::<512, 16>(self.c_ci1.q.val()) << self.o_ci.val());
             self.ctx.wbe.next = self.be_err.val();
         }
         if (self.st.q.val() == TxState::MrRd) || (self.st.q.val() == TxState::Check) {
@@ -1193,16 +1225,17 @@ impl Logic for TxReq {
             }
             TxState::Check => {
                 self.off.d.next = 0.into();
-                self.psn.d.next = self.e_psn.val();
-                self.psn0.d.next = self.e_psn.val();
-                if self.first_out.val() && self.skip.val().any() {
+                self.psn.d.next = self.c_psn.q.val();
+                self.psn0.d.next = self.c_psn.q.val();
+                if self.c_first.q.val() && self.c_skip.q.val().any() {
                     // go-back-N into the middle of the oldest WQE: its packets keep their
                     // PSNs (una_psn + i), offsets and opcodes (MIDDLE/LAST, no RETH); a READ
                     // sends one READ REQUEST for the rest (PSN una_psn + skip, va and DMA
                     // length moved by skip * mtu)
                     self.psn0.d.next = self.q_una.val();
-                    if bit_cast::<32, 24>(self.skip.val()) < self.npk.val() {
-                        self.off.d.next = self.skip_off.val();
+                    // skip < npk = max(1, ceil(len / mtu)), as skip * mtu < len (skip >= 1)
+                    if self.c_soff.q.val() < bit_cast::<36, 32>(self.w_len.val()) {
+                        self.off.d.next = self.c_soff.q.val().get_bits::<32>(0);
                     } else {
                         self.psn.d.next = self.q_una.val();
                     }
@@ -1267,7 +1300,7 @@ impl Logic for TxReq {
                     self.off.d.next = self.off.q.val() + bit_cast::<32, 13>(self.plen.val());
                     self.psn.d.next = self.psn.q.val() + 1;
                     if self.last.val() {
-                        if self.q_ci1.val() != self.q_pi.val() {
+                        if self.c_ci1.q.val() != self.q_pi.val() {
                             self.st.d.next = TxState::Requeue;
                         } else {
                             self.st.d.next = TxState::Idle;
@@ -1303,8 +1336,15 @@ impl Logic for TxReq {
             TxState::RsCtxWait => {
                 if self.ctx.rvalid.val() {
                     self.qpc.d.next = self.ctx.rdata.val();
-                    self.st.d.next = TxState::RsCheck;
+                    self.st.d.next = TxState::RsAdv;
                 }
+            }
+            TxState::RsAdv => {
+                // a cycle for the sums on the fresh record (restarts are rare): RsCheck
+                // decides on registers
+                self.rs_adv.d.next = self.rst_adv.val();
+                self.rs_more.d.next = self.e_ci.val() != self.q_pi.val();
+                self.st.d.next = TxState::RsCheck;
             }
             TxState::RsCheck => {
                 // nothing sent from there (or the QP stopped): nothing to rewind; a QP with
@@ -1313,9 +1353,9 @@ impl Logic for TxReq {
                 // wait finds nothing to rewind)
                 if self.q_state.val() != self.c_rts.val() {
                     self.st.d.next = TxState::Idle;
-                } else if !self.rst_adv.val().any() || self.rst_adv.val().get_bit(23) {
+                } else if !self.rs_adv.q.val().any() || self.rs_adv.q.val().get_bit(23) {
                     self.st.d.next = TxState::Idle;
-                    if self.e_ci.val() != self.q_pi.val() {
+                    if self.rs_more.q.val() {
                         self.st.d.next = TxState::Requeue;
                     }
                 } else {
@@ -1328,7 +1368,7 @@ impl Logic for TxReq {
                 if self.ctx.gnt.val() {
                     self.n_rst.d.next = self.n_rst.q.val() + 1;
                     self.n_retx.d.next =
-                        self.n_retx.q.val() + bit_cast::<32, 24>(self.rst_adv.val());
+                        self.n_retx.q.val() + bit_cast::<32, 24>(self.rs_adv.q.val());
                     self.st.d.next = TxState::Requeue;
                 }
             }
