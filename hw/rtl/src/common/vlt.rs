@@ -226,7 +226,6 @@ pub const LINT_WAIVERS: &[(&str, &str)] = &[
     ),
 ];
 
-/// `-Wno-X` flags for [`LINT_WAIVERS`].
 /// Extra Verilator options for the simulation model from `RNIC_VLT_FLAGS` (whitespace
 /// separated), for example `--prof-cfuncs` so that `perf report` names the Verilog line of
 /// each always block that takes the time. Empty when unset.
@@ -236,6 +235,7 @@ pub fn extra_flags() -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// `-Wno-X` flags for [`LINT_WAIVERS`].
 pub fn waiver_flags() -> Vec<String> {
     LINT_WAIVERS
         .iter()

@@ -96,6 +96,7 @@ pub struct Ingress {
     fact_start: Signal<Local, Bits<PTR_BITS>>,
     fact_end: Signal<Local, Bits<PTR_BITS>>,
     verdict_drop: Signal<Local, Bit>,
+    data_len: Signal<Local, Bits<16>>,
 }
 
 impl Ingress {
@@ -165,6 +166,7 @@ impl Ingress {
             fact_start: Default::default(),
             fact_end: Default::default(),
             verdict_drop: Default::default(),
+            data_len: Default::default(),
         }
     }
 }
@@ -347,6 +349,8 @@ impl Logic for Ingress {
             || self.facts_d4.q.val().get_bit(1)
             || self.facts_d4.q.val().get_bit(2);
         self.hq.wr.next = false;
+        // the message bytes, without the pad: the responder's length checks start from it
+        self.data_len.next = self.parse.pay_len.val() - bit_cast::<16, 2>(self.parse.pad_cnt.val());
         self.hq.din.next = bit_cast::<HDR_W, 64>(self.parse.reth_va.val())
             | (bit_cast::<HDR_W, 32>(self.parse.reth_rkey.val()) << 64)
             | (bit_cast::<HDR_W, 32>(self.parse.reth_len.val()) << 96)
@@ -360,7 +364,7 @@ impl Logic for Ingress {
             | (bit_cast::<HDR_W, 1>(self.parse.ack_req.val().into()) << 250)
             | (bit_cast::<HDR_W, 1>(self.verdict_drop.val().into()) << 251)
             | (bit_cast::<HDR_W, 16>(self.parse.pay_off.val()) << 256)
-            | (bit_cast::<HDR_W, 16>(self.parse.pay_len.val()) << 272)
+            | (bit_cast::<HDR_W, 16>(self.data_len.val()) << 272)
             | (bit_cast::<HDR_W, PTR_BITS>(self.facts_d4.q.val().get_bits::<PTR_BITS>(3)) << 288)
             | (bit_cast::<HDR_W, PTR_BITS>(self.facts_d4.q.val().get_bits::<PTR_BITS>(12)) << 297)
             | (bit_cast::<HDR_W, 16>(self.parse.pkey.val()) << 320)
@@ -409,7 +413,7 @@ impl Logic for Ingress {
         self.head.ackreq.next = self.hq.dout.val().get_bit(250);
         self.head.drop.next = self.hq.dout.val().get_bit(251);
         self.head.pay_off.next = self.hq.dout.val().get_bits::<16>(256);
-        self.head.pay_len.next = self.hq.dout.val().get_bits::<16>(272);
+        self.head.data_len.next = self.hq.dout.val().get_bits::<16>(272);
         self.head.buf_start.next = self.hq.dout.val().get_bits::<PTR_BITS>(288);
         self.head.buf_end.next = self.hq.dout.val().get_bits::<PTR_BITS>(297);
         self.head.pkey.next = self.hq.dout.val().get_bits::<16>(320);

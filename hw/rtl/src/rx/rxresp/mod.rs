@@ -224,9 +224,10 @@ pub struct RxHdrM {
     pub aeth_msn: Signal<Out, Bits<24>>,
     /// The verdict: parser drop, ICRC bad, too long or MAC error.
     pub drop: Signal<Out, Bit>,
-    /// Payload offset in the frame and payload length (with the pad).
+    /// Payload offset in the frame, and the message bytes the packet carries (its payload
+    /// without the pad), subtracted before the FIFO.
     pub pay_off: Signal<Out, Bits<16>>,
-    pub pay_len: Signal<Out, Bits<16>>,
+    pub data_len: Signal<Out, Bits<16>>,
     /// The frame's first beat in the packet buffer, and the pointer after its last beat.
     pub buf_start: Signal<Out, Bits<PTR_BITS>>,
     pub buf_end: Signal<Out, Bits<PTR_BITS>>,
@@ -259,7 +260,7 @@ pub struct RxHdrS {
     pub aeth_msn: Signal<In, Bits<24>>,
     pub drop: Signal<In, Bit>,
     pub pay_off: Signal<In, Bits<16>>,
-    pub pay_len: Signal<In, Bits<16>>,
+    pub data_len: Signal<In, Bits<16>>,
     pub buf_start: Signal<In, Bits<PTR_BITS>>,
     pub buf_end: Signal<In, Bits<PTR_BITS>>,
     pub pkey: Signal<In, Bits<16>>,

@@ -791,7 +791,7 @@ impl Logic for Responder {
             ct_drop_busy
         );
         // =========================================================== head fields
-        self.pay.next = self.head.pay_len.val() - bit_cast::<16, 2>(self.head.pad.val());
+        self.pay.next = self.head.data_len.val();
         self.pay32.next = bit_cast::<32, 16>(self.pay.val());
         self.is_first.next = self.head.opcode.val() == self.k_op_sf.val()
             || self.head.opcode.val() == self.k_op_wf.val();
