@@ -4,8 +4,14 @@
 use crate::tx::txreq::{DESC_FIELDS, TxDescM, TxDescS};
 use rust_hdl::prelude::*;
 
-/// Bits of the side word stored with each descriptor (`xi` -> `xo`).
+/// Bits of the side word stored with each descriptor (`xi` -> `xo`): the frame length
+/// without the ICRC at [`SIDE_FLEN_AT`], the IPv4 total length at [`SIDE_IPLEN_AT`], each
+/// [`SIDE_LEN_BITS`] wide.
 pub const SIDE_BITS: usize = 30;
+pub const SIDE_LEN_BITS: usize = 14;
+pub const SIDE_FLEN_AT: usize = 0;
+pub const SIDE_IPLEN_AT: usize = 14;
+const _: () = assert!(SIDE_IPLEN_AT + SIDE_LEN_BITS <= SIDE_BITS);
 
 /// 16-deep show-ahead FIFO of packet descriptors: `i` (sink: `ready` = not full), `o`
 /// (source: `valid` = not empty, `ready` pops), plus a side word per entry (`xi` written with

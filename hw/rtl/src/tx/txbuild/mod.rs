@@ -41,7 +41,7 @@ mod lanes;
 #[cfg(test)]
 mod tests;
 
-pub use descfifo::{DescFifo, SIDE_BITS};
+pub use descfifo::{DescFifo, SIDE_BITS, SIDE_FLEN_AT, SIDE_IPLEN_AT, SIDE_LEN_BITS};
 pub use hdrgen::{TxHdr, txhdr_verilog};
 pub use lanes::{TxIns, TxLanes};
 
@@ -120,6 +120,11 @@ pub struct TxBuild {
     c_ack_op: Constant<Bits<8>>,
     c_aack_op: Constant<Bits<8>>,
     c_base: Constant<Bits<14>>,
+    /// frame length - IPv4 total length: the Ethernet header, less the ICRC
+    c_eth_icrc: Constant<Bits<14>>,
+    /// where the side word keeps the frame length and the IPv4 total length
+    c_fl_at: Constant<Bits<8>>,
+    c_ipl_at: Constant<Bits<8>>,
     c_reth: Constant<Bits<14>>,
     c_imm: Constant<Bits<14>>,
     zero4: Constant<Bits<4>>,
@@ -217,6 +222,9 @@ impl Default for TxBuild {
             c_ack_op: k(opcode::ACKNOWLEDGE as u64),
             c_aack_op: k(opcode::ATOMIC_ACKNOWLEDGE as u64),
             c_base: k((ETH_HDR_BYTES + IPV4_HDR_BYTES + UDP_HDR_BYTES + BTH_BYTES) as u64),
+            c_eth_icrc: k((ETH_HDR_BYTES - ICRC_BYTES) as u64),
+            c_fl_at: k(SIDE_FLEN_AT as u64),
+            c_ipl_at: k(SIDE_IPLEN_AT as u64),
             c_reth: k(RETH_BYTES as u64),
             c_imm: k(IMMDT_BYTES as u64),
             zero4: k(0),
@@ -347,8 +355,11 @@ impl Logic for TxBuild {
         self.i_flen.next = self.i_hlen.val()
             + bit_cast::<14, 13>(self.dfifo.i.paylen.val())
             + bit_cast::<14, 2>(self.dfifo.i.pad.val());
-        self.dfifo.xi.next = bit_cast::<SIDE_BITS, 14>(self.i_flen.val())
-            | (bit_cast::<SIDE_BITS, 14>(self.i_flen.val() - 10) << 14);
+        // IPv4 total length = frame length - Ethernet header + the ICRC
+        self.dfifo.xi.next = (bit_cast::<SIDE_BITS, SIDE_LEN_BITS>(self.i_flen.val())
+            << self.c_fl_at.val())
+            | (bit_cast::<SIDE_BITS, SIDE_LEN_BITS>(self.i_flen.val() - self.c_eth_icrc.val())
+                << self.c_ipl_at.val());
         self.dma_pkt.next = !self.dfifo.i.inl.val() && self.dfifo.i.paylen.val().any();
         self.rd.cmd_valid.next =
             self.in_valid.val() && self.dma_pkt.val() && self.dfifo.i.ready.val();
@@ -401,7 +412,11 @@ impl Logic for TxBuild {
         self.h_reth.next = self.dfifo.o.has_reth.val();
         self.h_x4.next = self.dfifo.o.has_imm.val();
         self.h_plen.next = self.dfifo.o.paylen.val();
-        self.f_len.next = self.dfifo.xo.val().get_bits::<14>(0);
+        self.f_len.next = self
+            .dfifo
+            .xo
+            .val()
+            .get_bits::<SIDE_LEN_BITS>(self.c_fl_at.val().index());
         self.f_lm1.next = self.f_len.val() - 1;
         self.f_l63.next = self.f_len.val() + 63;
         self.f_n.next = bit_cast::<7, 6>(self.f_lm1.val().get_bits::<6>(0)) + 1;
@@ -431,7 +446,12 @@ impl Logic for TxBuild {
         self.hdrgen.d.idata.next = self.dfifo.o.idata.val();
         self.hdrgen.aeth.next = false;
         self.hdrgen.aethv.next = 0.into();
-        self.hdrgen.iplen.next = bit_cast::<16, 14>(self.dfifo.xo.val().get_bits::<14>(14));
+        self.hdrgen.iplen.next = bit_cast::<16, SIDE_LEN_BITS>(
+            self.dfifo
+                .xo
+                .val()
+                .get_bits::<SIDE_LEN_BITS>(self.c_ipl_at.val().index()),
+        );
         if self.hs_load.val() {
             self.hs_v.d.next = true;
             self.hs_kind.d.next = 1.into();
