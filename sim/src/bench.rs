@@ -791,6 +791,34 @@ pub fn recovery(out: &mut String, cfg: WorldConfig) -> Result<(), crate::Error> 
     Ok(())
 }
 
+/// The simulator's speed on this machine (wall clock): simulated cycles per second of the
+/// two-NIC world while it runs RDMA through the verbs API (4 KiB and 64 B WRITEs, 4 KiB
+/// READs, one QP, 32 outstanding), and while it is idle. `make bench` reports the same figures
+/// after its full run; this probe takes a few seconds and is what `rnic-sim speed` prints.
+pub fn sim_speed(cfg: WorldConfig) -> Result<(f64, f64), crate::Error> {
+    let w = world(cfg);
+    let (ca, cb) = crate::demo::contexts(&w)?;
+    let rig = Rig::new(&w, &ca, &cb, 64 * 1024 + 4096)?;
+    let (qa, qb) = rig.connect(Mtu::Mtu4096)?;
+    let t = std::time::Instant::now();
+    let c0 = w.borrow().cycle;
+    for (op, size, iters) in [
+        (BenchOp::Write, 4096usize, 128usize),
+        (BenchOp::Write, 64, 256),
+        (BenchOp::Read, 4096, 64),
+    ] {
+        rig.measure(&qa, &qb, op, size, iters, 32)?;
+        rig.audit()?;
+        w.borrow_mut().wire.clear();
+    }
+    let rdma = (w.borrow().cycle - c0) as f64 / t.elapsed().as_secs_f64();
+    let n = 100_000;
+    let t = std::time::Instant::now();
+    w.borrow_mut().run(n);
+    let idle = n as f64 / t.elapsed().as_secs_f64();
+    Ok((rdma, idle))
+}
+
 #[cfg(test)]
 mod tests {
     /// The atomics rows by themselves (seconds, not the minutes of `make bench`):
@@ -804,6 +832,14 @@ mod tests {
     }
 
     use super::*;
+
+    /// `rnic-sim speed`'s probe: it runs its traffic (audited) and reports a speed for both
+    /// parts (wall clock: only that they were measured, never how fast)
+    #[test]
+    fn sim_speed_probe() {
+        let (rdma, idle) = sim_speed(WorldConfig::default()).unwrap_or_else(|e| panic!("{e}"));
+        assert!(rdma > 0.0 && rdma.is_finite() && idle > 0.0 && idle.is_finite());
+    }
 
     /// The bench's 5% row by itself (minutes):
     /// `cargo test --release -p rnic-sim --lib bench::tests::lossy_5pct_100k -- --ignored --nocapture`
@@ -930,32 +966,4 @@ mod tests {
         assert!(svg.matches("<polyline").count() >= 5, "5 curves");
         std::fs::remove_dir_all(&dir).ok();
     }
-}
-
-/// The simulator's speed on this machine (wall clock): simulated cycles per second of the
-/// two-NIC world while it runs RDMA through the verbs API (4 KiB and 64 B WRITEs, 4 KiB
-/// READs, one QP, 32 outstanding), and while it is idle. `make bench` reports the same figures
-/// after its full run; this probe takes a few seconds and is what `rnic-sim speed` prints.
-pub fn sim_speed(cfg: WorldConfig) -> Result<(f64, f64), crate::Error> {
-    let w = world(cfg);
-    let (ca, cb) = crate::demo::contexts(&w)?;
-    let rig = Rig::new(&w, &ca, &cb, 64 * 1024 + 4096)?;
-    let (qa, qb) = rig.connect(Mtu::Mtu4096)?;
-    let t = std::time::Instant::now();
-    let c0 = w.borrow().cycle;
-    for (op, size, iters) in [
-        (BenchOp::Write, 4096usize, 128usize),
-        (BenchOp::Write, 64, 256),
-        (BenchOp::Read, 4096, 64),
-    ] {
-        rig.measure(&qa, &qb, op, size, iters, 32)?;
-        rig.audit()?;
-        w.borrow_mut().wire.clear();
-    }
-    let rdma = (w.borrow().cycle - c0) as f64 / t.elapsed().as_secs_f64();
-    let n = 100_000;
-    let t = std::time::Instant::now();
-    w.borrow_mut().run(n);
-    let idle = n as f64 / t.elapsed().as_secs_f64();
-    Ok((rdma, idle))
 }

@@ -1030,3 +1030,88 @@ fn duplicate_atomics_are_answered_from_the_saved_results() {
     }
     audit(&w, m0, &a, &b, "duplicates");
 }
+
+/// ACK coalescing against the max_rd_atomic limit: WRITEs ask for an ACK only every K WQEs
+/// (K = min(8, the largest power of two <= max_rd_atomic)) or when they are the last posted,
+/// while a READ or atomic behind them waits until it is fewer than max_rd_atomic WQEs after
+/// the last acknowledged one. Mixes of READ, WRITE and FETCH_ADD posted at once must complete
+/// in order without a single timeout for every limit (a WRITE run longer than the limit
+/// without AckReq would hold the READ behind it until the ACK timer), and with the default
+/// limit B sends fewer ACKs than A sends WRITEs.
+#[test]
+fn ack_coalescing_never_holds_a_read() {
+    for limit in [1u8, 2, 3, 5, 16] {
+        let what = format!("max_rd_atomic {limit}");
+        let (w, ca, cb) = verbs_pair(WorldConfig::default());
+        let a = Side::new(&ca, 64 * 1024, 128);
+        let b = Side::new(&cb, 64 * 1024, 16);
+        let (qa, qb) = (a.qp(), b.qp());
+        let mut at = attr(Mtu::Mtu1024);
+        at.rts = RtsAttr {
+            max_rd_atomic: limit,
+            ..RtsAttr::default()
+        };
+        connect_qps(&qa, &qb, &at).expect("connect");
+        let m0 = marks(&w);
+        let since = wire_mark(&w);
+        b.src.write(0, &pattern(9, 4096)).unwrap();
+        // 60 WQEs: runs of 1..7 WRITEs between READs and FETCH_ADDs
+        let (mut wrs, mut kinds, mut i) = (Vec::new(), Vec::new(), 0u64);
+        let mut run = 1u64;
+        while wrs.len() < 60 {
+            for _ in 0..run {
+                let op = SendOp::RdmaWrite {
+                    remote_addr: b.local.remote_addr(64 * (i as usize % 512)).unwrap(),
+                    rkey: b.local.rkey(),
+                };
+                wrs.push(SendWr::new(i, op).sge(a.src.sge(0, 64).unwrap()));
+                kinds.push(WcOpcode::RdmaWrite);
+                i += 1;
+            }
+            let (op, kind) = if run % 2 == 1 {
+                let op = SendOp::RdmaRead {
+                    remote_addr: b.src.remote_addr(0).unwrap(),
+                    rkey: b.src.rkey(),
+                };
+                (op, WcOpcode::RdmaRead)
+            } else {
+                let op = SendOp::FetchAdd {
+                    remote_addr: b.atom.remote_addr(0).unwrap(),
+                    rkey: b.atom.rkey(),
+                    add: 1,
+                };
+                (op, WcOpcode::FetchAdd)
+            };
+            let len = if kind == WcOpcode::RdmaRead { 64 } else { 8 };
+            wrs.push(SendWr::new(i, op).sge(a.local.sge(64 * (i as usize % 512), len).unwrap()));
+            kinds.push(kind);
+            i += 1;
+            run = run % 7 + 1;
+        }
+        qa.post_send(&wrs).unwrap();
+        let wc = wait_wc(&a, &b, &a.cq, wrs.len(), &what);
+        for (k, c) in wc.iter().enumerate() {
+            assert_eq!(
+                (c.wr_id, c.status, c.opcode),
+                (k as u64, WcStatus::Success, kinds[k]),
+                "{what}"
+            );
+        }
+        assert_eq!(counter(a.ctx, "timeouts"), 0, "{what}: ACK timeouts");
+        assert_eq!(counter(a.ctx, "restarts"), 0, "{what}: restarts");
+        let writes = kinds.iter().filter(|k| **k == WcOpcode::RdmaWrite).count();
+        let acks = w
+            .borrow()
+            .wire
+            .iter()
+            .skip(since)
+            .filter_map(|(link, f)| (*link == 1).then(|| rnic_sim::frame::parse_roce(&f.data)))
+            .flatten()
+            .filter(|p| p.opcode == op::ACKNOWLEDGE)
+            .count();
+        if limit >= 8 {
+            assert!(acks < writes, "{what}: {acks} ACKs for {writes} WRITEs");
+        }
+        audit(&w, m0, &a, &b, &what);
+    }
+}

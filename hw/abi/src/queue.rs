@@ -30,6 +30,16 @@ pub mod wqe_flag {
 pub const ATOMIC_RESOURCES: u32 = 16;
 /// Most READ/atomic WQEs a requester QP has outstanding (the clamp of `max_rd_atomic`).
 pub const MAX_RD_ATOMIC: u32 = 16;
+/// ACK coalescing on the requester: a SEND or WRITE message asks for an acknowledgement
+/// (BTH AckReq in its last packet) when it is the last WQE posted at the time it is sent, or
+/// when its WQE index + 1 is a multiple of K = min(this, the largest power of two <= the QP's
+/// READ/atomic limit L = max(1, min(max_rd_atomic, MAX_RD_ATOMIC))); a power of two. K <= L
+/// keeps a READ/atomic waiting for the limit from waiting on WRITEs that asked for no ACK.
+/// Every 64th PSN asks for one as well, and READ/atomic requests always do. An ACK
+/// acknowledges every packet before it (IBTA 9.7.5.1), so the WQEs in between complete with
+/// it.
+pub const ACK_EVERY_WQES: u32 = 8;
+const _: () = assert!(ACK_EVERY_WQES.is_power_of_two());
 /// Bytes an atomic operates on (and the length of its local SGE).
 pub const ATOMIC_BYTES: u32 = 8;
 

@@ -78,9 +78,11 @@ use crate::common::lutram::LutRam;
 use crate::common::ringslot::RingSlot;
 use crate::net::mac::MacOrder;
 use rnic_abi::params;
+// c_amask's cascade is written for an interval of 8
+const _: () = assert!(ACK_EVERY_WQES == 8);
 use rnic_abi::queue::{
-    ATOMIC_BYTES, MAX_RD_ATOMIC, MrEntry, QpContext, Wqe, access, qp_state, req_flag, wc_op,
-    wc_status, wqe_flag, wqe_op,
+    ACK_EVERY_WQES, ATOMIC_BYTES, MAX_RD_ATOMIC, MrEntry, QpContext, Wqe, access, qp_state,
+    req_flag, wc_op, wc_status, wqe_flag, wqe_op,
 };
 use rnic_abi::roce::opcode;
 use rust_hdl::prelude::*;
@@ -297,6 +299,10 @@ pub struct TxReq {
     c_soff: DFF<Bits<36>>,
     /// max_rd_atomic WQEs or more between sq_ack_ci and e_ci, registered like c_skip
     c_rdfull: DFF<Bit>,
+    /// K - 1 for the AckReq interval K = min(ACK_EVERY_WQES, the largest power of two <= L):
+    /// never more than L - 1 messages in a row without AckReq, so a READ/atomic held by the
+    /// max_rd_atomic limit always has an ACK coming that frees it
+    c_amask: DFF<Bits<16>>,
     /// max_rd_atomic back-off: the cycle counter of the epoch, the epoch number, and whether
     /// a QP was held in this epoch
     bo: DFF<Bits<BO_BITS>>,
@@ -529,6 +535,7 @@ impl Default for TxReq {
             c_ci1: Default::default(),
             c_soff: Default::default(),
             c_rdfull: Default::default(),
+            c_amask: Default::default(),
             bo: Default::default(),
             epoch: Default::default(),
             h_any: Default::default(),
@@ -711,7 +718,7 @@ impl Logic for TxReq {
         dff_setup!(
             self, clock, st, sweeping, sweep, qpn, qpc, wqe, off, psn, status, n_wqe, n_err,
             n_retx, n_rst, psn0, rst_psn, rs_adv, rs_more, c_psn, c_skip, c_first, c_ci1, c_soff,
-            c_rdfull, bo, epoch, h_any
+            c_rdfull, c_amask, bo, epoch, h_any
         );
         self.qbits.clock.next = self.clock.val();
         self.htab.clock.next = self.clock.val();
@@ -835,6 +842,17 @@ impl Logic for TxReq {
         // sq_ack_ci), else ci_d; rd_lim >= 1, so the behind case never blocks
         self.c_rdfull.d.next = !self.ci_behind.val() && (self.ci_d.val() >= self.rd_lim.val());
         self.rd_block.next = self.w_rdat.val() && self.c_rdfull.q.val();
+        // the AckReq interval (written out for ACK_EVERY_WQES = 8, asserted below)
+        self.c_amask.d.next = 7.into();
+        if self.rd_lim.val() < 8 {
+            self.c_amask.d.next = 3.into();
+        }
+        if self.rd_lim.val() < 4 {
+            self.c_amask.d.next = 1.into();
+        }
+        if self.rd_lim.val() < 2 {
+            self.c_amask.d.next = 0.into();
+        }
         self.w_imm_op.next = (self.w_op.val() == self.c_op_send_imm.val())
             || (self.w_op.val() == self.c_op_write_imm.val());
         self.w_inline.next = (self.w_flags.val() & self.c_f_inline.val()).any();
@@ -935,7 +953,14 @@ impl Logic for TxReq {
         self.pkt.sport.next = self.q_sport.val();
         self.pkt.dqpn.next = self.q_rqpn.val();
         self.pkt.psn.next = self.psn.q.val();
-        self.pkt.ackreq.next = self.last.val() || (self.psn.q.val().get_bits::<6>(0) == 63);
+        // AckReq (ACK coalescing, rnic_abi::queue::ACK_EVERY_WQES): in a message's last packet
+        // when nothing is posted behind it (as of the context read), or every K WQEs (c_amask),
+        // or for a READ/atomic; and at every 64th PSN
+        self.pkt.ackreq.next = (self.last.val()
+            && (self.w_rdat.val()
+                || (self.c_ci1.q.val() == self.q_pi.val())
+                || !(self.c_ci1.q.val() & self.c_amask.q.val()).any()))
+            || (self.psn.q.val().get_bits::<6>(0) == 63);
         // SE: SEND and RDMA WRITE with immediate (the ones that complete a receive WQE)
         self.pkt.se.next = self.w_sol.val()
             && self.last.val()
@@ -1444,8 +1469,12 @@ pub(crate) mod tests {
 
     pub const P: params::BuildParams = params::DEFAULT;
 
-    /// One RoCE packet as the test expects it (or decoded from the DUT).
-    #[derive(Debug, Clone, PartialEq, Eq)]
+    /// One RoCE packet as the test expects it (or decoded from the DUT). `ack_free`: an
+    /// expected packet whose AckReq may be either (the last packet of a SEND/WRITE message
+    /// that is neither an every-`ACK_EVERY_WQES` WQE nor the last one posted: whether it asks
+    /// for an ACK depends on what was posted when it went out); equality ignores `ackreq` when
+    /// either side has it.
+    #[derive(Debug, Clone, Eq)]
     pub struct Pkt {
         pub dmac: [u8; 6],
         pub smac: [u8; 6],
@@ -1457,10 +1486,28 @@ pub(crate) mod tests {
         pub pad: u8,
         pub dqpn: u32,
         pub ackreq: bool,
+        pub ack_free: bool,
         pub psn: u32,
         pub reth: Option<(u64, u32, u32)>,
         pub imm: Option<u32>,
         pub payload: Vec<u8>,
+    }
+
+    impl PartialEq for Pkt {
+        fn eq(&self, o: &Pkt) -> bool {
+            (self.ackreq == o.ackreq || self.ack_free || o.ack_free)
+                && (
+                    self.dmac,
+                    self.smac,
+                    self.sip,
+                    self.dip,
+                    self.sport,
+                    self.opcode,
+                ) == (o.dmac, o.smac, o.sip, o.dip, o.sport, o.opcode)
+                && (self.se, self.pad, self.dqpn, self.psn, self.reth, self.imm)
+                    == (o.se, o.pad, o.dqpn, o.psn, o.reth, o.imm)
+                && self.payload == o.payload
+        }
     }
 
     /// Everything the models hold: QP contexts, MRs, WQEs, host memory.
@@ -1732,6 +1779,7 @@ pub(crate) mod tests {
             pad: 0,
             dqpn: q.remote_qpn & 0xFF_FFFF,
             ackreq: true,
+            ack_free: false,
             psn: psn & 0xFF_FFFF,
             reth: Some((w.remote_addr, w.rkey, (swp >> 32) as u32)),
             imm: Some(swp as u32),
@@ -1789,6 +1837,7 @@ pub(crate) mod tests {
             pad: 0,
             dqpn: q.remote_qpn & 0xFF_FFFF,
             ackreq: true,
+            ack_free: false,
             psn: psn & 0xFF_FFFF,
             reth: Some((
                 w.remote_addr.wrapping_add(off as u64),
@@ -1880,7 +1929,10 @@ pub(crate) mod tests {
                 se: last && w.flags & wqe_flag::SOLICITED != 0 && (!write || imm),
                 pad: ((4 - pl.len() % 4) % 4) as u8,
                 dqpn: q.remote_qpn & 0xFF_FFFF,
+                // AckReq: always at every 64th PSN; in the last packet as far as this WQE
+                // alone tells (expect_all pins down the ones that must ask)
                 ackreq: last || psn % 64 == 63,
+                ack_free: last && psn % 64 != 63,
                 psn,
                 reth: (write && first).then_some((w.remote_addr, w.rkey, len)),
                 imm: (imm && last).then_some(w.imm_data),
@@ -1910,9 +1962,22 @@ pub(crate) mod tests {
         for (qpn, q0) in &s.qps {
             let mut q = *q0;
             let mut pk = vec![];
+            // the producer index once every WQE is posted
+            let end = q0.sq_ci.wrapping_add(s.wqes[qpn].len() as u16);
             for w in &s.wqes[qpn] {
                 match expect_wqe(s, &q, w) {
-                    Ok(p) => {
+                    Ok(mut p) => {
+                        // a message must ask for an ACK when it is the last one posted or an
+                        // every-ACK_EVERY_WQES one (the others may: see Pkt::ack_free)
+                        let ci1 = q.sq_ci.wrapping_add(1);
+                        let l = u32::from(q.max_rd_atomic).clamp(1, MAX_RD_ATOMIC);
+                        let k = ACK_EVERY_WQES.min(1 << l.ilog2());
+                        if ci1 == end || u32::from(ci1) % k == 0 {
+                            if let Some(l) = p.last_mut() {
+                                l.ackreq = true;
+                                l.ack_free = false;
+                            }
+                        }
                         q.sq_psn = (q.sq_psn + psn_span(&q, w)) & 0xFF_FFFF;
                         q.sq_ci = q.sq_ci.wrapping_add(1);
                         pk.extend(p);
@@ -2059,6 +2124,7 @@ pub(crate) mod tests {
             pad: g("pad") as u8,
             dqpn: g("dqpn") as u32,
             ackreq: g("ackreq") == 1,
+            ack_free: false,
             psn: g("psn") as u32,
             reth: (g("has_reth") == 1).then(|| (g("va"), g("rkey") as u32, g("dmalen") as u32)),
             imm: (g("has_imm") == 1).then(|| g("imm") as u32),
