@@ -175,7 +175,9 @@ fn our_frames_with_a_traffic_class_pass_the_oracles_and_carry_dscp_ecn() {
         rnic_sim::pcap::to_pcap(w.wire.iter().map(|(_, f)| f)).unwrap()
     };
     let roce = rnic_tests::oracle::check_capture("tclass", &pcap);
-    assert!(roce >= 7, "RoCE frames: {roce}");
+    // 5 request packets (SEND 2 at MTU 1024, WRITE 3) and the ACK of the WRITE, which covers
+    // the SEND too (ACK coalescing: the SEND is not the last WQE posted, so it asks for none)
+    assert!(roce >= 6, "RoCE frames: {roce}");
     // tshark's reading of the DS field of every IPv4 frame
     let dir = std::env::temp_dir().join(format!("rnic-tclass-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
