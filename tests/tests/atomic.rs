@@ -1105,8 +1105,8 @@ fn ack_coalescing_never_holds_a_read() {
             .wire
             .iter()
             .skip(since)
-            .filter_map(|(link, f)| (*link == 1).then(|| rnic_sim::frame::parse_roce(&f.data)))
-            .flatten()
+            .filter(|(link, _)| *link == 1)
+            .filter_map(|(_, f)| rnic_sim::frame::parse_roce(&f.data))
             .filter(|p| p.opcode == op::ACKNOWLEDGE)
             .count();
         if limit >= 8 {

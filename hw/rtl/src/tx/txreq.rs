@@ -1972,11 +1972,11 @@ pub(crate) mod tests {
                         let ci1 = q.sq_ci.wrapping_add(1);
                         let l = u32::from(q.max_rd_atomic).clamp(1, MAX_RD_ATOMIC);
                         let k = ACK_EVERY_WQES.min(1 << l.ilog2());
-                        if ci1 == end || u32::from(ci1) % k == 0 {
-                            if let Some(l) = p.last_mut() {
-                                l.ackreq = true;
-                                l.ack_free = false;
-                            }
+                        if (ci1 == end || u32::from(ci1) % k == 0)
+                            && let Some(l) = p.last_mut()
+                        {
+                            l.ackreq = true;
+                            l.ack_free = false;
                         }
                         q.sq_psn = (q.sq_psn + psn_span(&q, w)) & 0xFF_FFFF;
                         q.sq_ci = q.sq_ci.wrapping_add(1);
