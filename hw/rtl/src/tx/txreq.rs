@@ -286,16 +286,17 @@ pub struct TxReq {
     /// rewound position, registered in RsAdv for RsCheck and RsWb
     rs_adv: DFF<Bits<24>>,
     rs_more: DFF<Bit>,
-    /// e_psn, skip and first_out registered: Check comes at least two cycles after the
-    /// context record was latched (QpCheck, WqeWait in between), so these are the values of
-    /// the record Check works on, and no sum on the record sits in Check's cycle
+    /// e_psn, skip and first_out registered from the context record: it is in `qpc` from
+    /// QpCheck on, at least two cycles before Check (Check only follows WqeWait, which only
+    /// follows QpCheck/WqeRd), so these hold the record's values in Check, and no sum on the
+    /// record sits in Check's cycle
     c_psn: DFF<Bits<24>>,
     c_skip: DFF<Bits<24>>,
     c_first: DFF<Bit>,
     /// the send position after this WQE, e_ci + 1 (used from Check on: Wb, Send, ErrWb)
     c_ci1: DFF<Bits<16>>,
-    /// skip * MTU (36 bits: no truncation), from c_skip a cycle later: Check is at least
-    /// three cycles after the context record's latch (CtxWait), so c_soff is in time
+    /// skip * MTU (36 bits: no truncation), from c_skip a cycle later: still in time for
+    /// Check, two cycles after the record is in `qpc`
     c_soff: DFF<Bits<36>>,
     /// max_rd_atomic WQEs or more between sq_ack_ci and e_ci, registered like c_skip
     c_rdfull: DFF<Bit>,
