@@ -752,7 +752,11 @@ pub fn recovery(out: &mut String, cfg: WorldConfig) -> Result<(), crate::Error> 
         ("WRITE 21 of 64 (sequence NAK, go-back-N)", 0, Some(20u64)),
         ("the last WRITE (no later packet: ACK timeout)", 0, Some(63)),
         // B sends one ACK every 8 WRITEs (ACK coalescing): lose its third
-        ("the third ACK, of WRITE 24 (later ACKs cover it)", 1, Some(2)),
+        (
+            "the third ACK, of WRITE 24 (later ACKs cover it)",
+            1,
+            Some(2),
+        ),
     ] {
         let w = world(cfg);
         if let Some(n) = nth {
