@@ -843,7 +843,7 @@ impl Logic for TxReq {
         // sq_ack_ci), else ci_d; rd_lim >= 1, so the behind case never blocks
         self.c_rdfull.d.next = !self.ci_behind.val() && (self.ci_d.val() >= self.rd_lim.val());
         self.rd_block.next = self.w_rdat.val() && self.c_rdfull.q.val();
-        // the AckReq interval (written out for ACK_EVERY_WQES = 8, asserted below)
+        // the AckReq interval (written out for ACK_EVERY_WQES = 8, asserted at the top)
         self.c_amask.d.next = 7.into();
         if self.rd_lim.val() < 8 {
             self.c_amask.d.next = 3.into();
