@@ -295,8 +295,6 @@ pub struct Responder {
     s_off: Signal<Local, Bits<32>>,
     m_key: Signal<Local, Bits<32>>,
     m_pd: Signal<Local, Bits<32>>,
-    m_iova: Signal<Local, Bits<64>>,
-    m_len: Signal<Local, Bits<64>>,
     m_access: Signal<Local, Bits<32>>,
     m_flags: Signal<Local, Bits<32>>,
     w_len: Signal<Local, Bits<32>>,
@@ -349,8 +347,12 @@ pub struct Responder {
     rq_acc: DFF<Bits<32>>,
     rq_idx_ok: DFF<Bit>,
     /// The MR record's end (iova + length, 65 bits), loaded with `mr`.
-    mend: DFF<Bits<65>>,
+    /// the MR bounds compares, registered with the MR record: rq_addr >= iova and
+    /// rq_end <= iova + len (the request's bounds are in their registers by then)
+    mr_lo: DFF<Bit>,
+    mr_hi: DFF<Bit>,
     rd_mend: Signal<Local, Bits<65>>,
+    rd_iova: Signal<Local, Bits<64>>,
     /// The header's PSN minus the RqState's expected PSN, loaded with `rqs` (the head does
     /// not change while its records are read).
     pdiff: DFF<Bits<24>>,
@@ -608,8 +610,6 @@ impl Responder {
             s_off: Default::default(),
             m_key: Default::default(),
             m_pd: Default::default(),
-            m_iova: Default::default(),
-            m_len: Default::default(),
             m_access: Default::default(),
             m_flags: Default::default(),
             w_len: Default::default(),
@@ -650,8 +650,10 @@ impl Responder {
             rq_end: Default::default(),
             rq_acc: Default::default(),
             rq_idx_ok: Default::default(),
-            mend: Default::default(),
+            mr_lo: Default::default(),
+            mr_hi: Default::default(),
             rd_mend: Default::default(),
+            rd_iova: Default::default(),
             pdiff: Default::default(),
             lgt: Default::default(),
             lne: Default::default(),
@@ -772,7 +774,8 @@ impl Logic for Responder {
             rq_end,
             rq_acc,
             rq_idx_ok,
-            mend,
+            mr_lo,
+            mr_hi,
             pdiff,
             lgt,
             lne,
@@ -870,8 +873,6 @@ impl Logic for Responder {
             (self.q_access.val().get_bits::<8>(0) & self.k_acc_ra.val().get_bits::<8>(0)).any();
         self.m_key.next = self.mr.q.val().get_bits::<32>(self.o_m_key.val().index());
         self.m_pd.next = self.mr.q.val().get_bits::<32>(self.o_m_pd.val().index());
-        self.m_iova.next = self.mr.q.val().get_bits::<64>(self.o_m_iova.val().index());
-        self.m_len.next = self.mr.q.val().get_bits::<64>(self.o_m_len.val().index());
         self.m_access.next = self
             .mr
             .q
@@ -927,24 +928,25 @@ impl Logic for Responder {
             bit_cast::<65, 64>(self.r_addr.val()) + bit_cast::<65, 64>(self.r_len.val());
         self.rq_acc.d.next = self.need_acc.val();
         self.rq_idx_ok.d.next = self.mr_idx.val() < self.k_nmr.val();
-        self.rd_mend.next = bit_cast::<65, 64>(
-            self.ctx
-                .rdata
-                .val()
-                .get_bits::<64>(self.o_m_iova.val().index()),
-        ) + bit_cast::<65, 64>(
-            self.ctx
-                .rdata
-                .val()
-                .get_bits::<64>(self.o_m_len.val().index()),
-        );
+        self.rd_iova.next = self
+            .ctx
+            .rdata
+            .val()
+            .get_bits::<64>(self.o_m_iova.val().index());
+        self.rd_mend.next = bit_cast::<65, 64>(self.rd_iova.val())
+            + bit_cast::<65, 64>(
+                self.ctx
+                    .rdata
+                    .val()
+                    .get_bits::<64>(self.o_m_len.val().index()),
+            );
         self.mr_ok.next = self.rq_idx_ok.q.val()
             && self.m_flags.val().get_bit(0)
             && self.m_key.val() == self.rq_key.q.val()
             && self.m_pd.val() == self.q_pd.val()
             && (self.m_access.val() & self.rq_acc.q.val()).any()
-            && self.rq_addr.q.val() >= self.m_iova.val()
-            && self.rq_end.q.val() <= self.mend.q.val();
+            && self.mr_lo.q.val()
+            && self.mr_hi.q.val();
         self.off_after.next = self.s_off.val() + self.pay32.val();
         // zero-length RDMA WRITE / READ (RETH DMA length 0): no R_Key or bounds check (C9-88)
         self.zlen.next = !self.head.rlen.val().any();
@@ -1405,7 +1407,8 @@ impl Logic for Responder {
             St::MrWait => {
                 if self.ctx.rvalid.val() {
                     self.mr.d.next = self.ctx.rdata.val();
-                    self.mend.d.next = self.rd_mend.val();
+                    self.mr_lo.d.next = self.rq_addr.q.val() >= self.rd_iova.val();
+                    self.mr_hi.d.next = self.rq_end.q.val() <= self.rd_mend.val();
                     self.st.d.next = St::Check;
                 }
             }
@@ -1767,7 +1770,8 @@ impl Logic for Responder {
                         .get_bits::<24>(self.o_s_psn.val().index());
             } else {
                 self.mr.d.next = self.ctx.rdata.val();
-                self.mend.d.next = self.rd_mend.val();
+                self.mr_lo.d.next = self.rq_addr.q.val() >= self.rd_iova.val();
+                self.mr_hi.d.next = self.rq_end.q.val() <= self.rd_mend.val();
             }
         }
 
