@@ -119,6 +119,22 @@ fn attr(mtu: Mtu) -> ConnectAttr {
     }
 }
 
+/// A QP on each side, connected at MTU 1024 with A's `max_rd_atomic` at `limit`.
+fn limited_qps<'s>(
+    a: &'s Side,
+    b: &'s Side,
+    limit: u8,
+) -> (QueuePair<'s, SimNic>, QueuePair<'s, SimNic>) {
+    let (qa, qb) = (a.qp(), b.qp());
+    let mut at = attr(Mtu::Mtu1024);
+    at.rts = RtsAttr {
+        max_rd_atomic: limit,
+        ..RtsAttr::default()
+    };
+    connect_qps(&qa, &qb, &at).expect("connect");
+    (qa, qb)
+}
+
 fn wait_wc(
     a: &Side,
     b: &Side,
@@ -845,13 +861,8 @@ fn max_rd_atomic_limits_outstanding_atomics() {
         let (w, ca, cb) = verbs_pair(WorldConfig::default());
         let a = Side::new(&ca, 64 * 1024, 128);
         let b = Side::new(&cb, 64 * 1024, 16);
-        let (qa, qb) = (a.qp(), b.qp());
-        let mut at = attr(Mtu::Mtu1024);
-        at.rts = RtsAttr {
-            max_rd_atomic: limit,
-            ..RtsAttr::default()
-        };
-        connect_qps(&qa, &qb, &at).expect("connect");
+        // B's QP lives to the end of the iteration (only A posts)
+        let (qa, _qb) = limited_qps(&a, &b, limit);
         let m0 = marks(&w);
         let since = wire_mark(&w);
         b.atom.write(0, &5u64.to_le_bytes()).unwrap();
@@ -1045,13 +1056,8 @@ fn ack_coalescing_never_holds_a_read() {
         let (w, ca, cb) = verbs_pair(WorldConfig::default());
         let a = Side::new(&ca, 64 * 1024, 128);
         let b = Side::new(&cb, 64 * 1024, 16);
-        let (qa, qb) = (a.qp(), b.qp());
-        let mut at = attr(Mtu::Mtu1024);
-        at.rts = RtsAttr {
-            max_rd_atomic: limit,
-            ..RtsAttr::default()
-        };
-        connect_qps(&qa, &qb, &at).expect("connect");
+        // B's QP lives to the end of the iteration (only A posts)
+        let (qa, _qb) = limited_qps(&a, &b, limit);
         let m0 = marks(&w);
         let since = wire_mark(&w);
         b.src.write(0, &pattern(9, 4096)).unwrap();

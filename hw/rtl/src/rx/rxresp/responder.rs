@@ -353,6 +353,8 @@ pub struct Responder {
     mr_hi: DFF<Bit>,
     rd_mend: Signal<Local, Bits<65>>,
     rd_iova: Signal<Local, Bits<64>>,
+    rd_lo: Signal<Local, Bit>,
+    rd_hi: Signal<Local, Bit>,
     /// The header's PSN minus the RqState's expected PSN, loaded with `rqs` (the head does
     /// not change while its records are read).
     pdiff: DFF<Bits<24>>,
@@ -654,6 +656,8 @@ impl Responder {
             mr_hi: Default::default(),
             rd_mend: Default::default(),
             rd_iova: Default::default(),
+            rd_lo: Default::default(),
+            rd_hi: Default::default(),
             pdiff: Default::default(),
             lgt: Default::default(),
             lne: Default::default(),
@@ -940,6 +944,9 @@ impl Logic for Responder {
                     .val()
                     .get_bits::<64>(self.o_m_len.val().index()),
             );
+        // the bounds compares on the MR record as it is read (both places that load `mr`)
+        self.rd_lo.next = self.rq_addr.q.val() >= self.rd_iova.val();
+        self.rd_hi.next = self.rq_end.q.val() <= self.rd_mend.val();
         self.mr_ok.next = self.rq_idx_ok.q.val()
             && self.m_flags.val().get_bit(0)
             && self.m_key.val() == self.rq_key.q.val()
@@ -1407,8 +1414,8 @@ impl Logic for Responder {
             St::MrWait => {
                 if self.ctx.rvalid.val() {
                     self.mr.d.next = self.ctx.rdata.val();
-                    self.mr_lo.d.next = self.rq_addr.q.val() >= self.rd_iova.val();
-                    self.mr_hi.d.next = self.rq_end.q.val() <= self.rd_mend.val();
+                    self.mr_lo.d.next = self.rd_lo.val();
+                    self.mr_hi.d.next = self.rd_hi.val();
                     self.st.d.next = St::Check;
                 }
             }
@@ -1770,8 +1777,8 @@ impl Logic for Responder {
                         .get_bits::<24>(self.o_s_psn.val().index());
             } else {
                 self.mr.d.next = self.ctx.rdata.val();
-                self.mr_lo.d.next = self.rq_addr.q.val() >= self.rd_iova.val();
-                self.mr_hi.d.next = self.rq_end.q.val() <= self.rd_mend.val();
+                self.mr_lo.d.next = self.rd_lo.val();
+                self.mr_hi.d.next = self.rd_hi.val();
             }
         }
 
