@@ -3,8 +3,8 @@
 //! Ethernet frames, `irq_req`), all synchronous to `clk`, `rst` synchronous active high.
 
 use crate::common::bus::{
-    AckEvM, AtomReqM, AxilS, CplM, CtxPortM, DmaRdM, DmaWrM, HostAxiM, RdVerdictM, RestartM,
-    RingPortM, RspJobM, RxCheckM, StreamM, StreamS, TimerExpM, TimerSetM, WqeAxiS,
+    AckEvM, AtomReqM, AxilS, CplM, CtxPortM, CtxSnoopM, DmaRdM, DmaWrM, HostAxiM, RdVerdictM,
+    RestartM, RingPortM, RspJobM, RxCheckM, StreamM, StreamS, TimerExpM, TimerSetM, WqeAxiS,
 };
 use crate::cq::cqwriter::CqWriter;
 use crate::ctx::ctxstore::CtxStore;
@@ -178,6 +178,8 @@ impl Logic for RnicTop {
         CtxPortM::join(&mut self.rxr.ctx, &mut self.ctxs.p2);
         CtxPortM::join(&mut self.ackp.ctx, &mut self.ctxs.p3);
         CtxPortM::join(&mut self.cqw.ctx, &mut self.ctxs.p4);
+        // the store's write snoop, to txreq (it keeps the QP context between WQEs)
+        CtxSnoopM::join(&mut self.ctxs.sn, &mut self.txq.sn);
         RingPortM::join(&mut self.txq.ring, &mut self.ring.q0);
         RingPortM::join(&mut self.rxr.ring, &mut self.ring.q1);
         RingPortM::join(&mut self.ackp.ring, &mut self.ring.q2);

@@ -205,6 +205,23 @@ pub fn field_be(fields: &[rnic_abi::layout::FieldDesc], names: &[&str]) -> Const
     Constant::new(field_bytes(fields, names).into())
 }
 
+/// A record's byte enables spread over its bits (bit i = record bit i): a 512-bit mask to
+/// merge a write into a kept record.
+pub fn be_bits(be: u64) -> Constant<Bits<512>> {
+    let mut m: Bits<512> = 0.into();
+    for i in 0..512 {
+        if be >> (i / 8) & 1 == 1 {
+            m = m.replace_bit(i, true);
+        }
+    }
+    Constant::new(m)
+}
+
+/// The bits of the named ABI record fields as a 512-bit mask ([`be_bits`] of [`field_bytes`]).
+pub fn field_mask(fields: &[rnic_abi::layout::FieldDesc], names: &[&str]) -> Constant<Bits<512>> {
+    be_bits(field_bytes(fields, names))
+}
+
 /// BAR2 (WQE rings) AXI4 slave port of the default build.
 pub type WqeAxiS = AxiS<{ BAR2_ADDR_BITS }>;
 /// Host-memory AXI4 master port: 64-bit addresses.
@@ -252,6 +269,42 @@ pub struct CtxPortS {
     pub gnt: Signal<Out, Bit>,
     pub rvalid: Signal<Out, Bit>,
     pub rdata: Signal<Out, Bits<512>>,
+}
+
+/// The context store's engine port numbers, as [`CtxSnoopM::src`] names the writer (the
+/// BAR0 mailbox, the driver, is `CTX_SRC_HOST`).
+pub const CTX_SRC_DBU: u64 = 0;
+pub const CTX_SRC_TX: u64 = 1;
+pub const CTX_SRC_RX: u64 = 2;
+pub const CTX_SRC_ACK: u64 = 3;
+pub const CTX_SRC_CQW: u64 = 4;
+pub const CTX_SRC_HOST: u64 = 5;
+
+/// Context-store write snoop, store side: every write the store took, one cycle after the
+/// cycle it was taken (the cycle its bytes went into the RAM): `we` for one cycle with the
+/// writer `src` (`CTX_SRC_*`), the record `addr`, the byte enables and the data. An engine
+/// that keeps a record across accesses (the TX requester's context between WQEs of one QP)
+/// watches it: a read taken in the cycle a write shows here or later already holds that
+/// write's bytes, one taken earlier does not.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "CtxSnoopS"]
+pub struct CtxSnoopM {
+    pub we: Signal<Out, Bit>,
+    pub src: Signal<Out, Bits<3>>,
+    pub addr: Signal<Out, Bits<CTX_ADDR_BITS>>,
+    pub wbe: Signal<Out, Bits<64>>,
+    pub wdata: Signal<Out, Bits<512>>,
+}
+
+/// Context-store write snoop, watcher side.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "CtxSnoopM"]
+pub struct CtxSnoopS {
+    pub we: Signal<In, Bit>,
+    pub src: Signal<In, Bits<3>>,
+    pub addr: Signal<In, Bits<CTX_ADDR_BITS>>,
+    pub wbe: Signal<In, Bits<64>>,
+    pub wdata: Signal<In, Bits<512>>,
 }
 
 /// Ring-memory read port (one 64-byte WQE slot per read), client side. Same handshake as

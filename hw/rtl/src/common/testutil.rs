@@ -208,8 +208,16 @@ pub struct CtxModel {
     pub rec: HashMap<u32, [u8; 64]>,
     pub stall: f64,
     pub writes: Vec<(u32, u64)>,
+    /// Reads taken, by record.
+    pub reads: Vec<u32>,
     pending: VecDeque<(u64, [u8; 64])>,
     gnt: bool,
+    /// The write snoop (`CtxSnoopS` port prefix, the client's own `src`) and its queue:
+    /// (record, byte enables, writer), one shown per cycle with the record's bytes as they
+    /// are when shown (a write queued behind others never shows older bytes than the store
+    /// holds).
+    snoop: Option<(&'static str, u64)>,
+    snq: VecDeque<(u32, u64, u64)>,
 }
 
 impl CtxModel {
@@ -219,9 +227,43 @@ impl CtxModel {
             rec: HashMap::new(),
             stall,
             writes: vec![],
+            reads: vec![],
             pending: VecDeque::new(),
             gnt: false,
+            snoop: None,
+            snq: VecDeque::new(),
         }
+    }
+    /// Drive the client's write-snoop port `prefix` too (the client is writer `own`): its own
+    /// writes and [`CtxModel::write`]s show there a cycle after they were applied.
+    pub fn with_snoop(mut self, prefix: &'static str, own: u64) -> Self {
+        self.snoop = Some((prefix, own));
+        self
+    }
+    /// Another writer (`src`) writes the bytes `be` of record `idx` now (as the store applies
+    /// a write it took), shown on the snoop port.
+    pub fn write(&mut self, idx: u32, data: &[u8; 64], be: u64, src: u64) {
+        let mut rec = self.get(idx);
+        for k in 0..64 {
+            if be >> k & 1 == 1 {
+                rec[k] = data[k];
+            }
+        }
+        self.rec.insert(idx, rec);
+        if self.snoop.is_some() {
+            self.snq.push_back((idx, be, src));
+        }
+    }
+    /// A whole record written by the driver (the BAR0 mailbox).
+    pub fn put(&mut self, idx: u32, data: [u8; 64]) {
+        self.write(idx, &data, u64::MAX, crate::common::bus::CTX_SRC_HOST);
+    }
+    /// [`CtxModel::write`] of a whole new record, with the byte enables of the bytes that
+    /// differ.
+    pub fn write_diff(&mut self, idx: u32, data: &[u8; 64], src: u64) {
+        let old = self.get(idx);
+        let be = (0..64).fold(0u64, |m, k| m | (((old[k] != data[k]) as u64) << k));
+        self.write(idx, data, be, src);
     }
     fn n(&self, s: &str) -> String {
         format!("{}_{s}", self.p)
@@ -237,6 +279,16 @@ impl CtxModel {
         if due {
             let d = self.pending.pop_front().unwrap().1;
             m.set_bytes(&self.n("rdata"), &d);
+        }
+        if let Some((sp, _)) = self.snoop {
+            let w = self.snq.pop_front();
+            m.set(&format!("{sp}_we"), w.is_some() as u64);
+            if let Some((idx, be, src)) = w {
+                m.set(&format!("{sp}_addr"), idx as u64);
+                m.set(&format!("{sp}_wbe"), be);
+                m.set(&format!("{sp}_src"), src);
+                m.set_bytes(&format!("{sp}_wdata"), &self.get(idx));
+            }
         }
     }
     pub fn observe(&mut self, m: &mut DynModel) {
@@ -255,8 +307,12 @@ impl CtxModel {
             }
             self.rec.insert(idx, rec);
             self.writes.push((idx, be));
+            if let Some((_, own)) = self.snoop {
+                self.snq.push_back((idx, be, own));
+            }
         } else {
             // taken in cycle m.cycle - 1 (tick already advanced): data in that cycle + 2
+            self.reads.push(idx);
             self.pending.push_back((m.cycle + 1, self.get(idx)));
         }
     }

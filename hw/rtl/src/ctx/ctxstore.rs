@@ -9,7 +9,7 @@
 //! with `ctx::CMD_MASKED` only the bytes enabled in WBE_LO/WBE_HI (driver-owned fields).
 
 use crate::common::beram::BeRam;
-use crate::common::bus::{CtxPortS, RegBusS, reg_addr};
+use crate::common::bus::{CtxPortS, CtxSnoopM, RegBusS, reg_addr};
 use rnic_abi::params::{self, BuildParams};
 use rnic_abi::regs::ctx;
 use rust_hdl::prelude::*;
@@ -32,6 +32,13 @@ pub struct CtxStore {
     pub p2: CtxPortS,
     pub p3: CtxPortS,
     pub p4: CtxPortS,
+    /// Every write taken, a cycle later (see [`CtxSnoopM`]).
+    pub sn: CtxSnoopM,
+    snr_we: DFF<Bit>,
+    snr_src: DFF<Bits<3>>,
+    snr_addr: DFF<Bits<CTX_ADDR_BITS>>,
+    snr_wbe: DFF<Bits<64>>,
+    snr_wdata: DFF<Bits<512>>,
     ram: BeRam<CTX_ADDR_BITS>,
     a_cmd: Constant<Bits<16>>,
     a_status: Constant<Bits<16>>,
@@ -94,6 +101,12 @@ impl CtxStore {
             p2: Default::default(),
             p3: Default::default(),
             p4: Default::default(),
+            sn: Default::default(),
+            snr_we: Default::default(),
+            snr_src: Default::default(),
+            snr_addr: Default::default(),
+            snr_wbe: Default::default(),
+            snr_wdata: Default::default(),
             ram: Default::default(),
             a_cmd: reg_addr(ctx::CMD),
             a_status: reg_addr(ctx::STATUS),
@@ -158,6 +171,7 @@ impl Logic for CtxStore {
         );
         dff_setup!(self, clock, tok, rv1, rs1, rv2, rs2, rq);
         dff_setup!(self, clock, wbe_lo, wbe_hi, h_wbe);
+        dff_setup!(self, clock, snr_we, snr_src, snr_addr, snr_wbe, snr_wdata);
         self.ram.clock.next = self.clock.val();
         // ---- arbiter: token holder first, else the lowest-numbered requester
         self.sel.next = 0.into();
@@ -238,6 +252,20 @@ impl Logic for CtxStore {
             self.ram.write_enable.next = self.m_wbe.val();
         }
         self.ram.read_address.next = self.m_addr.val();
+        // the write snoop: the write taken this cycle, registered (data only with a write, so
+        // the registers stay still while the store only reads)
+        self.snr_we.d.next = self.any.val() && self.m_we.val();
+        if self.any.val() && self.m_we.val() {
+            self.snr_src.d.next = self.sel.val();
+            self.snr_addr.d.next = self.m_addr.val();
+            self.snr_wbe.d.next = self.m_wbe.val();
+            self.snr_wdata.d.next = self.m_wdata.val();
+        }
+        self.sn.we.next = self.snr_we.q.val();
+        self.sn.src.next = self.snr_src.q.val();
+        self.sn.addr.next = self.snr_addr.q.val();
+        self.sn.wbe.next = self.snr_wbe.q.val();
+        self.sn.wdata.next = self.snr_wdata.q.val();
         self.rv1.d.next = self.any.val() && !self.m_we.val();
         self.rs1.d.next = self.sel.val();
         self.rv2.d.next = self.rv1.q.val();
@@ -339,6 +367,7 @@ impl Logic for CtxStore {
             self.error.d.next = false;
             self.rv1.d.next = false;
             self.rv2.d.next = false;
+            self.snr_we.d.next = false;
             self.tok.d.next = 0.into();
             self.wbe_lo.d.next = self.ones64.val().get_bits::<32>(0);
             self.wbe_hi.d.next = self.ones64.val().get_bits::<32>(0);
