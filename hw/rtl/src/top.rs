@@ -178,8 +178,13 @@ impl Logic for RnicTop {
         CtxPortM::join(&mut self.rxr.ctx, &mut self.ctxs.p2);
         CtxPortM::join(&mut self.ackp.ctx, &mut self.ctxs.p3);
         CtxPortM::join(&mut self.cqw.ctx, &mut self.ctxs.p4);
-        // the store's write snoop, to txreq (it keeps the QP context between WQEs)
+        // the store's write snoop, to the engines that keep records across accesses
         CtxSnoopM::join(&mut self.ctxs.sn, &mut self.txq.sn);
+        self.rxr.sn.we.next = self.ctxs.sn.we.val();
+        self.rxr.sn.src.next = self.ctxs.sn.src.val();
+        self.rxr.sn.addr.next = self.ctxs.sn.addr.val();
+        self.rxr.sn.wbe.next = self.ctxs.sn.wbe.val();
+        self.rxr.sn.wdata.next = self.ctxs.sn.wdata.val();
         RingPortM::join(&mut self.txq.ring, &mut self.ring.q0);
         RingPortM::join(&mut self.rxr.ring, &mut self.ring.q1);
         RingPortM::join(&mut self.ackp.ring, &mut self.ring.q2);

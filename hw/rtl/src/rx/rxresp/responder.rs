@@ -10,8 +10,8 @@
 
 use super::{BUF_BITS, MoveJobM, RxHdrS};
 use crate::common::bus::{
-    AckEvM, AtomReqM, CTX_ADDR_BITS, CplM, CtxPortM, RSP_FIRST, RSP_LAST, RSP_MIDDLE, RSP_ONLY,
-    RdVerdictS, RingPortM, RspJobM, field_be,
+    AckEvM, AtomReqM, CTX_ADDR_BITS, CTX_SRC_RX, CplM, CtxPortM, CtxSnoopS, RSP_FIRST, RSP_LAST,
+    RSP_MIDDLE, RSP_ONLY, RdVerdictS, RingPortM, RspJobM, be_bits, field_be, field_bytes,
 };
 use crate::common::ringslot::RingSlot;
 use crate::net::mac::MacOrder;
@@ -85,6 +85,9 @@ pub struct Responder {
     pub clock: Signal<In, Clock>,
     pub rst: Signal<In, Bit>,
     pub ctx: CtxPortM,
+    /// The context store's writes: `qp`, `rqs` and `mr` are kept for the next frame while
+    /// nobody else writes them (see `kq_v`).
+    pub sn: CtxSnoopS,
     pub ring: RingPortM,
     pub cpl: CplM,
     /// Responder jobs (ACK/NAK, `read` = 0; READ to answer, `read` = 1), in decision order.
@@ -229,6 +232,27 @@ pub struct Responder {
     o_w_lkey: Constant<Bits<10>>,
     mv_first: Signal<Local, Bits<9>>,
     capture_ctx: Signal<Local, Bit>,
+    /// the frame at the head finds its records kept (no context read)
+    hit: Signal<Local, Bit>,
+    /// the read of the frame's QpContext (then its RqState, MR) is taken: the tags follow
+    take_qp: Signal<Local, Bit>,
+    /// the frame leaves Emit (the header FIFO pop)
+    em_exit: Signal<Local, Bit>,
+    sn_oth: Signal<Local, Bit>,
+    sn_qp: Signal<Local, Bit>,
+    sn_rqs: Signal<Local, Bit>,
+    sn_rqpi: Signal<Local, Bit>,
+    sn_mr: Signal<Local, Bit>,
+    rq_base: Signal<Local, Bits<512>>,
+    rq_m: Signal<Local, Bits<512>>,
+    rqs_wd: Signal<Local, Bits<512>>,
+    own_rqs: Signal<Local, Bit>,
+    k_src_rx: Constant<Bits<3>>,
+    /// QpContext bytes only the requester side writes and the responder never reads
+    k_qp_req_be: Constant<Bits<64>>,
+    k_rqpi_be: Constant<Bits<64>>,
+    mk_rqpi: Constant<Bits<512>>,
+    mk_rqs: Constant<Bits<512>>,
     /// ACKNOWLEDGE / READ RESPONSE / ATOMIC ACKNOWLEDGE: only the QpContext is read (no
     /// RqState: `rqs` keeps an older record, which nothing on that path uses).
     rsp_path: Signal<Local, Bit>,
@@ -315,6 +339,27 @@ pub struct Responder {
     // ---- responder FSM
     st: DFF<St>,
     rd_cnt: DFF<Bits<2>>,
+    /// Kept records. `qp` holds QP `kq_qpn`'s context as the store has it (`kq_v`), and
+    /// `rqs` its RqState (`ks_v`): valid from the cycle their reads were taken, every later
+    /// write merged (our RqState writes; another writer's rq_pi) or clearing the bit (any
+    /// other write by another writer to a field we use, our own write of `state`). A frame of
+    /// that QP reads neither: Idle goes straight to Decide (`hitp`).
+    kq_v: DFF<Bit>,
+    ks_v: DFF<Bit>,
+    kq_qpn: DFF<Bits<24>>,
+    /// the RqState record's address of `kq_qpn`
+    kq_ra: DFF<Bits<CTX_ADDR_BITS>>,
+    /// `mr` holds MR `km_idx` (record address `km_a`) as the store has it (`km_v`); its
+    /// iova and iova + length (the bounds of a kept-MR frame, compared in Decide)
+    km_v: DFF<Bit>,
+    km_idx: DFF<Bits<24>>,
+    km_a: DFF<Bits<CTX_ADDR_BITS>>,
+    ms_iova: DFF<Bits<64>>,
+    ms_mend: DFF<Bits<65>>,
+    /// this frame took the kept records
+    hitp: DFF<Bit>,
+    /// this frame's RqState write was taken (merged into `rqs` as the frame leaves Emit)
+    wr_done: DFF<Bit>,
     qp: DFF<Bits<512>>,
     rqs: DFF<Bits<512>>,
     mr: DFF<Bits<512>>,
@@ -431,6 +476,7 @@ impl Responder {
             clock: Default::default(),
             rst: Default::default(),
             ctx: Default::default(),
+            sn: Default::default(),
             ring: Default::default(),
             cpl: Default::default(),
             rsp: Default::default(),
@@ -631,6 +677,47 @@ impl Responder {
             pay_shift: Default::default(),
             st: Default::default(),
             rd_cnt: Default::default(),
+            kq_v: Default::default(),
+            ks_v: Default::default(),
+            kq_qpn: Default::default(),
+            kq_ra: Default::default(),
+            km_v: Default::default(),
+            km_idx: Default::default(),
+            km_a: Default::default(),
+            ms_iova: Default::default(),
+            ms_mend: Default::default(),
+            hitp: Default::default(),
+            hit: Default::default(),
+            take_qp: Default::default(),
+            em_exit: Default::default(),
+            wr_done: Default::default(),
+            sn_oth: Default::default(),
+            sn_qp: Default::default(),
+            sn_rqs: Default::default(),
+            sn_rqpi: Default::default(),
+            sn_mr: Default::default(),
+            rq_base: Default::default(),
+            rq_m: Default::default(),
+            rqs_wd: Default::default(),
+            own_rqs: Default::default(),
+            k_src_rx: k(CTX_SRC_RX),
+            k_qp_req_be: field_be(
+                QpContext::FIELDS,
+                &[
+                    "sq_psn",
+                    "una_psn",
+                    "sq_pi",
+                    "sq_ci",
+                    "sq_ack_ci",
+                    "retry_left",
+                    "rnr_left",
+                    "req_flags",
+                    "ack_psn_lo",
+                ],
+            ),
+            k_rqpi_be: field_be(RqState::FIELDS, &["rq_pi"]),
+            mk_rqpi: be_bits(field_bytes(RqState::FIELDS, &["rq_pi"])),
+            mk_rqs: be_bits(rqs_wbe()),
             qp: Default::default(),
             rqs: Default::default(),
             mr: Default::default(),
@@ -724,6 +811,17 @@ impl Logic for Responder {
             clock,
             st,
             rd_cnt,
+            kq_v,
+            ks_v,
+            kq_qpn,
+            kq_ra,
+            km_v,
+            km_idx,
+            km_a,
+            ms_iova,
+            ms_mend,
+            hitp,
+            wr_done,
             qp,
             rqs,
             mr,
@@ -1057,11 +1155,31 @@ impl Logic for Responder {
             }
         }
 
+        // =========================================================== kept records
+        self.sn_oth.next = self.sn.we.val() && (self.sn.src.val() != self.k_src_rx.val());
+        self.sn_qp.next = self.sn_oth.val()
+            && (self.sn.addr.val() == self.kq_qpn.q.val().get_bits::<CTX_ADDR_BITS>(0))
+            && (self.sn.wbe.val() & !self.k_qp_req_be.val()).any();
+        self.sn_rqs.next = self.sn_oth.val() && (self.sn.addr.val() == self.kq_ra.q.val());
+        self.sn_rqpi.next = self.sn_rqs.val() && (self.sn.wbe.val() == self.k_rqpi_be.val());
+        self.sn_mr.next = self.sn_oth.val() && (self.sn.addr.val() == self.km_a.q.val());
+        // a write shown this cycle is in the store but not yet in the kept record: no hit
+        // (an rq_pi merge is, from the next cycle on, when Decide looks at it)
+        self.hit.next = self.kq_v.q.val()
+            && !self.sn_qp.val()
+            && (self.head.qpn.val() == self.kq_qpn.q.val())
+            && (self.rsp_path.val()
+                || (self.ks_v.q.val() && !(self.sn_rqs.val() && !self.sn_rqpi.val())))
+            && (!self.pre_mr.val()
+                || (self.km_v.q.val()
+                    && !self.sn_mr.val()
+                    && (self.mr_idx.val() == self.km_idx.q.val())));
+
         // =========================================================== responder FSM
         self.ctx.req.next = false;
         self.ctx.we.next = false;
         self.ctx.addr.next = bit_cast::<CTX_ADDR_BITS, 24>(self.head.qpn.val());
-        self.ctx.wdata.next = (bit_cast::<512, 24>(self.next_psn.q.val()) << self.o_s_psn.val())
+        self.rqs_wd.next = (bit_cast::<512, 24>(self.next_psn.q.val()) << self.o_s_psn.val())
             | (bit_cast::<512, 24>(self.next_msn.q.val()) << self.o_s_msn.val())
             | (bit_cast::<512, 16>(self.next_ci.q.val()) << self.o_s_ci.val())
             | (bit_cast::<512, 8>(self.next_flags.q.val()) << self.o_s_flags.val())
@@ -1071,6 +1189,7 @@ impl Logic for Responder {
             | (bit_cast::<512, 32>(self.next_off.q.val()) << self.o_s_off.val())
             | (bit_cast::<512, 8>(self.next_ahead.q.val()) << self.o_s_ahead.val())
             | (bit_cast::<512, 8>(self.next_acnt.q.val()) << self.o_s_acnt.val());
+        self.ctx.wdata.next = self.rqs_wd.val();
         self.ctx.wbe.next = self.k_rqs_wbe.val();
         self.ring.req.next = false;
         self.rqslot.qpn.next = self.head.qpn.val();
@@ -1177,11 +1296,15 @@ impl Logic for Responder {
         self.atom.cnt.next = self.at_cnt.val().get_bits::<5>(0);
         self.head.pop.next = false;
         self.capture_ctx.next = false;
+        self.take_qp.next = false;
+        self.em_exit.next = false;
         self.needs_job.next = false;
 
         match self.st.q.val() {
             St::Idle => {
                 self.rd_cnt.d.next = 0.into();
+                self.hitp.d.next = false;
+                self.wr_done.d.next = false;
                 self.mv_beats.d.next = 0.into();
                 self.pend_cmd.d.next = false;
                 self.pend_cpl.d.next = false;
@@ -1200,7 +1323,7 @@ impl Logic for Responder {
                     // the QpContext read is asked for with the header, before the checks
                     // below (a short path into the store's arbiter); a frame they drop
                     // leaves it unused (its data comes in Emit or Idle, which take none)
-                    self.ctx.req.next = true;
+                    self.ctx.req.next = !self.hit.val();
                     self.st.d.next = St::Emit;
                     if self.head.drop.val() {
                         // counted at the verdict
@@ -1217,9 +1340,15 @@ impl Logic for Responder {
                         self.ct_drop_op.d.next = self.ct_drop_op.q.val() + 1;
                     } else if !self.qpn_ok.val() {
                         self.ct_drop_qp.d.next = self.ct_drop_qp.q.val() + 1;
+                    } else if self.hit.val() {
+                        // the QP's records (and the request's MR) are kept: no reads
+                        self.hitp.d.next = true;
+                        self.pdiff.d.next = self.head.psn.val() - self.s_psn.val();
+                        self.st.d.next = St::Decide;
                     } else {
                         // QpRd retries the read when the store was busy this cycle
                         self.st.d.next = St::QpRd;
+                        self.take_qp.next = self.ctx.gnt.val();
                         if self.ctx.gnt.val() {
                             self.st.d.next = St::RqsRd;
                             if self.rsp_path.val() {
@@ -1231,6 +1360,7 @@ impl Logic for Responder {
             }
             St::QpRd => {
                 self.ctx.req.next = true;
+                self.take_qp.next = self.ctx.gnt.val();
                 if self.ctx.gnt.val() {
                     self.st.d.next = St::RqsRd;
                     if self.rsp_path.val() {
@@ -1267,6 +1397,12 @@ impl Logic for Responder {
             }
             St::Decide => {
                 self.st.d.next = St::Emit;
+                if self.hitp.q.val() {
+                    // the kept MR's bounds (its compares are registered with the record on
+                    // a read; here the request's side is in rq_addr/rq_end by now)
+                    self.mr_lo.d.next = self.rq_addr.q.val() >= self.ms_iova.q.val();
+                    self.mr_hi.d.next = self.rq_end.q.val() <= self.ms_mend.q.val();
+                }
                 self.next_psn.d.next = self.s_psn.val();
                 self.next_msn.d.next = self.s_msn.val();
                 self.next_ci.d.next = self.s_ci.val();
@@ -1416,6 +1552,8 @@ impl Logic for Responder {
                     self.mr.d.next = self.ctx.rdata.val();
                     self.mr_lo.d.next = self.rd_lo.val();
                     self.mr_hi.d.next = self.rd_hi.val();
+                    self.ms_iova.d.next = self.rd_iova.val();
+                    self.ms_mend.d.next = self.rd_mend.val();
                     self.st.d.next = St::Check;
                 }
             }
@@ -1706,6 +1844,7 @@ impl Logic for Responder {
                         bit_cast::<CTX_ADDR_BITS, 24>(self.head.qpn.val()) + self.k_rqs_base.val();
                     if self.ctx.gnt.val() {
                         self.pend_wr.d.next = false;
+                        self.wr_done.d.next = true;
                     }
                 } else {
                     self.ctx.wdata.next =
@@ -1729,6 +1868,7 @@ impl Logic for Responder {
                     || self.rd_place.q.val())
                 {
                     self.head.pop.next = true;
+                    self.em_exit.next = true;
                     self.st.d.next = St::Idle;
                 }
             }
@@ -1768,7 +1908,6 @@ impl Logic for Responder {
             if self.rd_cnt.q.val() == 0 {
                 self.qp.d.next = self.ctx.rdata.val();
             } else if self.rd_cnt.q.val() == 1 {
-                self.rqs.d.next = self.ctx.rdata.val();
                 self.pdiff.d.next = self.head.psn.val()
                     - self
                         .ctx
@@ -1779,7 +1918,61 @@ impl Logic for Responder {
                 self.mr.d.next = self.ctx.rdata.val();
                 self.mr_lo.d.next = self.rd_lo.val();
                 self.mr_hi.d.next = self.rd_hi.val();
+                self.ms_iova.d.next = self.rd_iova.val();
+                self.ms_mend.d.next = self.rd_mend.val();
             }
+        }
+        // ---- the kept records: tags set when their reads are taken (a write the read does
+        // not see shows on the snoop from its rvalid cycle on, so after the tag is set)
+        if self.take_qp.val() {
+            self.kq_v.d.next = true;
+            self.ks_v.d.next = !self.rsp_path.val();
+            self.kq_qpn.d.next = self.head.qpn.val();
+            self.kq_ra.d.next =
+                bit_cast::<CTX_ADDR_BITS, 24>(self.head.qpn.val()) + self.k_rqs_base.val();
+        }
+        if self.ctx.gnt.val() && ((self.st.q.val() == St::MrPre) || (self.st.q.val() == St::MrRd)) {
+            self.km_v.d.next = true;
+            self.km_idx.d.next = self.mr_idx.val();
+            self.km_a.d.next =
+                bit_cast::<CTX_ADDR_BITS, 24>(self.mr_idx.val()) + self.k_mr_base.val();
+        }
+        // RqState: the read data, then a snooped rq_pi (the doorbell unit) on top, then our
+        // own write when the store takes it
+        self.rq_base.next = self.rqs.q.val();
+        if self.ctx.rvalid.val() && self.capture_ctx.val() && (self.rd_cnt.q.val() == 1) {
+            self.rq_base.next = self.ctx.rdata.val();
+        }
+        self.rq_m.next = self.rq_base.val();
+        if self.sn_rqpi.val() {
+            self.rq_m.next = (self.rq_base.val() & !self.mk_rqpi.val())
+                | (self.sn.wdata.val() & self.mk_rqpi.val());
+        }
+        // (merged as the frame leaves Emit: until then its outputs may still look at the
+        // record as read, e.g. the receive CQE's WQE index)
+        self.own_rqs.next = self.em_exit.val() && self.wr_done.q.val();
+        self.rqs.d.next = self.rq_m.val();
+        if self.own_rqs.val() {
+            self.rqs.d.next =
+                (self.rq_m.val() & !self.mk_rqs.val()) | (self.rqs_wd.val() & self.mk_rqs.val());
+        }
+        // our own QpContext write (state = ERR): the kept record is dropped
+        if (self.st.q.val() == St::Emit)
+            && !self.pend_wr.q.val()
+            && self.pend_qerr.q.val()
+            && self.ctx.gnt.val()
+        {
+            self.kq_v.d.next = false;
+        }
+        // another writer's writes (after the tags: a clear wins)
+        if self.sn_qp.val() {
+            self.kq_v.d.next = false;
+        }
+        if self.sn_rqs.val() && !self.sn_rqpi.val() {
+            self.ks_v.d.next = false;
+        }
+        if self.sn_mr.val() {
+            self.km_v.d.next = false;
         }
 
         // =========================================================== counters, reset
@@ -1801,6 +1994,10 @@ impl Logic for Responder {
         self.cnt_drop_busy.next = self.ct_drop_busy.q.val();
         if self.rst.val() {
             self.st.d.next = St::Idle;
+            self.kq_v.d.next = false;
+            self.ks_v.d.next = false;
+            self.km_v.d.next = false;
+            self.hitp.d.next = false;
             self.pend_cmd.d.next = false;
             self.pend_cpl.d.next = false;
             self.pend_ack.d.next = false;
