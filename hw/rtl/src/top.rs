@@ -185,6 +185,11 @@ impl Logic for RnicTop {
         self.rxr.sn.addr.next = self.ctxs.sn.addr.val();
         self.rxr.sn.wbe.next = self.ctxs.sn.wbe.val();
         self.rxr.sn.wdata.next = self.ctxs.sn.wdata.val();
+        self.cqw.sn.we.next = self.ctxs.sn.we.val();
+        self.cqw.sn.src.next = self.ctxs.sn.src.val();
+        self.cqw.sn.addr.next = self.ctxs.sn.addr.val();
+        self.cqw.sn.wbe.next = self.ctxs.sn.wbe.val();
+        self.cqw.sn.wdata.next = self.ctxs.sn.wdata.val();
         RingPortM::join(&mut self.txq.ring, &mut self.ring.q0);
         RingPortM::join(&mut self.rxr.ring, &mut self.ring.q1);
         RingPortM::join(&mut self.ackp.ring, &mut self.ring.q2);

@@ -8,13 +8,17 @@
 //! 2^16 (the CQ doorbell writes the low 16 bits of `consumer`);
 //! otherwise one 32-byte DMA write (`wr`, command and data beat offered together) of the
 //! `Cqe` image at `base_iova + 32 * (producer mod 2^log2)`, owner bit set on even passes
-//! (`(producer >> log2) & 1 == 0`), then a byte-enable write of `producer + 1`, and the next
-//! completion. The write's `done` is not waited for: a small queue remembers, per write in
+//! (`(producer >> log2) & 1 == 0`), then the next completion while a byte-enable write of
+//! `producer + 1` goes to the store in the background (a context read waits for it). The CQ
+//! record is kept from one completion to the next: a completion to the same CQ reads nothing
+//! while the store's write snoop shows no other writer's write to it but the CQ doorbell's
+//! (whose consumer index is merged). The write's `done` is not waited for: a small queue remembers, per write in
 //! flight, whether its CQ asked for an interrupt (flags bit 1); `irq` pulses one cycle after
-//! that write's `done`. About 7 cycles per completion without stalls.
+//! that write's `done`. 5 cycles per completion to the CQ of the one before, without stalls
+//! (about 7 before the record was kept).
 //! Record offsets come from the ABI `FIELDS` tables (`Cqe`, `CqContext`).
 
-use crate::common::bus::{CTX_ADDR_BITS, CplS, CtxPortM, DmaWrM};
+use crate::common::bus::{CTX_ADDR_BITS, CTX_SRC_CQW, CplS, CtxPortM, CtxSnoopS, DmaWrM};
 use rnic_abi::params::{self, BuildParams};
 use rnic_abi::queue::{CqContext, Cqe, cqe_flag};
 use rust_hdl::prelude::*;
@@ -26,7 +30,6 @@ pub enum CqState {
     Wait,
     Check,
     Issue,
-    Upd,
 }
 
 use crate::common::bus::field_bit as bit_off;
@@ -39,6 +42,9 @@ pub struct CqWriter {
     pub rx: CplS,
     pub ack: CplS,
     pub ctx: CtxPortM,
+    /// The context store's writes: the CQ record is kept from one completion to the next
+    /// (`kc_v`).
+    pub sn: CtxSnoopS,
     pub wr: DmaWrM,
     pub irq: Signal<Out, Bit>,
     pub cnt_cqe: Signal<Out, Bits<32>>,
@@ -53,6 +59,10 @@ pub struct CqWriter {
     f_prod: Constant<Bits<10>>,
     f_cons: Constant<Bits<10>>,
     prod_be: Constant<Bits<64>>,
+    /// the CQ doorbell's write: the low 16 bits of `consumer`
+    cons_be: Constant<Bits<64>>,
+    k_src: Constant<Bits<3>>,
+    hi16: Constant<Bits<32>>,
     q_wr_id: Constant<Bits<10>>,
     q_byte_len: Constant<Bits<10>>,
     q_imm: Constant<Bits<10>>,
@@ -84,6 +94,17 @@ pub struct CqWriter {
     qflags: DFF<Bits<8>>,
     prod: DFF<Bits<32>>,
     cons: DFF<Bits<32>>,
+    /// `base`..`cons` hold CQ `kc_cqn`'s record as the store has it (plus our producer
+    /// writes still pending): valid from the cycle its read was taken; the CQ doorbell's
+    /// consumer merged from the snoop, any other writer's write to it clears the bit. A
+    /// completion to that CQ reads nothing (Req straight to Check).
+    kc_v: DFF<Bit>,
+    kc_cqn: DFF<Bits<16>>,
+    /// The producer write-back of the last CQE, in the background (`wb_pend`): record
+    /// `wb_addr`, value `wb_prod`; a context read waits for it.
+    wb_pend: DFF<Bit>,
+    wb_addr: DFF<Bits<CTX_ADDR_BITS>>,
+    wb_prod: DFF<Bits<32>>,
     cmd_ok: DFF<Bit>,
     dat_ok: DFF<Bit>,
     pend: DFF<Bits<32>>,
@@ -107,6 +128,9 @@ pub struct CqWriter {
     pend_sh: Signal<Local, Bits<32>>,
     pend_m: Signal<Local, Bits<6>>,
     rec: Signal<Local, Bits<512>>,
+    hit: Signal<Local, Bit>,
+    sn_cq: Signal<Local, Bit>,
+    sn_cons: Signal<Local, Bit>,
 }
 
 impl CqWriter {
@@ -121,6 +145,7 @@ impl CqWriter {
             rx: Default::default(),
             ack: Default::default(),
             ctx: Default::default(),
+            sn: Default::default(),
             wr: Default::default(),
             irq: Default::default(),
             cnt_cqe: Default::default(),
@@ -134,6 +159,11 @@ impl CqWriter {
             f_prod: bit_off(cq, "producer"),
             f_cons: bit_off(cq, "consumer"),
             prod_be: Constant::new((((1u64 << (prod.bits / 8)) - 1) << prod.offset).into()),
+            cons_be: Constant::new(
+                (3u64 << CqContext::field("consumer").expect("consumer").offset).into(),
+            ),
+            k_src: Constant::new(CTX_SRC_CQW.into()),
+            hi16: Constant::new(0xFFFF_0000u64.into()),
             q_wr_id: bit_off(q, "wr_id"),
             q_byte_len: bit_off(q, "byte_len"),
             q_imm: bit_off(q, "imm_data"),
@@ -164,6 +194,11 @@ impl CqWriter {
             qflags: Default::default(),
             prod: Default::default(),
             cons: Default::default(),
+            kc_v: Default::default(),
+            kc_cqn: Default::default(),
+            wb_pend: Default::default(),
+            wb_addr: Default::default(),
+            wb_prod: Default::default(),
             cmd_ok: Default::default(),
             dat_ok: Default::default(),
             pend: Default::default(),
@@ -186,6 +221,9 @@ impl CqWriter {
             pend_sh: Default::default(),
             pend_m: Default::default(),
             rec: Default::default(),
+            hit: Default::default(),
+            sn_cq: Default::default(),
+            sn_cons: Default::default(),
         }
     }
 }
@@ -205,7 +243,7 @@ impl Logic for CqWriter {
         );
         dff_setup!(
             self, clock, base, log2, qflags, prod, cons, cmd_ok, dat_ok, pend, pend_n, irq_q,
-            c_cqe, c_ovf, c_inv
+            c_cqe, c_ovf, c_inv, kc_v, kc_cqn, wb_pend, wb_addr, wb_prod
         );
         // ---------------- round-robin pick (0 tx, 1 rx, 2 ack), starting after `last`
         self.any.next = self.tx.valid.val() || self.rx.valid.val() || self.ack.valid.val();
@@ -275,12 +313,26 @@ impl Logic for CqWriter {
         }
 
         // ---------------- context port
-        self.ctx.req.next = false;
-        self.ctx.we.next = false;
+        // the producer write-back goes first, whenever one is pending
+        self.ctx.req.next = self.wb_pend.q.val();
+        self.ctx.we.next = self.wb_pend.q.val();
         self.ctx.addr.next = self.cq_base.val() + self.cqn.q.val().get_bits::<CTX_ADDR_BITS>(0);
-        self.ctx.wdata.next = bit_cast::<512, 32>(self.prod.q.val() + 1) << self.f_prod.val();
+        if self.wb_pend.q.val() {
+            self.ctx.addr.next = self.wb_addr.q.val();
+        }
+        self.ctx.wdata.next = bit_cast::<512, 32>(self.wb_prod.q.val()) << self.f_prod.val();
         self.ctx.wbe.next = self.prod_be.val();
+        if self.wb_pend.q.val() && self.ctx.gnt.val() {
+            self.wb_pend.d.next = false;
+        }
         self.rec.next = self.ctx.rdata.val();
+        // the kept record
+        self.hit.next = self.kc_v.q.val() && (self.cqn.q.val() == self.kc_cqn.q.val());
+        self.sn_cq.next = self.sn.we.val()
+            && (self.sn.src.val() != self.k_src.val())
+            && (self.sn.addr.val()
+                == self.cq_base.val() + self.kc_cqn.q.val().get_bits::<CTX_ADDR_BITS>(0));
+        self.sn_cons.next = self.sn_cq.val() && (self.sn.wbe.val() == self.cons_be.val());
 
         // ---------------- ring slot, pass, CQE image
         self.size.next = self.one32.val() << self.log2.q.val();
@@ -336,9 +388,15 @@ impl Logic for CqWriter {
             if bit_cast::<17, 16>(self.cqn.q.val()) >= self.n_cq.val() {
                 self.c_inv.d.next = self.c_inv.q.val() + 1;
                 self.st.d.next = CqState::Idle;
-            } else {
+            } else if self.hit.val() && !self.sn_cq.val() {
+                // the record is kept (a consumer shown now is merged this cycle: Check sees it)
+                self.st.d.next = CqState::Check;
+            } else if !self.wb_pend.q.val() {
                 self.ctx.req.next = true;
+                self.ctx.we.next = false;
                 if self.ctx.gnt.val() {
+                    self.kc_v.d.next = true;
+                    self.kc_cqn.d.next = self.cqn.q.val();
                     self.st.d.next = CqState::Wait;
                 }
             }
@@ -372,16 +430,31 @@ impl Logic for CqWriter {
             }
             if (self.cmd_ok.q.val() || self.cmd_fire.val())
                 && (self.dat_ok.q.val() || self.dat_fire.val())
+                && !self.wb_pend.q.val()
             {
-                self.st.d.next = CqState::Upd;
-            }
-        } else if self.st.q.val() == CqState::Upd {
-            self.ctx.req.next = true;
-            self.ctx.we.next = true;
-            if self.ctx.gnt.val() {
+                // producer + 1: kept here, written back in the background
+                self.prod.d.next = self.prod.q.val() + 1;
+                self.wb_pend.d.next = true;
+                self.wb_addr.d.next =
+                    self.cq_base.val() + self.cqn.q.val().get_bits::<CTX_ADDR_BITS>(0);
+                self.wb_prod.d.next = self.prod.q.val() + 1;
                 self.c_cqe.d.next = self.c_cqe.q.val() + 1;
                 self.st.d.next = CqState::Idle;
             }
+        }
+        // another writer: the CQ doorbell's consumer (its low 16 bits) merged, anything else
+        // drops the kept record
+        if self.sn_cons.val() {
+            self.cons.d.next = (self.cons.q.val() & self.hi16.val())
+                | bit_cast::<32, 16>(
+                    self.sn
+                        .wdata
+                        .val()
+                        .get_bits::<16>(self.f_cons.val().index()),
+                );
+        }
+        if self.sn_cq.val() && !self.sn_cons.val() {
+            self.kc_v.d.next = false;
         }
         self.irq.next = self.irq_q.q.val();
         self.cnt_cqe.next = self.c_cqe.q.val();
@@ -389,6 +462,8 @@ impl Logic for CqWriter {
         self.cnt_cq_invalid.next = self.c_inv.q.val();
         if self.rst.val() {
             self.st.d.next = CqState::Idle;
+            self.kc_v.d.next = false;
+            self.wb_pend.d.next = false;
             self.last.d.next = 0.into();
             self.pend_n.d.next = 0.into();
             self.irq_q.d.next = false;
@@ -486,7 +561,8 @@ mod tests {
                 m.set(&format!("{p}_valid"), 0);
             }
             reset(&mut m);
-            let mut ctx = CtxModel::new("ctx", stall);
+            let mut ctx =
+                CtxModel::new("ctx", stall).with_snoop("sn", crate::common::bus::CTX_SRC_CQW);
             for cq in &cqs {
                 let rec = CqContext {
                     base_iova: cq.base,
@@ -496,7 +572,7 @@ mod tests {
                     producer: 0,
                     consumer: 0,
                 };
-                ctx.rec.insert(P.ctx_base(1) + cq.cqn as u32, rec.encode());
+                ctx.put(P.ctx_base(1) + cq.cqn as u32, rec.encode());
             }
             let n = cqs.len();
             Tb {
@@ -538,7 +614,10 @@ mod tests {
                 }
                 self.got[i].push(cqe);
                 rec.consumer = c.wrapping_add(1);
-                self.ctx.rec.insert(idx, rec.encode());
+                // the CQ doorbell: the low 16 bits of the consumer index
+                let o = CqContext::field("consumer").unwrap().offset;
+                self.ctx
+                    .write(idx, &rec.encode(), 3 << o, crate::common::bus::CTX_SRC_DBU);
             }
         }
         fn step(&mut self) {
@@ -816,6 +895,8 @@ mod tests {
             "cqwriter: 300 completions taken in {dt} cycles ({:.1} per CQE)",
             dt as f64 / 300.0
         );
-        assert!(dt < 300 * 9);
+        // 5.0: take, (the kept record), check, issue, and the cycle the write-back holds Issue
+        // (7 to 8 when every completion read its CQ record and waited for its write)
+        assert!(dt <= 300 * 5 + 10, "{dt} cycles");
     }
 }
