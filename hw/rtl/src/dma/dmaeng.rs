@@ -4,7 +4,7 @@
 //!
 //! Reads: a command (any byte address, 1..=8192 bytes) is split into INCR bursts of 64-byte
 //! beats that never cross 4 KiB (so at most 64 beats); the AR issuer runs ahead of the data
-//! (up to [`RD_MAX_BURSTS`] bursts and 32 commands outstanding, and within the completion
+//! (up to [`RD_MAX_BURSTS`] bursts and as many commands outstanding, and within the completion
 //! credits).
 //!
 //! Completion credits, as a PCIe endpoint's infinite completion credits: every R beat goes
@@ -38,11 +38,12 @@
 
 use crate::common::beram::BeRam;
 use crate::common::bus::{DmaRdS, DmaWrS, HostAxiM};
+use crate::common::fifo::Fifo;
 use rust_hdl::prelude::*;
 use std::fmt::Write;
 
 /// Most read bursts in flight (AR accepted, last R beat not yet taken).
-pub const RD_MAX_BURSTS: u64 = 32;
+pub const RD_MAX_BURSTS: u64 = 1 << CMD_FIFO_BITS;
 
 /// Address bits of the read completion buffer: 512 beats (32 KiB) of R data.
 pub const RD_BUF_BITS: usize = 9;
@@ -108,9 +109,13 @@ pub fn funnel_verilog() -> String {
     s
 }
 
-/// A 32-entry FIFO of 32-bit words in flip-flops, show-ahead (`dout` valid while `nonempty`),
-/// synchronous reset. The user never pushes when `full` nor pops when empty.
-#[derive(LogicBlock)]
+/// Address bits of the command FIFOs: 64 entries, so 64 read bursts can be in flight.
+pub const CMD_FIFO_BITS: usize = 6;
+
+/// A FIFO of 32-bit command words, [`RD_MAX_BURSTS`] deep (LUT RAM, [`Fifo`]), show-ahead
+/// (`dout` valid while `nonempty`), synchronous reset. The user never pushes when `full` nor
+/// pops when empty.
+#[derive(LogicBlock, Default)]
 pub struct CmdFifo {
     pub clock: Signal<In, Clock>,
     pub rst: Signal<In, Bit>,
@@ -120,64 +125,20 @@ pub struct CmdFifo {
     pub dout: Signal<Out, Bits<32>>,
     pub nonempty: Signal<Out, Bit>,
     pub full: Signal<Out, Bit>,
-    store: DFF<Bits<1024>>,
-    wp: DFF<Bits<5>>,
-    rp: DFF<Bits<5>>,
-    cnt: DFF<Bits<6>>,
-    woff: Signal<Local, Bits<10>>,
-    roff: Signal<Local, Bits<10>>,
-    ones: Constant<Bits<1024>>,
-}
-
-impl Default for CmdFifo {
-    fn default() -> Self {
-        CmdFifo {
-            clock: Default::default(),
-            rst: Default::default(),
-            push: Default::default(),
-            din: Default::default(),
-            pop: Default::default(),
-            dout: Default::default(),
-            nonempty: Default::default(),
-            full: Default::default(),
-            store: Default::default(),
-            wp: Default::default(),
-            rp: Default::default(),
-            cnt: Default::default(),
-            woff: Default::default(),
-            roff: Default::default(),
-            ones: Constant::new(0xFFFF_FFFF_u64.into()),
-        }
-    }
+    f: Fifo<32, CMD_FIFO_BITS>,
 }
 
 impl Logic for CmdFifo {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, store, wp, rp, cnt);
-        self.woff.next = bit_cast::<10, 5>(self.wp.q.val()) << 5;
-        self.roff.next = bit_cast::<10, 5>(self.rp.q.val()) << 5;
-        self.dout.next = self.store.q.val().get_bits::<32>(self.roff.val().index());
-        self.nonempty.next = self.cnt.q.val() != 0;
-        self.full.next = self.cnt.q.val() == 32;
-        if self.push.val() {
-            self.store.d.next = (self.store.q.val() & !(self.ones.val() << self.woff.val()))
-                | (bit_cast::<1024, 32>(self.din.val()) << self.woff.val());
-            self.wp.d.next = self.wp.q.val() + 1;
-        }
-        if self.pop.val() {
-            self.rp.d.next = self.rp.q.val() + 1;
-        }
-        if self.push.val() && !self.pop.val() {
-            self.cnt.d.next = self.cnt.q.val() + 1;
-        } else if self.pop.val() && !self.push.val() {
-            self.cnt.d.next = self.cnt.q.val() - 1;
-        }
-        if self.rst.val() {
-            self.wp.d.next = 0.into();
-            self.rp.d.next = 0.into();
-            self.cnt.d.next = 0.into();
-        }
+        self.f.clock.next = self.clock.val();
+        self.f.rst.next = self.rst.val();
+        self.f.wr.next = self.push.val();
+        self.f.din.next = self.din.val();
+        self.f.rd.next = self.pop.val();
+        self.dout.next = self.f.dout.val();
+        self.nonempty.next = !self.f.empty.val();
+        self.full.next = self.f.full.val();
     }
 }
 
@@ -195,7 +156,7 @@ pub struct DmaEng {
     ones64: Constant<Bits<64>>,
     zero32: Constant<Bits<32>>,
     c64: Constant<Bits<7>>,
-    max_bursts: Constant<Bits<6>>,
+    max_bursts: Constant<Bits<7>>,
     buf_beats: Constant<Bits<10>>,
     // ---------------- read: completion buffer (R beats, their RRESP != OKAY bit, credits)
     rbuf: BeRam<RD_BUF_BITS>,
@@ -216,7 +177,7 @@ pub struct DmaEng {
     ar_busy: DFF<Bit>,
     ar_beat: DFF<Bits<58>>,
     ar_end: DFF<Bits<58>>,
-    ar_out: DFF<Bits<6>>,
+    ar_out: DFF<Bits<7>>,
     ar_blen: Signal<Local, Bits<58>>,
     ar_left: Signal<Local, Bits<6>>,
     ar_topage: Signal<Local, Bits<58>>,

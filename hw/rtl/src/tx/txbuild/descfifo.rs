@@ -1,5 +1,5 @@
-//! The descriptor FIFO of [`super::TxBuild`]: 16 packet descriptors (Verilog text generated
-//! from the descriptor's field list).
+//! The descriptor FIFO of [`super::TxBuild`]: [`DESC_DEPTH`] packet descriptors (Verilog text
+//! generated from the descriptor's field list).
 
 use crate::tx::txreq::{DESC_FIELDS, TxDescM, TxDescS};
 use rust_hdl::prelude::*;
@@ -8,12 +8,23 @@ use rust_hdl::prelude::*;
 /// without the ICRC at [`SIDE_FLEN_AT`], the IPv4 total length at [`SIDE_IPLEN_AT`], each
 /// [`SIDE_LEN_BITS`] wide.
 pub const SIDE_BITS: usize = 30;
+/// Address bits of the descriptor FIFO. Each descriptor's payload read is issued when it
+/// enters, so this bounds the reads in flight: 64 cover a 150-cycle host read latency (plus
+/// the DMA engine's pipeline) at a 64-byte packet every 3 cycles; 16 held one QP's 64-byte
+/// WRITEs to about 11 cycles each.
+pub const DESC_BITS: usize = 6;
+pub const DESC_DEPTH: usize = 1 << DESC_BITS;
+/// Frame beats (64 bytes, header included) the descriptor FIFO may hold: no descriptor is
+/// taken while it holds this many or more. 16 KiB covers the read latency at line rate and
+/// bounds how long an ACK or READ RESPONSE taken now waits behind queued frames (about 4 of
+/// 4 KiB, where a 64-deep FIFO of them would be 64).
+pub const READ_AHEAD_BEATS: u64 = 256;
 pub const SIDE_LEN_BITS: usize = 14;
 pub const SIDE_FLEN_AT: usize = 0;
 pub const SIDE_IPLEN_AT: usize = 14;
 const _: () = assert!(SIDE_IPLEN_AT + SIDE_LEN_BITS <= SIDE_BITS);
 
-/// 16-deep show-ahead FIFO of packet descriptors: `i` (sink: `ready` = not full), `o`
+/// [`DESC_DEPTH`]-deep show-ahead FIFO of packet descriptors: `i` (sink: `ready` = not full), `o`
 /// (source: `valid` = not empty, `ready` pops), plus a side word per entry (`xi` written with
 /// `i`, `xo` beside `o`: values the intake derives from the descriptor so that the stage
 /// after the FIFO does not). Synchronous reset empties it.
@@ -45,32 +56,37 @@ impl Logic for DescFifo {
                 .join(", ")
         };
         Verilog::Custom(format!(
-            "reg [{w1}:0] mem [0:15];
-reg [4:0] wp;
-reg [4:0] rp;
+            "reg [{w1}:0] mem [0:{d1}];
+reg [{a}:0] wp;
+reg [{a}:0] rp;
 reg is_full;
 reg is_empty;
 always @(*) begin
     is_empty = wp == rp;
-    is_full = (wp[3:0] == rp[3:0]) && (wp[4] != rp[4]);
+    is_full = (wp[{a1}:0] == rp[{a1}:0]) && (wp[{a}] != rp[{a}]);
     i$ready = !is_full;
     o$valid = !is_empty;
-    {{{o}}} = mem[rp[3:0]];
+    {{{o}}} = mem[rp[{a1}:0]];
 end
 always @(posedge clock) begin
-    if (i$valid && !is_full) mem[wp[3:0]] <= {{{i}}};
+    if (i$valid && !is_full) mem[wp[{a1}:0]] <= {{{i}}};
 end
 always @(posedge clock) begin
     if (rst) begin
-        wp <= 5'd0;
-        rp <= 5'd0;
+        wp <= {z};
+        rp <= {z};
     end else begin
-        if (i$valid && !is_full) wp <= wp + 5'd1;
-        if (o$ready && !is_empty) rp <= rp + 5'd1;
+        if (i$valid && !is_full) wp <= wp + {one};
+        if (o$ready && !is_empty) rp <= rp + {one};
     end
 end
 ",
             w1 = w - 1,
+            d1 = DESC_DEPTH - 1,
+            a = DESC_BITS,
+            a1 = DESC_BITS - 1,
+            z = format_args!("{}'d0", DESC_BITS + 1),
+            one = format_args!("{}'d1", DESC_BITS + 1),
             o = cat("o", "xo"),
             i = cat("i", "xi"),
         ))

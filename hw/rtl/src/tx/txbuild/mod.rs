@@ -41,7 +41,10 @@ mod lanes;
 #[cfg(test)]
 mod tests;
 
-pub use descfifo::{DescFifo, SIDE_BITS, SIDE_FLEN_AT, SIDE_IPLEN_AT, SIDE_LEN_BITS};
+pub use descfifo::{
+    DESC_BITS, DESC_DEPTH, DescFifo, READ_AHEAD_BEATS, SIDE_BITS, SIDE_FLEN_AT, SIDE_IPLEN_AT,
+    SIDE_LEN_BITS,
+};
 pub use hdrgen::{TxHdr, txhdr_verilog};
 pub use lanes::{TxIns, TxLanes};
 
@@ -133,6 +136,13 @@ pub struct TxBuild {
     in_valid: Signal<Local, Bit>,
     dma_pkt: Signal<Local, Bit>,
     take: Signal<Local, Bit>,
+    /// frame beats of the descriptors in the FIFO (at most READ_AHEAD_BEATS + 65), the
+    /// beats of the one taken and of the one leaving
+    qb: DFF<Bits<10>>,
+    room: Signal<Local, Bit>,
+    qb_in: Signal<Local, Bits<10>>,
+    qb_out: Signal<Local, Bits<10>>,
+    c_ra: Constant<Bits<10>>,
     hs_free: Signal<Local, Bit>,
     h_ack: Signal<Local, Bit>,
     hs_load: Signal<Local, Bit>,
@@ -232,6 +242,11 @@ impl Default for TxBuild {
             in_valid: Default::default(),
             dma_pkt: Default::default(),
             take: Default::default(),
+            qb: Default::default(),
+            room: Default::default(),
+            qb_in: Default::default(),
+            qb_out: Default::default(),
+            c_ra: Constant::new(READ_AHEAD_BEATS.into()),
             hs_free: Default::default(),
             h_ack: Default::default(),
             hs_load: Default::default(),
@@ -279,7 +294,7 @@ impl Logic for TxBuild {
         );
         dff_setup!(
             self, clock, a_act, a_dbg, a_kind, a_cls, a_hb, a_k, a_nb, a_nbm1, a_n, a_x, a_pb,
-            a_inl, a_idata, a_plen, a_c, a_h0, a_err, n_pkts, n_acks
+            a_inl, a_idata, a_plen, a_c, a_h0, a_err, n_pkts, n_acks, qb
         );
         self.dfifo.clock.next = self.clock.val();
         self.dfifo.rst.next = self.rst.val();
@@ -361,12 +376,13 @@ impl Logic for TxBuild {
             | (bit_cast::<SIDE_BITS, SIDE_LEN_BITS>(self.i_flen.val() - self.c_eth_icrc.val())
                 << self.c_ipl_at.val());
         self.dma_pkt.next = !self.dfifo.i.inl.val() && self.dfifo.i.paylen.val().any();
-        self.rd.cmd_valid.next =
-            self.in_valid.val() && self.dma_pkt.val() && self.dfifo.i.ready.val();
+        // room: a free descriptor slot, and the queued frames below READ_AHEAD_BEATS (read
+        // ahead by bytes too, not only by descriptors)
+        self.room.next = self.dfifo.i.ready.val() && (self.qb.q.val() < self.c_ra.val());
+        self.rd.cmd_valid.next = self.in_valid.val() && self.dma_pkt.val() && self.room.val();
         self.rd.cmd_addr.next = self.dfifo.i.addr.val();
         self.rd.cmd_len.next = bit_cast::<14, 13>(self.dfifo.i.paylen.val());
-        self.take.next =
-            self.dfifo.i.ready.val() && (!self.dma_pkt.val() || self.rd.cmd_ready.val());
+        self.take.next = self.room.val() && (!self.dma_pkt.val() || self.rd.cmd_ready.val());
         self.rsp.ready.next = self.take.val();
         self.pkt.ready.next = self.take.val() && !self.in_rsp.val();
         self.dfifo.i.valid.next = self.in_valid.val() && self.take.val();
@@ -417,6 +433,17 @@ impl Logic for TxBuild {
             .xo
             .val()
             .get_bits::<SIDE_LEN_BITS>(self.c_fl_at.val().index());
+        // the FIFO's frame beats: ceil(frame length / 64) in and out
+        self.qb_in.next = bit_cast::<10, SIDE_LEN_BITS>((self.i_flen.val() + 63) >> 6);
+        self.qb_out.next = 0.into();
+        if self.hs_load.val() {
+            self.qb_out.next = bit_cast::<10, SIDE_LEN_BITS>((self.f_len.val() + 63) >> 6);
+        }
+        if self.dfifo.i.valid.val() {
+            self.qb.d.next = self.qb.q.val() + self.qb_in.val() - self.qb_out.val();
+        } else {
+            self.qb.d.next = self.qb.q.val() - self.qb_out.val();
+        }
         self.f_lm1.next = self.f_len.val() - 1;
         self.f_l63.next = self.f_len.val() + 63;
         self.f_n.next = bit_cast::<7, 6>(self.f_lm1.val().get_bits::<6>(0)) + 1;
@@ -603,6 +630,7 @@ impl Logic for TxBuild {
             }
         }
         if self.rst.val() {
+            self.qb.d.next = 0.into();
             self.hs_v.d.next = false;
             self.a_act.d.next = false;
             self.n_pkts.d.next = 0.into();
