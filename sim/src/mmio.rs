@@ -1,10 +1,12 @@
 //! The host's side of the BARs: an AXI4-Lite master on `s_axil` (BAR0) and an AXI4 master on
-//! `s_axi_wqe` (BAR2). Operations run strictly in issue order, one at a time, which is the
-//! ordering PCIe gives posted writes (a WQE push lands before the doorbell that follows it).
-//! Reads pay an extra PCIe round trip. Writes (BAR0 writes and BAR2 WQE pushes) are posted:
-//! the driver does not wait for them, and each reaches the device `write_latency` cycles after
-//! it was issued (the flight of a posted PCIe write from the root complex to the endpoint);
-//! writes issued back to back stay pipelined, one after the other. Valid signals start after a
+//! `s_axi_wqe` (BAR2). Operations start strictly in issue order, which is the ordering PCIe
+//! gives posted writes (a WQE push lands before the doorbell that follows it). Reads pay an
+//! extra PCIe round trip and start only when every earlier write's B response is back.
+//! Writes (BAR0 writes and BAR2 WQE pushes) are posted: the driver does not wait for them, and
+//! each reaches the device `write_latency` cycles after it was issued (the flight of a posted
+//! PCIe write from the root complex to the endpoint); writes issued back to back stream, as
+//! a PCIe bridge issues them: the next one's AW/W is offered in the cycle after the last was
+//! taken, without waiting for its B (the B responses are counted and taken as they come). Valid signals start after a
 //! random idle delay and ready signals see random backpressure, both from the world's seeded
 //! RNG.
 
@@ -76,6 +78,8 @@ pub struct Mmio {
     /// accepted (address and data both taken), kept when `log_writes` (latency measurements).
     pub bar0_writes: Vec<(u64, u32, u64)>,
     pub log_writes: bool,
+    /// Writes taken whose B response has not come yet: BAR0, BAR2.
+    b_pending: [u64; 2],
 }
 
 impl Mmio {
@@ -95,6 +99,7 @@ impl Mmio {
             ready_r: false,
             bar0_writes: Vec::new(),
             log_writes: false,
+            b_pending: [0, 0],
         }
     }
 
@@ -111,9 +116,9 @@ impl Mmio {
         self.done.remove(&ticket)
     }
 
-    /// Nothing queued or in flight.
+    /// Nothing queued or in flight (every write's B response back).
     pub fn idle(&self) -> bool {
-        self.cur.is_none() && self.queue.is_empty()
+        self.cur.is_none() && self.queue.is_empty() && self.b_pending == [0, 0]
     }
 
     fn finish(&mut self, val: u32, keep: bool) {
@@ -134,8 +139,15 @@ impl Mmio {
             MmioOp::Read { .. } => *issued,
             MmioOp::Write { .. } | MmioOp::Push { .. } => issued + self.cfg.write_latency,
         };
+        // a read waits for the B responses of the writes before it
+        let can = |(_, op, _): &(u64, MmioOp, u64)| {
+            !matches!(op, MmioOp::Read { .. }) || self.b_pending == [0, 0]
+        };
         if self.cur.is_none()
-            && self.queue.front().is_some_and(|q| due(q) <= self.now)
+            && self
+                .queue
+                .front()
+                .is_some_and(|q| due(q) <= self.now && can(q))
             && let Some((t, op, issued)) = self.queue.pop_front()
         {
             self.cur = Some((t, op));
@@ -248,6 +260,13 @@ impl Mmio {
     /// Observe this cycle's handshakes.
     pub fn observe(&mut self, m: &Model, now: u64) {
         self.now = now + 1;
+        // B responses of posted writes, whenever they come
+        if m.bit(o::S_AXIL_BVALID) && self.ready_b {
+            self.b_pending[0] = self.b_pending[0].saturating_sub(1);
+        }
+        if m.bit(o::S_AXI_WQE_BVALID) && self.ready_b {
+            self.b_pending[1] = self.b_pending[1].saturating_sub(1);
+        }
         let Some((_, op)) = &self.cur else { return };
         let bar0 = match op {
             MmioOp::Read { bar0, .. } | MmioOp::Write { bar0, .. } => *bar0,
@@ -279,45 +298,37 @@ impl Mmio {
                     if a && wd && bar0 && self.log_writes {
                         self.bar0_writes.push((now, off as u32, self.cur_issued));
                     }
-                    self.phase = if a && wd {
-                        Phase::Resp
+                    if a && wd {
+                        // posted: done once taken; its B is counted
+                        self.b_pending[if bar0 { 0 } else { 1 }] += 1;
+                        self.finish(0, false);
                     } else {
-                        Phase::Addr {
+                        self.phase = Phase::Addr {
                             a_done: a,
                             w_done: wd,
-                        }
-                    };
+                        };
+                    }
                 }
             }
             Phase::Resp => {
-                if is_read {
-                    let (v, fired) = if bar0 {
-                        (
-                            m.get(o::S_AXIL_RDATA) as u32,
-                            m.bit(o::S_AXIL_RVALID) && self.ready_r,
-                        )
-                    } else {
-                        let mut beat = [0u8; 64];
-                        m.get_bytes(o::S_AXI_WQE_RDATA, &mut beat);
-                        let l = (off & 60) as usize;
-                        (
-                            u32::from_le_bytes([beat[l], beat[l + 1], beat[l + 2], beat[l + 3]]),
-                            m.bit(o::S_AXI_WQE_RVALID) && self.ready_r,
-                        )
-                    };
-                    if fired {
-                        self.result = v;
-                        self.phase = Phase::Latency(self.cfg.read_latency);
-                    }
+                // only reads wait here (writes finish when taken)
+                let (v, fired) = if bar0 {
+                    (
+                        m.get(o::S_AXIL_RDATA) as u32,
+                        m.bit(o::S_AXIL_RVALID) && self.ready_r,
+                    )
                 } else {
-                    let fired = if bar0 {
-                        m.bit(o::S_AXIL_BVALID)
-                    } else {
-                        m.bit(o::S_AXI_WQE_BVALID)
-                    } && self.ready_b;
-                    if fired {
-                        self.finish(0, false);
-                    }
+                    let mut beat = [0u8; 64];
+                    m.get_bytes(o::S_AXI_WQE_RDATA, &mut beat);
+                    let l = (off & 60) as usize;
+                    (
+                        u32::from_le_bytes([beat[l], beat[l + 1], beat[l + 2], beat[l + 3]]),
+                        m.bit(o::S_AXI_WQE_RVALID) && self.ready_r,
+                    )
+                };
+                if fired {
+                    self.result = v;
+                    self.phase = Phase::Latency(self.cfg.read_latency);
                 }
             }
             Phase::Latency(n) => {

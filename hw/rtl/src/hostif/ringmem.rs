@@ -3,12 +3,19 @@
 //!
 //! Writes: one burst at a time, INCR addressing in steps of `1 << awsize` bytes (FIXED and WRAP
 //! bursts are treated as INCR: the driver never issues them), byte strobes honoured, one B
-//! response per burst. Reads: one burst at a time, one beat every two cycles (BAR2 reads are a
+//! response per burst. A burst's first W beat is taken in the cycle its AW is (`wready`
+//! follows `awvalid` when no burst is open), and B responses queue (up to [`B_OUT`] bursts
+//! whose B is not yet taken), so single-beat WQE pushes go in at one per cycle: the driver's
+//! posted writes stream in without waiting for each B. Reads: one burst at a time, one beat every two cycles (BAR2 reads are a
 //! debug path; the WQE fetcher gets its own RAM port in the data-path work).
 
 use crate::common::beram::BeRam;
 use crate::common::bus::{BAR2_ADDR_BITS, RING_SLOT_BITS, RingPortS, WqeAxiS};
+use crate::common::fifo::Fifo;
 use rust_hdl::prelude::*;
+
+/// Write bursts accepted whose B response the master has not taken yet, at most.
+pub const B_OUT: u64 = 8;
 
 #[derive(LogicBlock)]
 pub struct RingMem {
@@ -33,8 +40,18 @@ pub struct RingMem {
     w_addr: DFF<Bits<BAR2_ADDR_BITS>>,
     w_size: DFF<Bits<3>>,
     w_id: DFF<Bits<4>>,
-    b_valid: DFF<Bit>,
-    b_id: DFF<Bits<4>>,
+    /// B responses waiting (their IDs), and bursts accepted whose B is not taken
+    bq: Fifo<4, 4>,
+    b_out: DFF<Bits<5>>,
+    st_id: DFF<Bits<4>>,
+    aw_ok: Signal<Local, Bit>,
+    aw_fire: Signal<Local, Bit>,
+    w_fire: Signal<Local, Bit>,
+    b_fire: Signal<Local, Bit>,
+    cur_addr: Signal<Local, Bits<BAR2_ADDR_BITS>>,
+    cur_size: Signal<Local, Bits<3>>,
+    cur_id: Signal<Local, Bits<4>>,
+    c_bout: Constant<Bits<5>>,
     burst_count: DFF<Bits<32>>,
     r_active: DFF<Bit>,
     r_addr: DFF<Bits<BAR2_ADDR_BITS>>,
@@ -72,8 +89,17 @@ impl Default for RingMem {
             w_addr: Default::default(),
             w_size: Default::default(),
             w_id: Default::default(),
-            b_valid: Default::default(),
-            b_id: Default::default(),
+            bq: Default::default(),
+            b_out: Default::default(),
+            st_id: Default::default(),
+            aw_ok: Default::default(),
+            aw_fire: Default::default(),
+            w_fire: Default::default(),
+            b_fire: Default::default(),
+            cur_addr: Default::default(),
+            cur_size: Default::default(),
+            cur_id: Default::default(),
+            c_bout: Constant::new(B_OUT.into()),
             burst_count: Default::default(),
             r_active: Default::default(),
             r_addr: Default::default(),
@@ -100,8 +126,8 @@ impl Logic for RingMem {
             w_addr,
             w_size,
             w_id,
-            b_valid,
-            b_id,
+            b_out,
+            st_id,
             burst_count,
             r_active,
             r_addr,
@@ -114,27 +140,36 @@ impl Logic for RingMem {
         dff_setup!(self, clock, tok, ev1, es1, ev2, es2, eq);
         self.ram.clock.next = self.clock.val();
         // ---- write channel: W beats pass one register stage before the RAM; B follows the
-        // commit of the last beat
-        self.s.awready.next =
-            !self.w_active.q.val() && !self.b_valid.q.val() && !self.st_last.q.val();
-        if self.s.awvalid.val()
-            && !self.w_active.q.val()
-            && !self.b_valid.q.val()
-            && !self.st_last.q.val()
-        {
+        // commit of the last beat (queued in `bq`). A burst's first beat may come with its AW.
+        self.bq.clock.next = self.clock.val();
+        self.bq.rst.next = self.rst.val();
+        self.aw_ok.next = !self.w_active.q.val() && (self.b_out.q.val() < self.c_bout.val());
+        self.s.awready.next = self.aw_ok.val();
+        self.aw_fire.next = self.s.awvalid.val() && self.aw_ok.val();
+        self.cur_addr.next = self.w_addr.q.val();
+        self.cur_size.next = self.w_size.q.val();
+        self.cur_id.next = self.w_id.q.val();
+        if !self.w_active.q.val() {
+            self.cur_addr.next = self.s.awaddr.val();
+            self.cur_size.next = self.s.awsize.val();
+            self.cur_id.next = self.s.awid.val();
+        }
+        self.s.wready.next = self.w_active.q.val() || self.aw_fire.val();
+        self.w_fire.next = self.s.wvalid.val() && (self.w_active.q.val() || self.aw_fire.val());
+        if self.aw_fire.val() {
             self.w_active.d.next = true;
             self.w_addr.d.next = self.s.awaddr.val();
             self.w_size.d.next = self.s.awsize.val();
             self.w_id.d.next = self.s.awid.val();
         }
-        self.s.wready.next = self.w_active.q.val();
         self.st_strb.d.next = 0.into();
         self.st_last.d.next = false;
         self.st_data.d.next = self.s.wdata.val();
-        self.st_slot.d.next = self.w_addr.q.val().get_bits::<RING_SLOT_BITS>(6);
-        if self.w_active.q.val() && self.s.wvalid.val() {
+        self.st_slot.d.next = self.cur_addr.val().get_bits::<RING_SLOT_BITS>(6);
+        self.st_id.d.next = self.cur_id.val();
+        if self.w_fire.val() {
             self.st_strb.d.next = self.s.wstrb.val();
-            self.w_addr.d.next = self.w_addr.q.val() + (self.one.val() << self.w_size.q.val());
+            self.w_addr.d.next = self.cur_addr.val() + (self.one.val() << self.cur_size.val());
             if self.s.wlast.val() {
                 self.w_active.d.next = false;
                 self.st_last.d.next = true;
@@ -143,17 +178,21 @@ impl Logic for RingMem {
         self.ram.write_address.next = self.st_slot.q.val();
         self.ram.write_data.next = self.st_data.q.val();
         self.ram.write_enable.next = self.st_strb.q.val();
+        self.bq.wr.next = self.st_last.q.val();
+        self.bq.din.next = self.st_id.q.val();
         if self.st_last.q.val() {
-            self.b_valid.d.next = true;
-            self.b_id.d.next = self.w_id.q.val();
             self.burst_count.d.next = self.burst_count.q.val() + 1;
         }
-        if self.b_valid.q.val() && self.s.bready.val() {
-            self.b_valid.d.next = false;
-        }
-        self.s.bvalid.next = self.b_valid.q.val();
-        self.s.bid.next = self.b_id.q.val();
+        self.s.bvalid.next = !self.bq.empty.val();
+        self.s.bid.next = self.bq.dout.val();
         self.s.bresp.next = 0.into();
+        self.b_fire.next = !self.bq.empty.val() && self.s.bready.val();
+        self.bq.rd.next = self.b_fire.val();
+        if self.aw_fire.val() && !self.b_fire.val() {
+            self.b_out.d.next = self.b_out.q.val() + 1;
+        } else if self.b_fire.val() && !self.aw_fire.val() {
+            self.b_out.d.next = self.b_out.q.val() - 1;
+        }
         self.bursts.next = self.burst_count.q.val();
         // ---- read channel
         self.s.arready.next = !self.r_active.q.val();
@@ -226,7 +265,7 @@ impl Logic for RingMem {
         }
         if self.rst.val() {
             self.w_active.d.next = false;
-            self.b_valid.d.next = false;
+            self.b_out.d.next = 0.into();
             self.r_active.d.next = false;
             self.r_ok.d.next = false;
             self.burst_count.d.next = 0.into();
@@ -384,5 +423,77 @@ mod tests {
             }
         }
         assert!(eng_reads > 100, "{eng_reads} engine reads");
+    }
+
+    /// WQE pushes back to back: single-beat bursts with AW and W offered together, the next
+    /// one at once (a posted-write stream). One is taken per cycle while B responses are
+    /// taken; with `bready` held low, at most `B_OUT` bursts go in; every B comes, in order,
+    /// with its ID; the slots hold the data (read through engine port 0).
+    #[test]
+    fn pushes_stream_at_one_per_cycle() {
+        let mut m = model(RingMem::default(), "ringmem");
+        let mut r = rng(15);
+        reset(&mut m);
+        for hold_b in [false, true] {
+            let n = 48u64;
+            let data: Vec<Vec<u8>> = (0..n)
+                .map(|_| (0..64).map(|_| r.random()).collect())
+                .collect();
+            let base = if hold_b { 1024 } else { 0 };
+            let (mut sent, mut bs, mut first, mut last) = (0u64, vec![], None, 0u64);
+            let mut guard = 0;
+            while bs.len() < n as usize {
+                guard += 1;
+                assert!(guard < 400);
+                let v = sent < n;
+                m.set("s_awvalid", v as u64);
+                m.set("s_wvalid", v as u64);
+                m.set("s_awaddr", 64 * (base + sent));
+                m.set("s_awlen", 0);
+                m.set("s_awsize", 6);
+                m.set("s_awburst", 1);
+                m.set("s_awid", sent % 16);
+                m.set_bytes("s_wdata", &data[(sent % n) as usize]);
+                m.set("s_wstrb", u64::MAX);
+                m.set("s_wlast", 1);
+                // held low for the first 40 cycles in the second round
+                let bready = !(hold_b && guard < 40);
+                m.set("s_bready", bready as u64);
+                m.tick();
+                let (aw, w) = (m.bit("s_awready"), m.bit("s_wready"));
+                if v {
+                    assert_eq!(aw, w, "AW and W of a single-beat burst go together");
+                }
+                if v && aw {
+                    first.get_or_insert(m.cycle);
+                    last = m.cycle;
+                    sent += 1;
+                }
+                if m.bit("s_bvalid") && bready {
+                    bs.push(m.get("s_bid"));
+                }
+                if hold_b && guard == 39 {
+                    assert_eq!(sent, B_OUT, "bursts in while no B is taken");
+                }
+            }
+            assert_eq!(bs, (0..n).map(|i| i % 16).collect::<Vec<_>>());
+            if !hold_b {
+                let span = last - first.unwrap() + 1;
+                assert!(span <= n + 2, "{n} pushes took {span} cycles");
+            }
+            m.set("s_awvalid", 0);
+            m.set("s_wvalid", 0);
+            for i in 0..n {
+                m.set("q0_req", 1);
+                m.set("q0_slot", base + i);
+                m.tick();
+                assert!(m.bit("q0_gnt"));
+                m.set("q0_req", 0);
+                m.tick();
+                m.tick();
+                assert!(m.bit("q0_rvalid"));
+                assert_eq!(m.get_bytes("q0_rdata"), data[i as usize], "slot {i}");
+            }
+        }
     }
 }
