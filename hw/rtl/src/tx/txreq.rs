@@ -428,6 +428,13 @@ pub struct TxReq {
     rst_lag: Signal<Local, Bits<24>>,
     kq: Signal<Local, Bits<QB>>,
     kick_ok: Signal<Local, Bit>,
+    /// a kick for the QP this FSM is working on (from its QpCheck to the end of its Send):
+    /// not queued; the turn instead does not end in Idle (`kown` keeps it until the turn's
+    /// decision), so the QP is looked at again with the new sq_pi (merged from the snoop a
+    /// cycle after the kick)
+    k_own: Signal<Local, Bit>,
+    kown_any: Signal<Local, Bit>,
+    kown: DFF<Bit>,
     pop: Signal<Local, Bit>,
     rq_push: Signal<Local, Bit>,
     /// the kick's QP / the current QP is in the schedule (`qbits`)
@@ -679,6 +686,9 @@ impl Default for TxReq {
             rst_lag: Default::default(),
             kq: Default::default(),
             kick_ok: Default::default(),
+            k_own: Default::default(),
+            kown_any: Default::default(),
+            kown: Default::default(),
             pop: Default::default(),
             rq_push: Default::default(),
             q_kq: Default::default(),
@@ -766,7 +776,7 @@ impl Logic for TxReq {
         dff_setup!(
             self, clock, st, sweeping, sweep, qpn, qpc, wqe, off, psn, status, n_wqe, n_err,
             n_retx, n_rst, psn0, rst_psn, rs_adv, rs_more, c_psn, c_skip, c_first, c_ci1, c_soff,
-            c_rdfull, c_amask, bo, epoch, h_any, qdirty
+            c_rdfull, c_amask, bo, epoch, h_any, qdirty, kown
         );
         self.qbits.clock.next = self.clock.val();
         self.htab.clock.next = self.clock.val();
@@ -1180,9 +1190,29 @@ impl Logic for TxReq {
             && (self.htab.rdb.val().get_bits::<EP_BITS>(0) == self.epoch.q.val());
         // while the reset sweep fills the schedule every QP is in it already: kicks are
         // ignored, nothing is popped
+        self.k_own.next = self.kick_valid.val()
+            && (self.kick_qpn.val() == bit_cast::<16, QB>(self.qpn.q.val()))
+            && !self.sweeping.q.val()
+            && ((self.st.q.val() == TxState::QpCheck)
+                || (self.st.q.val() == TxState::WqeRd)
+                || (self.st.q.val() == TxState::WqeWait)
+                || (self.st.q.val() == TxState::Check)
+                || (self.st.q.val() == TxState::MrRd)
+                || (self.st.q.val() == TxState::MrWait)
+                || (self.st.q.val() == TxState::Wb)
+                || (self.st.q.val() == TxState::Arm)
+                || (self.st.q.val() == TxState::Send));
+        self.kown_any.next = self.k_own.val() || self.kown.q.val();
+        if self.k_own.val() {
+            self.kown.d.next = true;
+        }
+        if (self.st.q.val() == TxState::Idle) || (self.st.q.val() == TxState::Requeue) {
+            self.kown.d.next = false;
+        }
         self.kick_ok.next = self.kick_valid.val()
             && (self.kick_qpn.val() < self.c_nq.val())
             && !self.q_kq.val()
+            && !self.k_own.val()
             && !self.sweeping.q.val();
         // a kick has the bit RAM's write port: the pop waits a cycle
         self.pop.next = (self.st.q.val() == TxState::Idle)
@@ -1207,9 +1237,9 @@ impl Logic for TxReq {
             && !self.h_cur.val()
             && self.qfifo.empty.val()
             && !self.rs.valid.val();
-        // chain only when nobody else waits, as rq_cont
+        // chain only when nobody else waits, as rq_cont (a kick for this QP is absorbed)
         self.chain.next = self.chain_rd.val()
-            && !self.kick_valid.val()
+            && !(self.kick_valid.val() && !self.k_own.val())
             && !self.q_cur.val()
             && !self.h_cur.val()
             && self.qfifo.empty.val()
@@ -1296,7 +1326,12 @@ impl Logic for TxReq {
             }
             TxState::QpCheck => {
                 if !self.qp_go.val() {
+                    // dropped from the schedule, unless this QP was kicked meanwhile (its
+                    // sq_pi may not be in `qpc` yet): then looked at again
                     self.st.d.next = TxState::Idle;
+                    if self.kown_any.val() {
+                        self.st.d.next = TxState::Requeue;
+                    }
                 } else {
                     // the WQE read is asked for in the same cycle (WqeRd retries it)
                     self.st.d.next = TxState::WqeRd;
@@ -1402,7 +1437,10 @@ impl Logic for TxReq {
                             if self.ring.gnt.val() {
                                 self.st.d.next = TxState::WqeWait;
                             }
-                        } else if self.c_ci1.q.val() != self.q_pi.val() {
+                            // a kick absorbed before: its sq_pi is in `qpc` by the next
+                            // decision (a cycle after the kick)
+                            self.kown.d.next = false;
+                        } else if (self.c_ci1.q.val() != self.q_pi.val()) || self.kown_any.val() {
                             self.st.d.next = TxState::Requeue;
                         } else {
                             self.st.d.next = TxState::Idle;
@@ -1571,6 +1609,7 @@ impl Logic for TxReq {
             self.n_retx.d.next = 0.into();
             self.n_rst.d.next = 0.into();
             self.qdirty.d.next = true;
+            self.kown.d.next = false;
         }
     }
 }
