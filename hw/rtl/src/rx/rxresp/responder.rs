@@ -38,6 +38,8 @@ pub enum St {
     MrPre,
     MrRd,
     MrWait,
+    /// The receive WQE's MR is the kept one: its bounds compared on registers (no read).
+    MrKeep,
     Check,
     /// READ RESPONSE: the event to ackproc, then its verdict.
     RspEv,
@@ -238,6 +240,8 @@ pub struct Responder {
     take_qp: Signal<Local, Bit>,
     /// the frame leaves Emit (the header FIFO pop)
     em_exit: Signal<Local, Bit>,
+    /// the receive WQE's MR (MrRd) is the kept one
+    hit_m: Signal<Local, Bit>,
     sn_oth: Signal<Local, Bit>,
     sn_qp: Signal<Local, Bit>,
     sn_rqs: Signal<Local, Bit>,
@@ -358,6 +362,8 @@ pub struct Responder {
     ms_mend: DFF<Bits<65>>,
     /// this frame took the kept records
     hitp: DFF<Bit>,
+    /// and its receive WQE's ring read was taken with the decision to take them (Idle)
+    wq_pre: DFF<Bit>,
     /// this frame's RqState write was taken (merged into `rqs` as the frame leaves Emit)
     wr_done: DFF<Bit>,
     qp: DFF<Bits<512>>,
@@ -687,6 +693,8 @@ impl Responder {
             ms_iova: Default::default(),
             ms_mend: Default::default(),
             hitp: Default::default(),
+            wq_pre: Default::default(),
+            hit_m: Default::default(),
             hit: Default::default(),
             take_qp: Default::default(),
             em_exit: Default::default(),
@@ -821,6 +829,7 @@ impl Logic for Responder {
             ms_iova,
             ms_mend,
             hitp,
+            wq_pre,
             wr_done,
             qp,
             rqs,
@@ -1175,6 +1184,9 @@ impl Logic for Responder {
                     && !self.sn_mr.val()
                     && (self.mr_idx.val() == self.km_idx.q.val())));
 
+        self.hit_m.next =
+            self.km_v.q.val() && !self.sn_mr.val() && (self.mr_idx.val() == self.km_idx.q.val());
+
         // =========================================================== responder FSM
         self.ctx.req.next = false;
         self.ctx.we.next = false;
@@ -1304,6 +1316,7 @@ impl Logic for Responder {
             St::Idle => {
                 self.rd_cnt.d.next = 0.into();
                 self.hitp.d.next = false;
+                self.wq_pre.d.next = false;
                 self.wr_done.d.next = false;
                 self.mv_beats.d.next = 0.into();
                 self.pend_cmd.d.next = false;
@@ -1341,7 +1354,12 @@ impl Logic for Responder {
                     } else if !self.qpn_ok.val() {
                         self.ct_drop_qp.d.next = self.ct_drop_qp.q.val() + 1;
                     } else if self.hit.val() {
-                        // the QP's records (and the request's MR) are kept: no reads
+                        // the QP's records (and the request's MR) are kept: no reads; a
+                        // SEND's (or WRITE with immediate's) receive WQE is read now, its
+                        // slot known from the kept RqState (unused when Decide takes
+                        // another way: only WqeWait takes ring data)
+                        self.ring.req.next = self.need_wqe.val();
+                        self.wq_pre.d.next = self.need_wqe.val() && self.ring.gnt.val();
                         self.hitp.d.next = true;
                         self.pdiff.d.next = self.head.psn.val() - self.s_psn.val();
                         self.st.d.next = St::Decide;
@@ -1485,6 +1503,9 @@ impl Logic for Responder {
                         if self.in_send.val() {
                             self.wqe_flush.d.next = true;
                             self.st.d.next = St::WqeRd;
+                            if self.wq_pre.q.val() {
+                                self.st.d.next = St::WqeWait;
+                            }
                             self.pend_cpl.d.next = true;
                             self.cqe_status.d.next = self.k_ws_inv.val();
                             self.cqe_op.d.next = self.k_wo_recv.val();
@@ -1513,6 +1534,9 @@ impl Logic for Responder {
                                 & self.k_rnr_mask.val());
                     } else if self.need_wqe.val() {
                         self.st.d.next = St::WqeRd;
+                        if self.wq_pre.q.val() {
+                            self.st.d.next = St::WqeWait;
+                        }
                     } else {
                         // a RETH / READ / atomic request's MR is in `mr` already
                         self.st.d.next = St::Check;
@@ -1540,12 +1564,23 @@ impl Logic for Responder {
                 }
             }
             St::MrRd => {
-                self.ctx.req.next = true;
                 self.ctx.addr.next =
                     bit_cast::<CTX_ADDR_BITS, 24>(self.mr_idx.val()) + self.k_mr_base.val();
-                if self.ctx.gnt.val() {
-                    self.st.d.next = St::MrWait;
+                if self.hit_m.val() {
+                    self.st.d.next = St::MrKeep;
+                } else {
+                    self.ctx.req.next = true;
+                    if self.ctx.gnt.val() {
+                        self.st.d.next = St::MrWait;
+                    }
                 }
+            }
+            St::MrKeep => {
+                // rq_addr / rq_end hold the receive WQE's range by now (from `wqe`, loaded
+                // two cycles before)
+                self.mr_lo.d.next = self.rq_addr.q.val() >= self.ms_iova.q.val();
+                self.mr_hi.d.next = self.rq_end.q.val() <= self.ms_mend.q.val();
+                self.st.d.next = St::Check;
             }
             St::MrWait => {
                 if self.ctx.rvalid.val() {
@@ -1998,6 +2033,7 @@ impl Logic for Responder {
             self.ks_v.d.next = false;
             self.km_v.d.next = false;
             self.hitp.d.next = false;
+            self.wq_pre.d.next = false;
             self.pend_cmd.d.next = false;
             self.pend_cpl.d.next = false;
             self.pend_ack.d.next = false;

@@ -3381,6 +3381,58 @@ fn write_stream_cycle_budget() {
     assert!(per <= 5, "{per} cycles per WRITE ONLY");
 }
 
+/// SEND ONLY frames of 64 bytes on one QP into one MR's receive WQEs: with the records kept,
+/// the receive WQE is read with the decision to take them and its MR is the kept one (no
+/// context read): 9 cycles per SEND (Idle, Decide, WqeWait, MrRd, MrKeep, Check, Emit's
+/// payload command then its completion, ...), the budget; 12 when the WQE was read after the
+/// decision and its MR read every time.
+#[test]
+fn send_stream_cycle_budget() {
+    let mut b = Bench::new(75, 0.0, 0.0);
+    // (the QP's RQ ring holds 16)
+    let n = 16u32;
+    let mut r = rng(76);
+    let d = bytes(&mut r, 64);
+    for i in 0..n {
+        b.post_recv(
+            QPN,
+            i as u16,
+            RBUF_IOVA + 0x100 * i as u64,
+            256,
+            0x5000 + i as u64,
+        );
+        b.send(&Pkt {
+            op: opcode::SEND_ONLY,
+            qpn: QPN,
+            psn: psn(i),
+            payload: d.clone(),
+            ..Default::default()
+        });
+    }
+    // (the input is not the limit for 16 frames, which the packet buffer holds: the interval
+    // of the payload DMA commands of the second half)
+    b.run();
+    assert_eq!(b.cmd_at.len(), n as usize);
+    let h = n as usize / 2;
+    let per = (b.cmd_at[n as usize - 1] - b.cmd_at[h]) / (n as u64 - 1 - h as u64);
+    eprintln!("send_stream_cycle_budget: {per} cycles per 64-byte SEND ONLY");
+    let got: Vec<Cqe> = b.cpl.got.iter().map(|x| x.1).collect();
+    assert_eq!(got.len(), n as usize);
+    for (i, c) in got.iter().enumerate() {
+        assert_eq!(
+            *c,
+            cqe(0x5000 + i as u64, 64, None, wc_op::RECV, 0, i as u16)
+        );
+        for (k, x) in d.iter().enumerate() {
+            assert_eq!(
+                b.dma.mem.get(&(RBUF_IOVA + 0x100 * i as u64 + k as u64)),
+                Some(x)
+            );
+        }
+    }
+    assert!(per <= 9, "{per} cycles per SEND ONLY");
+}
+
 #[test]
 fn read_response_stream_cycle_budget() {
     let mut b = Bench::new(73, 0.0, 0.0);
