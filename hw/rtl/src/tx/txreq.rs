@@ -434,6 +434,8 @@ pub struct TxReq {
     /// cycle after the kick)
     k_own: Signal<Local, Bit>,
     kown_any: Signal<Local, Bit>,
+    /// a kick for another QP
+    kick_oth: Signal<Local, Bit>,
     kown: DFF<Bit>,
     pop: Signal<Local, Bit>,
     rq_push: Signal<Local, Bit>,
@@ -688,6 +690,7 @@ impl Default for TxReq {
             kick_ok: Default::default(),
             k_own: Default::default(),
             kown_any: Default::default(),
+            kick_oth: Default::default(),
             kown: Default::default(),
             pop: Default::default(),
             rq_push: Default::default(),
@@ -1203,6 +1206,7 @@ impl Logic for TxReq {
                 || (self.st.q.val() == TxState::Arm)
                 || (self.st.q.val() == TxState::Send));
         self.kown_any.next = self.k_own.val() || self.kown.q.val();
+        self.kick_oth.next = self.kick_valid.val() && !self.k_own.val();
         if self.k_own.val() {
             self.kown.d.next = true;
         }
@@ -1239,7 +1243,7 @@ impl Logic for TxReq {
             && !self.rs.valid.val();
         // chain only when nobody else waits, as rq_cont (a kick for this QP is absorbed)
         self.chain.next = self.chain_rd.val()
-            && !(self.kick_valid.val() && !self.k_own.val())
+            && !self.kick_oth.val()
             && !self.q_cur.val()
             && !self.h_cur.val()
             && self.qfifo.empty.val()

@@ -246,6 +246,8 @@ pub struct Responder {
     sn_qp: Signal<Local, Bit>,
     sn_rqs: Signal<Local, Bit>,
     sn_rqpi: Signal<Local, Bit>,
+    /// another writer's RqState write other than rq_pi: the kept RqState is dropped
+    sn_rqs_kill: Signal<Local, Bit>,
     sn_mr: Signal<Local, Bit>,
     rq_base: Signal<Local, Bits<512>>,
     rq_m: Signal<Local, Bits<512>>,
@@ -703,6 +705,7 @@ impl Responder {
             sn_qp: Default::default(),
             sn_rqs: Default::default(),
             sn_rqpi: Default::default(),
+            sn_rqs_kill: Default::default(),
             sn_mr: Default::default(),
             rq_base: Default::default(),
             rq_m: Default::default(),
@@ -1171,14 +1174,14 @@ impl Logic for Responder {
             && (self.sn.wbe.val() & !self.k_qp_req_be.val()).any();
         self.sn_rqs.next = self.sn_oth.val() && (self.sn.addr.val() == self.kq_ra.q.val());
         self.sn_rqpi.next = self.sn_rqs.val() && (self.sn.wbe.val() == self.k_rqpi_be.val());
+        self.sn_rqs_kill.next = self.sn_rqs.val() && !self.sn_rqpi.val();
         self.sn_mr.next = self.sn_oth.val() && (self.sn.addr.val() == self.km_a.q.val());
         // a write shown this cycle is in the store but not yet in the kept record: no hit
         // (an rq_pi merge is, from the next cycle on, when Decide looks at it)
         self.hit.next = self.kq_v.q.val()
             && !self.sn_qp.val()
             && (self.head.qpn.val() == self.kq_qpn.q.val())
-            && (self.rsp_path.val()
-                || (self.ks_v.q.val() && !(self.sn_rqs.val() && !self.sn_rqpi.val())))
+            && (self.rsp_path.val() || (self.ks_v.q.val() && !self.sn_rqs_kill.val()))
             && (!self.pre_mr.val()
                 || (self.km_v.q.val()
                     && !self.sn_mr.val()
@@ -2003,7 +2006,7 @@ impl Logic for Responder {
         if self.sn_qp.val() {
             self.kq_v.d.next = false;
         }
-        if self.sn_rqs.val() && !self.sn_rqpi.val() {
+        if self.sn_rqs_kill.val() {
             self.ks_v.d.next = false;
         }
         if self.sn_mr.val() {

@@ -2718,7 +2718,8 @@ fn atomic_ack_placed_on_verdict() {
 
 /// Cycles per atomic request in the responder, without the unit's latency: back-to-back
 /// FETCH_ADDs with idle ports and a one-cycle unit; the interval between two requests to the
-/// unit minus the unit's time (request taken -> `done`).
+/// unit minus the unit's time (request taken -> `done`). 13 when every request read its QP,
+/// RqState and MR records; 6 with the records kept, the budget.
 #[test]
 fn atomic_cycle_budget() {
     let mut b = Bench::new(69, 0.0, 0.0);
@@ -2753,7 +2754,7 @@ fn atomic_cycle_budget() {
         .collect();
     eprintln!("atomic_cycle_budget: responder cycles per atomic (without the unit) {per:?}");
     let worst = *per.iter().max().unwrap();
-    assert!(worst <= 13, "{worst} cycles per atomic");
+    assert!(worst <= 6, "{worst} cycles per atomic");
 }
 
 // ======================================================= responder job queue full (drop_busy)
