@@ -12,10 +12,10 @@
 //! `producer + 1` goes to the store in the background (a context read waits for it). The CQ
 //! record is kept from one completion to the next: a completion to the same CQ reads nothing
 //! while the store's write snoop shows no other writer's write to it but the CQ doorbell's
-//! (whose consumer index is merged). The write's `done` is not waited for: a small queue remembers, per write in
-//! flight, whether its CQ asked for an interrupt (flags bit 1); `irq` pulses one cycle after
-//! that write's `done`. 5 cycles per completion to the CQ of the one before, without stalls
-//! (about 7 before the record was kept).
+//! (whose consumer index is merged). The write's `done` is not waited for: a small queue
+//! remembers, per write in flight, whether its CQ asked for an interrupt (flags bit 1); `irq`
+//! pulses one cycle after that write's `done`. 5 cycles per completion to the CQ of the one
+//! before, without stalls (about 7 before the record was kept).
 //! Record offsets come from the ABI `FIELDS` tables (`Cqe`, `CqContext`).
 
 use crate::common::bus::{CTX_ADDR_BITS, CTX_SRC_CQW, CplS, CtxPortM, CtxSnoopS, DmaWrM};
@@ -389,7 +389,8 @@ impl Logic for CqWriter {
                 self.c_inv.d.next = self.c_inv.q.val() + 1;
                 self.st.d.next = CqState::Idle;
             } else if self.hit.val() && !self.sn_cq.val() {
-                // the record is kept (a consumer shown now is merged this cycle: Check sees it)
+                // the record is kept (a write to it shown on the snoop in this very cycle is
+                // not in it yet: then it is read)
                 self.st.d.next = CqState::Check;
             } else if !self.wb_pend.q.val() {
                 self.ctx.req.next = true;

@@ -60,17 +60,20 @@
 //!
 //! Packet descriptors ([`TxDescM`], valid/ready) carry everything the frame builder needs,
 //! including the payload's host address: the builder (`txbuild`) issues the DMA read for a
-//! packet when it takes its descriptor into its 16-deep descriptor FIFO, so payload reads run
+//! packet when it takes its descriptor into its 64-deep descriptor FIFO, so payload reads run
 //! ahead of the frames being sent. One descriptor per cycle when `pkt_ready` is high.
 //!
 //! Timing: each read is asked for in the cycle that decides it (the context when the QP is
 //! popped, the WQE in the QP check, the MR in the WQE check): about 9 cycles of
 //! context/ring/MR reads per WQE before its first descriptor (more with grant stalls) plus the
 //! write-back, then one descriptor per cycle. A QP with more WQEs that nobody else waits for
-//! (scheduler FIFO empty, no kick, no restart, not held back) goes on from Requeue at once,
-//! its context read again, without the FIFO and Idle. Back-to-back 64-byte WRITEs or atomics
-//! on one QP: 11 cycles per WQE (`txreq_write64_cycles`, `txreq_atomic_cycles`; 15 before
-//! the reads were overlapped with the decisions).
+//! (scheduler FIFO empty, no kick for another QP, no restart, not held back) chains: its
+//! context is kept in `qpc` (its own write-back and the doorbell's `sq_pi` merged from the
+//! context store's write snoop; any other writer's write marks it stale, `qdirty`), and the
+//! last packet's cycle asks for the next WQE's ring read. Back-to-back 64-byte WRITEs or
+//! atomics on one QP: 7 cycles per WQE (`txreq_write64_cycles`, `txreq_atomic_cycles`; 11
+//! with the context read again for each, 15 before the reads were overlapped with the
+//! decisions).
 
 use crate::common::bus::{
     CTX_ADDR_BITS, CTX_SRC_TX, CplM, CtxPortM, CtxSnoopS, RestartS, RingPortM, TimerSetM,
