@@ -22,18 +22,8 @@ const QPC_RTR: u64 = QpContext::byte_mask(&[
 pub(super) const QPC_RTS_ATTRS: u64 =
     QpContext::byte_mask(&["timeout", "retry_cnt", "rnr_retry", "max_rd_atomic"]);
 const QPC_RTS_START: u64 = QPC_RTS_ATTRS
-    | QpContext::byte_mask(&[
-        "state",
-        "sq_psn",
-        "una_psn",
-        "sq_pi",
-        "sq_ci",
-        "sq_ack_ci",
-        "retry_left",
-        "rnr_left",
-        "req_flags",
-        "ack_psn_lo",
-    ]);
+    | QpContext::byte_mask(&["state"])
+    | QpContext::byte_mask(&rnic_abi::queue::QPC_REQUESTER_FIELDS);
 const RQS_RTR: u64 = RqState::byte_mask(&["rq_psn", "rq_pi"]);
 
 // ------------------------------------------------------------------------------------------

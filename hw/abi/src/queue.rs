@@ -175,6 +175,21 @@ layout! {
     }
 }
 
+/// The QP context fields the requester engine (txreq, the ACK processor) advances once the QP
+/// sends: the driver writes them only when the QP enters RTS (a later read-modify-write would
+/// roll them back), and the responder never reads them (their writes leave its kept record).
+pub const QPC_REQUESTER_FIELDS: [&str; 9] = [
+    "sq_psn",
+    "una_psn",
+    "sq_pi",
+    "sq_ci",
+    "sq_ack_ci",
+    "retry_left",
+    "rnr_left",
+    "req_flags",
+    "ack_psn_lo",
+];
+
 /// QP context `req_flags` bits (requester side, owned by the ACK processor).
 pub mod req_flag {
     /// An RNR NAK was received: the requester waits for the RNR timer before it sends again

@@ -159,9 +159,7 @@ impl CqWriter {
             f_prod: bit_off(cq, "producer"),
             f_cons: bit_off(cq, "consumer"),
             prod_be: Constant::new((((1u64 << (prod.bits / 8)) - 1) << prod.offset).into()),
-            cons_be: Constant::new(
-                (3u64 << CqContext::field("consumer").expect("consumer").offset).into(),
-            ),
+            cons_be: Constant::new(crate::hostif::dbunit::cq_consumer_be().into()),
             k_src: Constant::new(CTX_SRC_CQW.into()),
             hi16: Constant::new(0xFFFF_0000u64.into()),
             q_wr_id: bit_off(q, "wr_id"),

@@ -54,13 +54,32 @@ pub struct DbUnit {
     ok: Signal<Local, Bit>,
 }
 
+/// Byte enables of the doorbell unit's context writes: the 16-bit index at the start of the
+/// field. The engines that keep a record recognise these writes on the context store's
+/// snoop by exactly these masks (and merge the index instead of reading the record again).
+fn db_be(fields: &[rnic_abi::layout::FieldDesc], name: &str) -> u64 {
+    3u64 << crate::common::bus::field(fields, name).offset
+}
+/// SQ doorbell: `QpContext.sq_pi`.
+pub fn sq_pi_be() -> u64 {
+    db_be(QpContext::FIELDS, "sq_pi")
+}
+/// RQ doorbell: `RqState.rq_pi`.
+pub fn rq_pi_be() -> u64 {
+    db_be(RqState::FIELDS, "rq_pi")
+}
+/// CQ doorbell: the low 16 bits of `CqContext.consumer`.
+pub fn cq_consumer_be() -> u64 {
+    db_be(CqContext::FIELDS, "consumer")
+}
+
 impl DbUnit {
     pub fn new(p: &BuildParams) -> Self {
         let sq = crate::common::bus::field(QpContext::FIELDS, "sq_pi").offset;
         let rq = crate::common::bus::field(RqState::FIELDS, "rq_pi").offset;
         let cq = crate::common::bus::field(CqContext::FIELDS, "consumer").offset;
         let c10 = |b: usize| Constant::new(((8 * b) as u64).into());
-        let be = |b: usize| Constant::new((3u64 << b).into());
+        let be = |m: u64| Constant::new(m.into());
         DbUnit {
             clock: Default::default(),
             rst: Default::default(),
@@ -91,9 +110,9 @@ impl DbUnit {
             sh_sq: c10(sq),
             sh_rq: c10(rq),
             sh_cq: c10(cq),
-            be_sq: be(sq),
-            be_rq: be(rq),
-            be_cq: be(cq),
+            be_sq: be(sq_pi_be()),
+            be_rq: be(rq_pi_be()),
+            be_cq: be(cq_consumer_be()),
             kind: Default::default(),
             queue: Default::default(),
             index: Default::default(),

@@ -76,12 +76,13 @@
 //! decisions).
 
 use crate::common::bus::{
-    CTX_ADDR_BITS, CTX_SRC_TX, CplM, CtxPortM, CtxSnoopS, RestartS, RingPortM, TimerSetM,
+    CTX_ADDR_BITS, CTX_SRC_TX, CplM, CtxPortM, CtxSnoopS, RestartS, RingPortM, TimerSetM, be_bits,
     field_mask,
 };
 pub use crate::common::fifo::Fifo as SyncFifo;
 use crate::common::lutram::LutRam;
 use crate::common::ringslot::RingSlot;
+use crate::hostif::dbunit;
 use crate::net::mac::MacOrder;
 use rnic_abi::params;
 // c_amask's cascade is written for an interval of 8
@@ -625,10 +626,10 @@ impl Default for TxReq {
             c_acc_lw: k(access::LOCAL_WRITE as u64),
             be_ok: be_mask(q, &["sq_psn", "sq_ci"]),
             be_err: be_mask(q, &["state", "sq_ci"]),
-            be_pi: be_mask(q, &["sq_pi"]),
+            be_pi: k(dbunit::sq_pi_be()),
             mk_ok: field_mask(q, &["sq_psn", "sq_ci"]),
             mk_err: field_mask(q, &["state", "sq_ci"]),
-            mk_pi: field_mask(q, &["sq_pi"]),
+            mk_pi: be_bits(dbunit::sq_pi_be()),
             c_src_tx: k(CTX_SRC_TX),
             c_nq: k(NQ as u64),
             c_nmr: k(p.num_mrs as u64),

@@ -11,15 +11,16 @@
 use super::{BUF_BITS, MoveJobM, RxHdrS};
 use crate::common::bus::{
     AckEvM, AtomReqM, CTX_ADDR_BITS, CTX_SRC_RX, CplM, CtxPortM, CtxSnoopS, RSP_FIRST, RSP_LAST,
-    RSP_MIDDLE, RSP_ONLY, RdVerdictS, RingPortM, RspJobM, be_bits, field_be, field_bytes,
+    RSP_MIDDLE, RSP_ONLY, RdVerdictS, RingPortM, RspJobM, be_bits, field_be,
 };
 use crate::common::ringslot::RingSlot;
+use crate::hostif::dbunit;
 use crate::net::mac::MacOrder;
 use crate::rx::rxparse;
 use rnic_abi::params::BuildParams;
 use rnic_abi::queue::{
-    ATOMIC_RESOURCES, MrEntry, QpContext, RqState, Wqe, access, aeth, cqe_flag, qp_state, rqs_flag,
-    wc_op, wc_status,
+    ATOMIC_RESOURCES, MrEntry, QPC_REQUESTER_FIELDS, QpContext, RqState, Wqe, access, aeth,
+    cqe_flag, qp_state, rqs_flag, wc_op, wc_status,
 };
 use rnic_abi::roce::{self, opcode};
 use rust_hdl::prelude::*;
@@ -712,22 +713,9 @@ impl Responder {
             rqs_wd: Default::default(),
             own_rqs: Default::default(),
             k_src_rx: k(CTX_SRC_RX),
-            k_qp_req_be: field_be(
-                QpContext::FIELDS,
-                &[
-                    "sq_psn",
-                    "una_psn",
-                    "sq_pi",
-                    "sq_ci",
-                    "sq_ack_ci",
-                    "retry_left",
-                    "rnr_left",
-                    "req_flags",
-                    "ack_psn_lo",
-                ],
-            ),
-            k_rqpi_be: field_be(RqState::FIELDS, &["rq_pi"]),
-            mk_rqpi: be_bits(field_bytes(RqState::FIELDS, &["rq_pi"])),
+            k_qp_req_be: field_be(QpContext::FIELDS, &QPC_REQUESTER_FIELDS),
+            k_rqpi_be: k(dbunit::rq_pi_be()),
+            mk_rqpi: be_bits(dbunit::rq_pi_be()),
             mk_rqs: be_bits(rqs_wbe()),
             qp: Default::default(),
             rqs: Default::default(),
