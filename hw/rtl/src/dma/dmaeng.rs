@@ -109,38 +109,9 @@ pub fn funnel_verilog() -> String {
     s
 }
 
-/// Address bits of the command FIFOs: 64 entries, so 64 read bursts can be in flight.
+/// Address bits of the command FIFOs (`Fifo`s of 32-bit command words, LUT RAM): 64
+/// entries, so 64 read bursts can be in flight.
 pub const CMD_FIFO_BITS: usize = 6;
-
-/// A FIFO of 32-bit command words, [`RD_MAX_BURSTS`] deep (LUT RAM, [`Fifo`]), show-ahead
-/// (`dout` valid while `nonempty`), synchronous reset. The user never pushes when `full` nor
-/// pops when empty.
-#[derive(LogicBlock, Default)]
-pub struct CmdFifo {
-    pub clock: Signal<In, Clock>,
-    pub rst: Signal<In, Bit>,
-    pub push: Signal<In, Bit>,
-    pub din: Signal<In, Bits<32>>,
-    pub pop: Signal<In, Bit>,
-    pub dout: Signal<Out, Bits<32>>,
-    pub nonempty: Signal<Out, Bit>,
-    pub full: Signal<Out, Bit>,
-    f: Fifo<32, CMD_FIFO_BITS>,
-}
-
-impl Logic for CmdFifo {
-    #[hdl_gen]
-    fn update(&mut self) {
-        self.f.clock.next = self.clock.val();
-        self.f.rst.next = self.rst.val();
-        self.f.wr.next = self.push.val();
-        self.f.din.next = self.din.val();
-        self.f.rd.next = self.pop.val();
-        self.dout.next = self.f.dout.val();
-        self.nonempty.next = !self.f.empty.val();
-        self.full.next = self.f.full.val();
-    }
-}
 
 #[derive(LogicBlock)]
 pub struct DmaEng {
@@ -172,7 +143,7 @@ pub struct DmaEng {
     ar_n: Signal<Local, Bits<10>>,
     ar_room: Signal<Local, Bit>,
     // ---------------- read: AR issuer
-    rq: CmdFifo,
+    rq: Fifo<32, CMD_FIFO_BITS>,
     rfun: Funnel,
     ar_busy: DFF<Bit>,
     ar_beat: DFF<Bits<58>>,
@@ -212,8 +183,8 @@ pub struct DmaEng {
     o_last: DFF<Bit>,
     o_err: DFF<Bit>,
     // ---------------- write: AW issuer and arbiter
-    wq: CmdFifo,
-    bq: CmdFifo,
+    wq: Fifo<32, CMD_FIFO_BITS>,
+    bq: Fifo<32, CMD_FIFO_BITS>,
     wfun: Funnel,
     aw_busy: DFF<Bit>,
     aw_beat: DFF<Bits<58>>,
@@ -430,12 +401,12 @@ impl Logic for DmaEng {
         self.rq.rst.next = self.rst.val();
         self.wq.rst.next = self.rst.val();
         self.bq.rst.next = self.rst.val();
-        self.rq.push.next = false;
-        self.rq.pop.next = false;
-        self.wq.push.next = false;
-        self.wq.pop.next = false;
-        self.bq.push.next = false;
-        self.bq.pop.next = false;
+        self.rq.wr.next = false;
+        self.rq.rd.next = false;
+        self.wq.wr.next = false;
+        self.wq.rd.next = false;
+        self.bq.wr.next = false;
+        self.bq.rd.next = false;
 
         // ================= read: AR issuer
         // burst: to the end of the command or of the 4 KiB page, whichever comes first
@@ -493,7 +464,7 @@ impl Logic for DmaEng {
             self.rq.din.next = self.ar_entry.val();
         }
         if self.ar_take.val() {
-            self.rq.push.next = true;
+            self.rq.wr.next = true;
             self.ar_busy.d.next = true;
             self.ar_beat.d.next = self.rd.cmd_addr.val().get_bits::<58>(6);
             self.ar_end.d.next = self.ar_endaddr.val().get_bits::<58>(6);
@@ -530,7 +501,7 @@ impl Logic for DmaEng {
         self.rh_fl.next = self.rq.dout.val().get_bit(14);
         self.rh_endn.next = !self.rq.dout.val().get_bits::<6>(15);
         self.r_can.next = !self.o_v.q.val() || self.rd.dat_ready.val();
-        self.r_rdy.next = self.rq.nonempty.val() && !self.r_flush.q.val() && self.r_can.val();
+        self.r_rdy.next = !self.rq.empty.val() && !self.r_flush.q.val() && self.r_can.val();
         self.r_fire.next = self.rb_v.val() && self.r_rdy.val();
         self.r_bad.next = self.rbe.read_data.val();
         if self.r_fire.val() {
@@ -577,7 +548,7 @@ impl Logic for DmaEng {
                 self.o_err.d.next = self.r_herr.q.val();
                 self.r_flush.d.next = false;
                 self.r_j.d.next = 0.into();
-                self.rq.pop.next = true;
+                self.rq.rd.next = true;
             }
         } else if self.r_fire.val() {
             self.r_h.d.next = self.rbuf.read_data.val();
@@ -598,7 +569,7 @@ impl Logic for DmaEng {
                     self.r_flush.d.next = true;
                 } else {
                     self.r_j.d.next = 0.into();
-                    self.rq.pop.next = true;
+                    self.rq.rd.next = true;
                 }
             } else {
                 self.r_j.d.next = self.r_j.q.val() + 1;
@@ -684,8 +655,8 @@ impl Logic for DmaEng {
             (bit_cast::<32, 2>(self.wc_nb.val()) << 1).replace_bit(0, self.wc_sel.val());
         self.bq.din.next = self.wc_bentry.val();
         if self.wc_take.val() {
-            self.wq.push.next = true;
-            self.bq.push.next = true;
+            self.wq.wr.next = true;
+            self.bq.wr.next = true;
             self.pref.d.next = !self.wc_sel.val();
             self.aw_busy.d.next = true;
             self.aw_beat.d.next = self.wc_addr.val().get_bits::<58>(6);
@@ -710,9 +681,8 @@ impl Logic for DmaEng {
         self.w_lastbeat.next = self.w_j.q.val() == self.wh_na.val();
         self.w_need.next = !(self.w_lastbeat.val() && self.wh_fl.val());
         // a beat of burst w_cnt may go once that burst's AW was accepted
-        self.w_rdy.next = self.wq.nonempty.val()
-            && self.w_can.val()
-            && (self.aw_cnt.q.val() != self.w_cnt.q.val());
+        self.w_rdy.next =
+            !self.wq.empty.val() && self.w_can.val() && (self.aw_cnt.q.val() != self.w_cnt.q.val());
         self.w_go.next = self.w_rdy.val() && (!self.w_need.val() || self.w_inv.val());
         self.wr0.dat_ready.next = self.w_rdy.val() && self.w_need.val() && !self.wh_c.val();
         self.wr1.dat_ready.next = self.w_rdy.val() && self.w_need.val() && self.wh_c.val();
@@ -746,7 +716,7 @@ impl Logic for DmaEng {
             }
             if self.w_lastbeat.val() {
                 self.w_j.d.next = 0.into();
-                self.wq.pop.next = true;
+                self.wq.rd.next = true;
             } else {
                 self.w_j.d.next = self.w_j.q.val() + 1;
             }
@@ -765,7 +735,7 @@ impl Logic for DmaEng {
         self.d1.d.next = false;
         if self.m.bvalid.val() {
             if (self.b_cnt.q.val() + 1) == self.bh_nb.val() {
-                self.bq.pop.next = true;
+                self.bq.rd.next = true;
                 self.b_cnt.d.next = 0.into();
                 self.b_err.d.next = false;
                 if self.bh_c.val() {
@@ -821,9 +791,9 @@ impl Logic for DmaEng {
             self.c_rd.d.next = 0.into();
             self.c_wr.d.next = 0.into();
             self.c_err.d.next = 0.into();
-            self.rq.push.next = false;
-            self.wq.push.next = false;
-            self.bq.push.next = false;
+            self.rq.wr.next = false;
+            self.wq.wr.next = false;
+            self.bq.wr.next = false;
         }
     }
 }

@@ -433,19 +433,19 @@ impl Logic for TxBuild {
             .xo
             .val()
             .get_bits::<SIDE_LEN_BITS>(self.c_fl_at.val().index());
+        self.f_lm1.next = self.f_len.val() - 1;
+        self.f_l63.next = self.f_len.val() + 63;
         // the FIFO's frame beats: ceil(frame length / 64) in and out
         self.qb_in.next = bit_cast::<10, SIDE_LEN_BITS>((self.i_flen.val() + 63) >> 6);
         self.qb_out.next = 0.into();
         if self.hs_load.val() {
-            self.qb_out.next = bit_cast::<10, SIDE_LEN_BITS>((self.f_len.val() + 63) >> 6);
+            self.qb_out.next = bit_cast::<10, SIDE_LEN_BITS>(self.f_l63.val() >> 6);
         }
         if self.dfifo.i.valid.val() {
             self.qb.d.next = self.qb.q.val() + self.qb_in.val() - self.qb_out.val();
         } else {
             self.qb.d.next = self.qb.q.val() - self.qb_out.val();
         }
-        self.f_lm1.next = self.f_len.val() - 1;
-        self.f_l63.next = self.f_len.val() + 63;
         self.f_n.next = bit_cast::<7, 6>(self.f_lm1.val().get_bits::<6>(0)) + 1;
         self.f_p63.next = self.h_plen.val() + 63;
         // header fields: the head descriptor (an AETH is in its ImmDt slot)
