@@ -190,6 +190,8 @@ impl Logic for RnicTop {
         self.cqw.sn.addr.next = self.ctxs.sn.addr.val();
         self.cqw.sn.wbe.next = self.ctxs.sn.wbe.val();
         self.cqw.sn.wdata.next = self.ctxs.sn.wdata.val();
+        self.ackp.snp_we.next = self.ctxs.sn.we.val();
+        self.ackp.snp_addr.next = self.ctxs.sn.addr.val();
         RingPortM::join(&mut self.txq.ring, &mut self.ring.q0);
         RingPortM::join(&mut self.rxr.ring, &mut self.ring.q1);
         RingPortM::join(&mut self.ackp.ring, &mut self.ring.q2);
