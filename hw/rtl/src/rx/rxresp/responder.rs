@@ -1399,8 +1399,12 @@ impl Logic for Responder {
                 }
             }
             St::WaitCtx => {
+                // Decide follows the cycle that captures the last record (its derived
+                // registers, pdiff and the MR compares, are loaded with it)
                 self.capture_ctx.next = true;
-                if self.rd_cnt.q.val() == self.n_reads.val() {
+                if (self.rd_cnt.q.val() == self.n_reads.val())
+                    || (self.ctx.rvalid.val() && (self.rd_cnt.q.val() + 1 == self.n_reads.val()))
+                {
                     self.st.d.next = St::Decide;
                 }
             }

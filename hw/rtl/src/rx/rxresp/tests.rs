@@ -3382,6 +3382,47 @@ fn write_stream_cycle_budget() {
     assert!(per <= 5, "{per} cycles per WRITE ONLY");
 }
 
+/// 64-byte WRITE ONLY frames round robin over 16 QPs (every frame on another QP: the QP
+/// records are read for each, the MR too): cycles per frame. 10 when Decide waited a cycle
+/// after the last record came; 9, the budget.
+#[test]
+fn write_stream_many_qps_cycle_budget() {
+    let mut b = Bench::new(77, 0.0, 0.0);
+    let nq = 16u32;
+    for q in 1..nq {
+        b.set_qp(
+            QPN + q,
+            rnic_abi::queue::qp_state::RTS,
+            (access::REMOTE_WRITE | access::REMOTE_READ) as u8,
+        );
+        b.set_rqs(QPN + q, PSN0, 0);
+    }
+    let n = 64u32;
+    let mut r = rng(78);
+    let d = bytes(&mut r, 64);
+    for i in 0..n {
+        b.send(&wr_only(
+            QPN + i % nq,
+            i / nq,
+            MR_IOVA + 64 * i as u64,
+            rkey(),
+            &d,
+            false,
+        ));
+    }
+    let per = stream_cycles(&mut b, n as usize);
+    eprintln!("write_stream_many_qps_cycle_budget: {per} cycles per 64-byte WRITE ONLY");
+    for i in 0..n as u64 {
+        for (k, x) in d.iter().enumerate() {
+            assert_eq!(b.dma.mem.get(&(MR_IOVA + 64 * i + k as u64)), Some(x));
+        }
+    }
+    for q in 0..nq {
+        assert_eq!(b.rqs(QPN + q).rq_psn, psn(n / nq), "QP {}", QPN + q);
+    }
+    assert!(per <= 9, "{per} cycles per WRITE ONLY over {nq} QPs");
+}
+
 /// SEND ONLY frames of 64 bytes on one QP into one MR's receive WQEs: with the records kept,
 /// the receive WQE is read with the decision to take them and its MR is the kept one (no
 /// context read): 9 cycles per SEND (Idle, Decide, WqeWait, MrRd, MrKeep, Check, Emit's
