@@ -365,6 +365,9 @@ pub struct Responder {
     ms_mend: DFF<Bits<65>>,
     /// this frame took the kept records
     hitp: DFF<Bit>,
+    /// this frame read its QP records but took the kept MR (no MR read: RqsRd goes to
+    /// WaitCtx; Decide compares its bounds as for `hitp`)
+    hitm: DFF<Bit>,
     /// and its receive WQE's ring read was taken with the decision to take them (Idle)
     wq_pre: DFF<Bit>,
     /// this frame's RqState write was taken (merged into `rqs` as the frame leaves Emit)
@@ -696,6 +699,7 @@ impl Responder {
             ms_iova: Default::default(),
             ms_mend: Default::default(),
             hitp: Default::default(),
+            hitm: Default::default(),
             wq_pre: Default::default(),
             hit_m: Default::default(),
             hit: Default::default(),
@@ -820,6 +824,7 @@ impl Logic for Responder {
             ms_iova,
             ms_mend,
             hitp,
+            hitm,
             wq_pre,
             wr_done,
             qp,
@@ -1019,7 +1024,7 @@ impl Logic for Responder {
         self.n_reads.next = 2.into();
         if self.rsp_path.val() {
             self.n_reads.next = 1.into();
-        } else if self.pre_mr.val() {
+        } else if self.pre_mr.val() && !self.hitm.q.val() {
             self.n_reads.next = 3.into();
         }
         // [addr, addr + len) inside [iova, iova + len of the MR), in 65 bits (no wrap): the
@@ -1307,6 +1312,7 @@ impl Logic for Responder {
             St::Idle => {
                 self.rd_cnt.d.next = 0.into();
                 self.hitp.d.next = false;
+                self.hitm.d.next = false;
                 self.wq_pre.d.next = false;
                 self.wr_done.d.next = false;
                 self.mv_beats.d.next = 0.into();
@@ -1385,7 +1391,12 @@ impl Logic for Responder {
                 if self.ctx.gnt.val() {
                     self.st.d.next = St::WaitCtx;
                     if self.pre_mr.val() {
-                        self.st.d.next = St::MrPre;
+                        // the request's MR: the kept record, or read now
+                        if self.hit_m.val() {
+                            self.hitm.d.next = true;
+                        } else {
+                            self.st.d.next = St::MrPre;
+                        }
                     }
                 }
             }
@@ -1410,7 +1421,7 @@ impl Logic for Responder {
             }
             St::Decide => {
                 self.st.d.next = St::Emit;
-                if self.hitp.q.val() {
+                if self.hitp.q.val() || self.hitm.q.val() {
                     // the kept MR's bounds (its compares are registered with the record on
                     // a read; here the request's side is in rq_addr/rq_end by now)
                     self.mr_lo.d.next = self.rq_addr.q.val() >= self.ms_iova.q.val();
@@ -2028,6 +2039,7 @@ impl Logic for Responder {
             self.ks_v.d.next = false;
             self.km_v.d.next = false;
             self.hitp.d.next = false;
+            self.hitm.d.next = false;
             self.wq_pre.d.next = false;
             self.pend_cmd.d.next = false;
             self.pend_cpl.d.next = false;

@@ -3383,8 +3383,9 @@ fn write_stream_cycle_budget() {
 }
 
 /// 64-byte WRITE ONLY frames round robin over 16 QPs (every frame on another QP: the QP
-/// records are read for each, the MR too): cycles per frame. 10 when Decide waited a cycle
-/// after the last record came; 9, the budget.
+/// records are read for each; the MR is the kept one): cycles per frame. 10 when Decide
+/// waited a cycle after the last record came; 9 without; 8 with the kept MR taken for a
+/// frame whose QP records are read (`hitm`), the budget.
 #[test]
 fn write_stream_many_qps_cycle_budget() {
     let mut b = Bench::new(77, 0.0, 0.0);
@@ -3420,7 +3421,7 @@ fn write_stream_many_qps_cycle_budget() {
     for q in 0..nq {
         assert_eq!(b.rqs(QPN + q).rq_psn, psn(n / nq), "QP {}", QPN + q);
     }
-    assert!(per <= 9, "{per} cycles per WRITE ONLY over {nq} QPs");
+    assert!(per <= 8, "{per} cycles per WRITE ONLY over {nq} QPs");
 }
 
 /// SEND ONLY frames of 64 bytes on one QP into one MR's receive WQEs: with the records kept,
