@@ -231,8 +231,6 @@ pub enum TxState {
     Check,
     MrRd,
     MrWait,
-    /// The WQE's MR is the kept record: checked on registers, no read.
-    MrKeep,
     Send,
     Wb,
     Requeue,
@@ -523,6 +521,14 @@ pub struct TxReq {
     m_rel: Signal<Local, Bits<64>>,
     m_end: Signal<Local, Bits<65>>,
     m_ok: Signal<Local, Bit>,
+    mkr_rel: Signal<Local, Bits<64>>,
+    mkr_end: Signal<Local, Bits<65>>,
+    mkr_ok: Signal<Local, Bit>,
+    /// Check found the WQE's MR kept (`mr_hit`), and its check on the kept record passed
+    mr_hitr: DFF<Bit>,
+    mkr_okr: DFF<Bit>,
+    /// the message's packet count, a cycle after `npk` (the write-back's PSN span)
+    npk_r: DFF<Bits<24>>,
     mtu: Signal<Local, Bits<32>>,
     npk: Signal<Local, Bits<32>>,
     psn_end: Signal<Local, Bits<24>>,
@@ -535,7 +541,7 @@ pub struct TxReq {
     // ---------------- the kept MR record
     /// the MR record `mk_idx` (store address `mk_addr`) as the last MR read returned it,
     /// valid (`mk_v`) while no write to it was snooped since that read was taken: a WQE of
-    /// the same MR is checked against it (MrKeep) without a read
+    /// the same MR is checked against it (in the cycle after Check) without a read
     mk_v: DFF<Bit>,
     mk_idx: DFF<Bits<24>>,
     mk_addr: DFF<Bits<CTX_ADDR_BITS>>,
@@ -590,8 +596,12 @@ pub struct TxReq {
     pf_m: Signal<Local, Bits<512>>,
     /// the prefetched record is there and clean: its turn may start now
     pf_use: Signal<Local, Bit>,
-    /// the FSM starts the prefetched QP's turn this cycle (`qpc` <- `pf_m`)
+    /// the FSM starts the prefetched QP's turn this cycle
     pf_take: Signal<Local, Bit>,
+    /// `qpc` <- `pf_m` this cycle: at the take, and in every last-packet cycle that could
+    /// take it (a select without the Send decision's compares on `qpc`: the turn that then
+    /// goes to Requeue needs no `qpc`, and its `qdirty` stops any chaining from it)
+    pf_ld: Signal<Local, Bit>,
     /// read data for the FSM (not the prefetch's)
     rd_dat: Signal<Local, Bit>,
 }
@@ -828,6 +838,12 @@ impl Default for TxReq {
             m_rel: Default::default(),
             m_end: Default::default(),
             m_ok: Default::default(),
+            mkr_rel: Default::default(),
+            mkr_end: Default::default(),
+            mkr_ok: Default::default(),
+            mr_hitr: Default::default(),
+            mkr_okr: Default::default(),
+            npk_r: Default::default(),
             mtu: Default::default(),
             npk: Default::default(),
             psn_end: Default::default(),
@@ -874,6 +890,7 @@ impl Default for TxReq {
             pf_m: Default::default(),
             pf_use: Default::default(),
             pf_take: Default::default(),
+            pf_ld: Default::default(),
             rd_dat: Default::default(),
         }
     }
@@ -887,7 +904,7 @@ impl Logic for TxReq {
             n_retx, n_rst, psn0, rst_psn, rs_adv, rs_more, c_psn, c_skip, c_first, c_ci1, c_soff,
             c_rdfull, c_amask, bo, epoch, h_any, qdirty, kown, mk_v, mk_idx, mk_addr, mk_key,
             mk_pd, mk_iova, mk_len, mk_flags, mk_access, mn_idx, mn_addr, mn_snp, armd, pf_v,
-            pf_qpn, pf_rd, pf_g1, pf_g2, pf_ok, pf_dirty, pf_ctx
+            pf_qpn, pf_rd, pf_g1, pf_g2, pf_ok, pf_dirty, pf_ctx, mr_hitr, mkr_okr, npk_r
         );
         self.qbits.clock.next = self.clock.val();
         self.htab.clock.next = self.clock.val();
@@ -1037,8 +1054,9 @@ impl Logic for TxReq {
             || (self.w_op.val() == self.c_op_write_imm.val());
         self.w_inline.next = (self.w_flags.val() & self.c_f_inline.val()).any();
         self.w_sol.next = (self.w_flags.val() & self.c_f_solicited.val()).any();
-        // ---------------- MR check, straight from the read data (MrWait) or on the kept
-        // record (MrKeep)
+        // ---------------- MR check, straight from the read data (MrWait); the same check on
+        // the kept record (`mkr_ok`, registered in Check for the cycle after it: a second checker,
+        // so no select sits on the read data's path)
         self.m_key.next = self
             .ctx
             .rdata
@@ -1069,14 +1087,6 @@ impl Logic for TxReq {
             .rdata
             .val()
             .get_bits::<32>(self.m_access_o.val().index());
-        if self.st.q.val() == TxState::MrKeep {
-            self.m_key.next = self.mk_key.q.val();
-            self.m_pd.next = self.mk_pd.q.val();
-            self.m_iova.next = self.mk_iova.q.val();
-            self.m_len.next = self.mk_len.q.val();
-            self.m_flags.next = self.mk_flags.q.val();
-            self.m_access.next = self.mk_access.q.val();
-        }
         self.m_rel.next = self.w_laddr.val() - self.m_iova.val();
         self.m_end.next =
             bit_cast::<65, 64>(self.m_rel.val()) + bit_cast::<65, 32>(self.w_len.val());
@@ -1086,6 +1096,15 @@ impl Logic for TxReq {
             && (self.w_laddr.val() >= self.m_iova.val())
             && (self.m_end.val() <= bit_cast::<65, 64>(self.m_len.val()))
             && (!self.w_rdat.val() || (self.m_access.val() & self.c_acc_lw.val()).any());
+        self.mkr_rel.next = self.w_laddr.val() - self.mk_iova.q.val();
+        self.mkr_end.next =
+            bit_cast::<65, 64>(self.mkr_rel.val()) + bit_cast::<65, 32>(self.w_len.val());
+        self.mkr_ok.next = self.mk_flags.q.val().get_bit(0)
+            && (self.mk_key.q.val() == self.w_lkey.val())
+            && (self.mk_pd.q.val() == self.q_pd.val())
+            && (self.w_laddr.val() >= self.mk_iova.q.val())
+            && (self.mkr_end.val() <= bit_cast::<65, 64>(self.mk_len.q.val()))
+            && (!self.w_rdat.val() || (self.mk_access.q.val() & self.c_acc_lw.val()).any());
         // ---------------- segmentation
         self.mtu.next = 4096.into();
         if self.q_mtu.val() <= 1 {
@@ -1115,7 +1134,10 @@ impl Logic for TxReq {
         if self.w_len.val() == 0 {
             self.npk.next = 1.into();
         }
-        self.psn_end.next = self.psn0.q.val() + self.npk.val().get_bits::<24>(0);
+        // (npk registered: Wb comes at least a cycle after Check, and the WQE and the path MTU
+        // hold from Check on; no shift by the MTU on the write-back's path)
+        self.npk_r.d.next = self.npk.val().get_bits::<24>(0);
+        self.psn_end.next = self.psn0.q.val() + self.npk_r.q.val();
         self.first.next = self.off.q.val() == 0;
         self.plen.next = self.mtu.val().get_bits::<13>(0);
         if self.last.val() {
@@ -1376,7 +1398,6 @@ impl Logic for TxReq {
             || (self.st.q.val() == TxState::WqeRd)
             || (self.st.q.val() == TxState::WqeWait)
             || (self.st.q.val() == TxState::MrWait)
-            || (self.st.q.val() == TxState::MrKeep)
             || (self.st.q.val() == TxState::Arm)
             || (self.st.q.val() == TxState::Send);
         // (never the current QP: it is worked on, and its record would be stale at once)
@@ -1593,11 +1614,9 @@ impl Logic for TxReq {
                 } else if self.w_mridx.val() >= self.c_nmr.val() {
                     self.status.d.next = self.c_st_prot.val();
                     self.st.d.next = TxState::Cpl;
-                } else if self.mr_hit.val() {
-                    // the kept MR record (no read asked for)
-                    self.st.d.next = TxState::MrKeep;
                 } else {
-                    // the MR read was asked for on entry (MrRd retries it)
+                    // the MR read was asked for on entry (MrRd retries it); with the kept
+                    // MR record none was, and MrRd / MrWait decide on it at once
                     self.st.d.next = TxState::MrRd;
                     if self.ctx.gnt.val() {
                         self.st.d.next = TxState::MrWait;
@@ -1605,27 +1624,35 @@ impl Logic for TxReq {
                 }
             }
             TxState::MrRd => {
-                self.ctx.req.next = true;
-                if self.ctx.gnt.val() {
-                    self.st.d.next = TxState::MrWait;
+                if self.mr_hitr.q.val() {
+                    if self.mkr_okr.q.val() {
+                        self.st.d.next = TxState::Wb;
+                    } else {
+                        self.status.d.next = self.c_st_prot.val();
+                        self.st.d.next = TxState::Cpl;
+                    }
+                } else {
+                    self.ctx.req.next = true;
+                    if self.ctx.gnt.val() {
+                        self.st.d.next = TxState::MrWait;
+                    }
                 }
             }
             TxState::MrWait => {
-                if self.rd_dat.val() {
+                if self.mr_hitr.q.val() {
+                    if self.mkr_okr.q.val() {
+                        self.st.d.next = TxState::Wb;
+                    } else {
+                        self.status.d.next = self.c_st_prot.val();
+                        self.st.d.next = TxState::Cpl;
+                    }
+                } else if self.rd_dat.val() {
                     if self.m_ok.val() {
                         self.st.d.next = TxState::Wb;
                     } else {
                         self.status.d.next = self.c_st_prot.val();
                         self.st.d.next = TxState::Cpl;
                     }
-                }
-            }
-            TxState::MrKeep => {
-                if self.m_ok.val() {
-                    self.st.d.next = TxState::Wb;
-                } else {
-                    self.status.d.next = self.c_st_prot.val();
-                    self.st.d.next = TxState::Cpl;
                 }
             }
             TxState::Send => {
@@ -1827,9 +1854,18 @@ impl Logic for TxReq {
             self.pf_dirty.d.next = false;
         }
         // its turn: `qpc` is the record (with this cycle's merge), clean as of now
+        self.pf_ld.next = self.pf_take.val()
+            || ((self.st.q.val() == TxState::Send)
+                && self.pkt.ready.val()
+                && self.last.val()
+                && self.pf_use.val()
+                && !self.rs.valid.val());
+        if self.pf_ld.val() {
+            self.qpc.d.next = self.pf_m.val();
+            self.qdirty.d.next = true;
+        }
         if self.pf_take.val() {
             self.pf_v.d.next = false;
-            self.qpc.d.next = self.pf_m.val();
             self.qdirty.d.next = false;
             self.kown.d.next = false;
         }
@@ -1838,7 +1874,12 @@ impl Logic for TxReq {
             && (((self.st.q.val() == TxState::Check)
                 && !self.w_inline.val()
                 && !self.mr_hit.val())
-                || (self.st.q.val() == TxState::MrRd));
+                || ((self.st.q.val() == TxState::MrRd) && !self.mr_hitr.q.val()));
+        // Check's verdicts on the kept MR, for the cycle after it (MrRd or MrWait)
+        if self.st.q.val() == TxState::Check {
+            self.mr_hitr.d.next = self.mr_hit.val();
+            self.mkr_okr.d.next = self.mkr_ok.val();
+        }
         self.mr_ld.next = (self.st.q.val() == TxState::MrWait) && self.rd_dat.val();
         if self.mk_sn.val() {
             self.mk_v.d.next = false;
@@ -3724,7 +3765,7 @@ pub(crate) mod tests {
 
     /// 64-byte WRITE WQEs round robin over 32 QPs (two each, one MR), every turn on another
     /// QP: the next QP's context is read while a WQE is worked on and its turn starts from
-    /// the last packet (QpCheck, WqeWait x 2, Check, MrKeep, Wb with the ACK timer's arm,
+    /// the last packet (QpCheck, WqeWait x 2, Check, MrRd deciding on the kept MR, Wb with the ACK timer's arm,
     /// Send): 7 cycles per WQE, the budget. 13 before the read-ahead, the kept MR and the arm
     /// beside the write-back (Idle, CtxWait x 2, QpCheck, WqeWait x 2, Check, MrWait x 2, Wb,
     /// Arm, Send). The descriptors are checked against the model.
