@@ -1491,7 +1491,7 @@ impl Logic for TxReq {
         self.pf_use.next = self.pf_v.q.val()
             && self.pf_ok.q.val()
             && !self.pf_dirty.q.val()
-            && !(self.pf_hit.val() && !self.pf_pi.val());
+            && (!self.pf_hit.val() || self.pf_pi.val());
         self.pf_take.next = false;
         // ---------------- FSM
         match self.st.q.val() {
