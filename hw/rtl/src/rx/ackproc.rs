@@ -98,7 +98,15 @@
 //! Walk pipeline: WQE reads are issued ahead (up to [`WIN`] reads outstanding or buffered in
 //! a small FIFO); the FIFO entry already holds the WQE's packet count n, so the per-WQE
 //! decision is `rem - n` (rem = target PSN - una_psn) and one WQE retires per cycle while the
-//! completion sink takes one completion per cycle.
+//! completion sink takes one completion per cycle; the walk ends in the cycle that decides
+//! its last transmitted WQE when nothing else is buffered or in flight.
+//!
+//! Per event: the context read is asked for with the take; while an event walks (Walk, Post:
+//! the context port is free) the next waiting event's QP record is read ahead (`pre_v`; not
+//! the current QP's) and used a cycle after that event's take unless a write to it was
+//! snooped since its read was taken (`snp_we`/`snp_addr`: then a fresh read); the timer's
+//! re-arm goes beside the write-back. 8 cycles per ACK when every ACK is on another QP
+//! (`ack_stream_cycle_budget`; 12 before).
 
 use crate::common::bus::{
     AckEvS, CTX_ADDR_BITS, CplM, CtxPortM, RSP_FIRST, RSP_LAST, RSP_MIDDLE, RSP_ONLY, RdVerdictM,

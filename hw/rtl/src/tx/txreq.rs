@@ -71,9 +71,16 @@
 //! context is kept in `qpc` (its own write-back and the doorbell's `sq_pi` merged from the
 //! context store's write snoop; any other writer's write marks it stale, `qdirty`), and the
 //! last packet's cycle asks for the next WQE's ring read. Back-to-back 64-byte WRITEs or
-//! atomics on one QP: 7 cycles per WQE (`txreq_write64_cycles`, `txreq_atomic_cycles`; 11
-//! with the context read again for each, 15 before the reads were overlapped with the
-//! decisions).
+//! atomics on one QP: 6.5-6.7 cycles per WQE (`txreq_write64_cycles`, `txreq_atomic_cycles`;
+//! 7 before the kept MR, 11 with the context read again for each, 15 before the reads were
+//! overlapped with the decisions).
+//! Turns on different QPs: while a WQE is worked on, the scheduler's head (never the current
+//! QP) is popped into the read-ahead slot (`pf_v`) and its context read on a free cycle of
+//! the context port, kept true by the snoop like `qpc` (`sq_pi` merged, any other write: a
+//! fresh read at its turn); the last packet starts its turn at QpCheck. The last MR record
+//! read is kept too (`mk_*`, dropped by any write to it; checked by a second checker on
+//! registers in the cycle after Check). 7 cycles per 64-byte WRITE WQE when every turn is on
+//! another QP (`txreq_many_qps_cycles`; 13 before).
 
 use crate::common::bus::{
     CTX_ADDR_BITS, CTX_SRC_TX, CplM, CtxPortM, CtxSnoopS, RestartS, RingPortM, TimerSetM, be_bits,
