@@ -1374,12 +1374,6 @@ impl Logic for AckProc {
                     self.is_tmo.d.next = true;
                     self.is_nak.d.next = true;
                     self.err_st.d.next = self.s_retry.val();
-                    if self.tmo.qpn.val() < self.num_qps.val() {
-                        self.st.d.next = AckSt::CtxRd;
-                        if self.ctx.gnt.val() {
-                            self.st.d.next = AckSt::CtxWait;
-                        }
-                    }
                 }
                 if self.ev.valid.val() && !self.sweeping.q.val() {
                     self.qpn_r.d.next = self.ev.qpn.val();
@@ -1408,14 +1402,6 @@ impl Logic for AckProc {
                         if self.ev.qpn.val() >= self.num_qps.val() {
                             self.n_rdd.d.next = self.n_rdd.q.val() + 1;
                             self.st.d.next = AckSt::Verdict;
-                        } else if self.pre_use.val() {
-                            self.upre.d.next = true;
-                            self.st.d.next = AckSt::CtxWait;
-                        } else {
-                            self.st.d.next = AckSt::CtxRd;
-                            if self.ctx.gnt.val() {
-                                self.st.d.next = AckSt::CtxWait;
-                            }
                         }
                     } else if (self.ev.qpn.val() >= self.num_qps.val())
                         || !((self.kind.val() == 0)
@@ -1423,18 +1409,20 @@ impl Logic for AckProc {
                             || (self.kind.val() == 3))
                     {
                         self.n_ign.d.next = self.n_ign.q.val() + 1;
-                    } else if self.pre_use.val() {
-                        // the record read ahead (CtxWait decides on it next cycle)
-                        self.upre.d.next = true;
-                        self.st.d.next = AckSt::CtxWait;
-                    } else {
-                        self.st.d.next = AckSt::CtxRd;
-                        if self.ctx.gnt.val() {
-                            self.st.d.next = AckSt::CtxWait;
-                        }
                     }
                     // a record read ahead serves this event or none
                     self.pre_v.d.next = false;
+                }
+                // an event (or expiry) that needs its QP record (`ev_go`, `tmo_go`): the one
+                // read ahead (CtxWait decides on it next cycle), or the read asked for above
+                if self.ev_go.val() && self.pre_use.val() {
+                    self.upre.d.next = true;
+                    self.st.d.next = AckSt::CtxWait;
+                } else if self.ev_go.val() || self.tmo_go.val() {
+                    self.st.d.next = AckSt::CtxRd;
+                    if self.ctx.gnt.val() {
+                        self.st.d.next = AckSt::CtxWait;
+                    }
                 }
             }
             AckSt::CtxRd => {
