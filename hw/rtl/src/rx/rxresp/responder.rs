@@ -241,6 +241,8 @@ pub struct Responder {
     take_qp: Signal<Local, Bit>,
     /// the frame leaves Emit (the header FIFO pop)
     em_exit: Signal<Local, Bit>,
+    em_cmd: Signal<Local, Bit>,
+    em_ctx: Signal<Local, Bit>,
     /// the receive WQE's MR (MrRd) is the kept one
     hit_m: Signal<Local, Bit>,
     sn_oth: Signal<Local, Bit>,
@@ -705,6 +707,8 @@ impl Responder {
             hit: Default::default(),
             take_qp: Default::default(),
             em_exit: Default::default(),
+            em_cmd: Default::default(),
+            em_ctx: Default::default(),
             wr_done: Default::default(),
             sn_oth: Default::default(),
             sn_qp: Default::default(),
@@ -1306,6 +1310,8 @@ impl Logic for Responder {
         self.capture_ctx.next = false;
         self.take_qp.next = false;
         self.em_exit.next = false;
+        self.em_cmd.next = false;
+        self.em_ctx.next = false;
         self.needs_job.next = false;
 
         match self.st.q.val() {
@@ -1899,14 +1905,18 @@ impl Logic for Responder {
                 if !self.job.full.val() {
                     self.pend_job.d.next = false;
                 }
-                if !(self.pend_cmd.q.val()
-                    || self.pend_cpl.q.val()
-                    || self.pend_ack.q.val()
-                    || self.pend_aev.q.val()
-                    || self.pend_wr.q.val()
-                    || self.pend_qerr.q.val()
-                    || self.pend_job.q.val()
-                    || self.rd_place.q.val())
+                // leave in the cycle the last pending item is taken (each one below is
+                // clear, or taken in this cycle: the same conditions that clear it above)
+                self.em_cmd.next = !self.pend_cmd.q.val() || self.cmd_ready.val();
+                self.em_ctx.next = !(self.pend_wr.q.val() || self.pend_qerr.q.val())
+                    || (!(self.pend_wr.q.val() && self.pend_qerr.q.val()) && self.ctx.gnt.val());
+                if self.em_cmd.val()
+                    && !(self.pend_cpl.q.val() && (self.pend_cmd.q.val() || !self.cpl.ready.val()))
+                    && (!self.pend_ack.q.val() || self.rsp.ready.val())
+                    && (!self.pend_aev.q.val() || self.ackev.ready.val())
+                    && self.em_ctx.val()
+                    && (!self.pend_job.q.val() || !self.job.full.val())
+                    && !(self.rd_place.q.val() && self.pend_cmd.q.val() && !self.cmd_ready.val())
                 {
                     self.head.pop.next = true;
                     self.em_exit.next = true;
@@ -1991,7 +2001,8 @@ impl Logic for Responder {
         }
         // (merged as the frame leaves Emit: until then its outputs may still look at the
         // record as read, e.g. the receive CQE's WQE index)
-        self.own_rqs.next = self.em_exit.val() && self.wr_done.q.val();
+        self.own_rqs.next = self.em_exit.val()
+            && (self.wr_done.q.val() || (self.pend_wr.q.val() && self.ctx.gnt.val()));
         self.rqs.d.next = self.rq_m.val();
         if self.own_rqs.val() {
             self.rqs.d.next =

@@ -2719,7 +2719,8 @@ fn atomic_ack_placed_on_verdict() {
 /// Cycles per atomic request in the responder, without the unit's latency: back-to-back
 /// FETCH_ADDs with idle ports and a one-cycle unit; the interval between two requests to the
 /// unit minus the unit's time (request taken -> `done`). 13 when every request read its QP,
-/// RqState and MR records; 6 with the records kept, the budget.
+/// RqState and MR records; 6 with the records kept; 5 since Emit leaves in the cycle its last
+/// item is taken, the budget.
 #[test]
 fn atomic_cycle_budget() {
     let mut b = Bench::new(69, 0.0, 0.0);
@@ -2754,7 +2755,7 @@ fn atomic_cycle_budget() {
         .collect();
     eprintln!("atomic_cycle_budget: responder cycles per atomic (without the unit) {per:?}");
     let worst = *per.iter().max().unwrap();
-    assert!(worst <= 6, "{worst} cycles per atomic");
+    assert!(worst <= 5, "{worst} cycles per atomic");
 }
 
 // ======================================================= responder job queue full (drop_busy)
@@ -3355,7 +3356,8 @@ fn kept_records_follow_other_writers() {
 /// limit. Before the QP read was asked for from Idle, responses skipped the RqState read and
 /// a RETH request's MR was read with the QP records: 13 cycles per 64-byte WRITE ONLY, 11 per
 /// READ RESPONSE MIDDLE; then 10 and 9; with the records kept from frame to frame (one QP,
-/// one MR: no context reads) 5 and 5, the budgets.
+/// one MR: no context reads) 5 and 5; 3 and 5 (the READ RESPONSE's 5 beats) since Emit leaves
+/// in the cycle its last pending item is taken instead of the cycle after, the budgets.
 fn stream_cycles(b: &mut Bench, n: usize) -> u64 {
     b.run();
     assert_eq!(b.frames, n, "every frame taken");
@@ -3379,13 +3381,13 @@ fn write_stream_cycle_budget() {
             assert_eq!(b.dma.mem.get(&(MR_IOVA + 64 * i + k as u64)), Some(x));
         }
     }
-    assert!(per <= 5, "{per} cycles per WRITE ONLY");
+    assert!(per <= 3, "{per} cycles per WRITE ONLY");
 }
 
 /// 64-byte WRITE ONLY frames round robin over 16 QPs (every frame on another QP: the QP
 /// records are read for each; the MR is the kept one): cycles per frame. 10 when Decide
 /// waited a cycle after the last record came; 9 without; 8 with the kept MR taken for a
-/// frame whose QP records are read (`hitm`), the budget.
+/// frame whose QP records are read (`hitm`); 7 with Emit's early exit, the budget.
 #[test]
 fn write_stream_many_qps_cycle_budget() {
     let mut b = Bench::new(77, 0.0, 0.0);
@@ -3421,14 +3423,15 @@ fn write_stream_many_qps_cycle_budget() {
     for q in 0..nq {
         assert_eq!(b.rqs(QPN + q).rq_psn, psn(n / nq), "QP {}", QPN + q);
     }
-    assert!(per <= 8, "{per} cycles per WRITE ONLY over {nq} QPs");
+    assert!(per <= 7, "{per} cycles per WRITE ONLY over {nq} QPs");
 }
 
 /// SEND ONLY frames of 64 bytes on one QP into one MR's receive WQEs: with the records kept,
 /// the receive WQE is read with the decision to take them and its MR is the kept one (no
 /// context read): 9 cycles per SEND (Idle, Decide, WqeWait, MrRd, MrKeep, Check, Emit's
-/// payload command then its completion, ...), the budget; 12 when the WQE was read after the
-/// decision and its MR read every time.
+/// payload command then its completion, ...); 12 when the WQE was read after the decision and
+/// its MR read every time; 8 since Emit leaves in the cycle its completion is taken, the
+/// budget.
 #[test]
 fn send_stream_cycle_budget() {
     let mut b = Bench::new(75, 0.0, 0.0);
@@ -3473,7 +3476,7 @@ fn send_stream_cycle_budget() {
             );
         }
     }
-    assert!(per <= 9, "{per} cycles per SEND ONLY");
+    assert!(per <= 8, "{per} cycles per SEND ONLY");
 }
 
 #[test]
