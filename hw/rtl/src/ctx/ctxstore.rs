@@ -298,16 +298,16 @@ impl Logic for CtxStore {
                 && ((self.sel.val() == self.bsel.val())
                     || (self.m_we.val() && (self.m_addr.val() == self.b_addr.val()))));
         self.ram.read_address_b.next = self.b_addr.val();
-        self.p0.gnt.next = (self.any.val() && (self.sel.val() == 0))
-            || (self.bgo.val() && (self.bsel.val() == 0));
-        self.p1.gnt.next = (self.any.val() && (self.sel.val() == 1))
-            || (self.bgo.val() && (self.bsel.val() == 1));
-        self.p2.gnt.next = (self.any.val() && (self.sel.val() == 2))
-            || (self.bgo.val() && (self.bsel.val() == 2));
-        self.p3.gnt.next = (self.any.val() && (self.sel.val() == 3))
-            || (self.bgo.val() && (self.bsel.val() == 3));
-        self.p4.gnt.next = (self.any.val() && (self.sel.val() == 4))
-            || (self.bgo.val() && (self.bsel.val() == 4));
+        self.p0.gnt.next =
+            (self.any.val() && (self.sel.val() == 0)) || (self.bgo.val() && (self.bsel.val() == 0));
+        self.p1.gnt.next =
+            (self.any.val() && (self.sel.val() == 1)) || (self.bgo.val() && (self.bsel.val() == 1));
+        self.p2.gnt.next =
+            (self.any.val() && (self.sel.val() == 2)) || (self.bgo.val() && (self.bsel.val() == 2));
+        self.p3.gnt.next =
+            (self.any.val() && (self.sel.val() == 3)) || (self.bgo.val() && (self.bsel.val() == 3));
+        self.p4.gnt.next =
+            (self.any.val() && (self.sel.val() == 4)) || (self.bgo.val() && (self.bsel.val() == 4));
         self.rvb1.d.next = self.bgo.val();
         self.rsb1.d.next = self.bsel.val();
         self.rvb2.d.next = self.rvb1.q.val();
