@@ -69,7 +69,7 @@ fn body(addr_bits: usize, second: bool) -> String {
         ""
     };
     let rb = if second {
-        "    read_data_b <= mem[read_address_b];\n"
+        "    if (read_enable_b) read_data_b <= mem[read_address_b];\n"
     } else {
         ""
     };
@@ -104,9 +104,10 @@ always @(posedge clock) begin
 }
 
 /// [`BeRam`] with a second registered read port (`read_address_b` -> `read_data_b`, one
-/// cycle, read-before-write like the first): a true dual-port BRAM/URAM whose port A reads
-/// or writes and whose port B only reads. The context store serves two accesses per cycle
-/// with it.
+/// cycle, read-before-write like the first, `read_data_b` held while `read_enable_b` is low):
+/// a true dual-port BRAM/URAM whose port A reads or writes and whose port B only reads. The
+/// context store serves two accesses per cycle with it (the enable also spares the
+/// simulator a 512-bit read in the cycles without one).
 #[derive(LogicBlock)]
 pub struct BeRam2R<const ADDR: usize> {
     pub clock: Signal<In, Clock>,
@@ -116,6 +117,7 @@ pub struct BeRam2R<const ADDR: usize> {
     pub read_address: Signal<In, Bits<ADDR>>,
     pub read_data: Signal<Out, Bits<512>>,
     pub read_address_b: Signal<In, Bits<ADDR>>,
+    pub read_enable_b: Signal<In, Bit>,
     pub read_data_b: Signal<Out, Bits<512>>,
     _mem: HashMap<u64, Bits<512>>,
 }
@@ -130,6 +132,7 @@ impl<const ADDR: usize> Default for BeRam2R<ADDR> {
             read_address: Default::default(),
             read_data: Default::default(),
             read_address_b: Default::default(),
+            read_enable_b: Default::default(),
             read_data_b: Default::default(),
             _mem: HashMap::new(),
         }
@@ -141,8 +144,10 @@ impl<const ADDR: usize> Logic for BeRam2R<ADDR> {
         if self.clock.pos_edge() {
             let ra = self.read_address.val().index() as u64;
             self.read_data.next = self._mem.get(&ra).copied().unwrap_or_default();
-            let rb = self.read_address_b.val().index() as u64;
-            self.read_data_b.next = self._mem.get(&rb).copied().unwrap_or_default();
+            if self.read_enable_b.val() {
+                let rb = self.read_address_b.val().index() as u64;
+                self.read_data_b.next = self._mem.get(&rb).copied().unwrap_or_default();
+            }
             let be = self.write_enable.val();
             if be.any() {
                 let wa = self.write_address.val().index() as u64;

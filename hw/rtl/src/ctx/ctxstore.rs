@@ -298,6 +298,7 @@ impl Logic for CtxStore {
                 && ((self.sel.val() == self.bsel.val())
                     || (self.m_we.val() && (self.m_addr.val() == self.b_addr.val()))));
         self.ram.read_address_b.next = self.b_addr.val();
+        self.ram.read_enable_b.next = self.bgo.val();
         self.p0.gnt.next =
             (self.any.val() && (self.sel.val() == 0)) || (self.bgo.val() && (self.bsel.val() == 0));
         self.p1.gnt.next =
