@@ -36,19 +36,12 @@ impl<const ADDR: usize> Logic for BeRam<ADDR> {
         if self.clock.pos_edge() {
             let ra = self.read_address.val().index() as u64;
             self.read_data.next = self._mem.get(&ra).copied().unwrap_or_default();
-            let be = self.write_enable.val();
-            if be.any() {
-                let wa = self.write_address.val().index() as u64;
-                let old = self._mem.get(&wa).copied().unwrap_or_default();
-                let mut mask = Bits::<512>::default();
-                for lane in 0..64 {
-                    if be.get_bit(lane) {
-                        mask = mask | (Bits::<512>::from(0xFFu64) << (8 * lane as u64));
-                    }
-                }
-                self._mem
-                    .insert(wa, (old & !mask) | (self.write_data.val() & mask));
-            }
+            model_write(
+                &mut self._mem,
+                self.write_address.val().index() as u64,
+                self.write_data.val(),
+                self.write_enable.val(),
+            );
         }
     }
     fn connect(&mut self) {
@@ -56,6 +49,20 @@ impl<const ADDR: usize> Logic for BeRam<ADDR> {
     }
     fn hdl(&self) -> Verilog {
         Verilog::Custom(body(ADDR, false))
+    }
+}
+
+/// The Rust models' byte-enabled write: the bytes of `data` enabled in `be` go to word `wa`.
+fn model_write(mem: &mut HashMap<u64, Bits<512>>, wa: u64, data: Bits<512>, be: Bits<64>) {
+    if be.any() {
+        let old = mem.get(&wa).copied().unwrap_or_default();
+        let mut mask = Bits::<512>::default();
+        for lane in 0..64 {
+            if be.get_bit(lane) {
+                mask = mask | (Bits::<512>::from(0xFFu64) << (8 * lane as u64));
+            }
+        }
+        mem.insert(wa, (old & !mask) | (data & mask));
     }
 }
 
@@ -148,19 +155,12 @@ impl<const ADDR: usize> Logic for BeRam2R<ADDR> {
                 let rb = self.read_address_b.val().index() as u64;
                 self.read_data_b.next = self._mem.get(&rb).copied().unwrap_or_default();
             }
-            let be = self.write_enable.val();
-            if be.any() {
-                let wa = self.write_address.val().index() as u64;
-                let old = self._mem.get(&wa).copied().unwrap_or_default();
-                let mut mask = Bits::<512>::default();
-                for lane in 0..64 {
-                    if be.get_bit(lane) {
-                        mask = mask | (Bits::<512>::from(0xFFu64) << (8 * lane as u64));
-                    }
-                }
-                self._mem
-                    .insert(wa, (old & !mask) | (self.write_data.val() & mask));
-            }
+            model_write(
+                &mut self._mem,
+                self.write_address.val().index() as u64,
+                self.write_data.val(),
+                self.write_enable.val(),
+            );
         }
     }
     fn connect(&mut self) {
