@@ -534,6 +534,10 @@ pub struct TxReq {
     /// Check found the WQE's MR kept (`mr_hit`), and its check on the kept record passed
     mr_hitr: DFF<Bit>,
     mkr_okr: DFF<Bit>,
+    /// MrWait's check on the MR record it read failed: MrWait goes to Wb all the same (so the
+    /// check stays off the state select's path), and Wb sends the WQE to Cpl with the
+    /// protection error instead of writing back (one cycle more on that error path only)
+    m_bad: DFF<Bit>,
     /// the message's packet count, a cycle after `npk` (the write-back's PSN span)
     npk_r: DFF<Bits<24>>,
     mtu: Signal<Local, Bits<32>>,
@@ -850,6 +854,7 @@ impl Default for TxReq {
             mkr_ok: Default::default(),
             mr_hitr: Default::default(),
             mkr_okr: Default::default(),
+            m_bad: Default::default(),
             npk_r: Default::default(),
             mtu: Default::default(),
             npk: Default::default(),
@@ -911,7 +916,7 @@ impl Logic for TxReq {
             n_retx, n_rst, psn0, rst_psn, rs_adv, rs_more, c_psn, c_skip, c_first, c_ci1, c_soff,
             c_rdfull, c_amask, bo, epoch, h_any, qdirty, kown, mk_v, mk_idx, mk_addr, mk_key,
             mk_pd, mk_iova, mk_len, mk_flags, mk_access, mn_idx, mn_addr, mn_snp, armd, pf_v,
-            pf_qpn, pf_rd, pf_g1, pf_g2, pf_ok, pf_dirty, pf_ctx, mr_hitr, mkr_okr, npk_r
+            pf_qpn, pf_rd, pf_g1, pf_g2, pf_ok, pf_dirty, pf_ctx, mr_hitr, mkr_okr, m_bad, npk_r
         );
         self.qbits.clock.next = self.clock.val();
         self.htab.clock.next = self.clock.val();
@@ -1331,7 +1336,10 @@ impl Logic for TxReq {
         // a WQE that goes out first arms the timer beside its write-back (Wb), or in Arm
         // when the timer was not ready then
         self.arm.valid.next = (self.st.q.val() == TxState::Arm)
-            || ((self.st.q.val() == TxState::Wb) && self.first_out.val() && !self.armd.q.val());
+            || ((self.st.q.val() == TxState::Wb)
+                && self.first_out.val()
+                && !self.armd.q.val()
+                && !self.m_bad.q.val());
         if self.st.q.val() != TxState::Wb {
             self.armd.d.next = false;
         }
@@ -1654,12 +1662,9 @@ impl Logic for TxReq {
                         self.st.d.next = TxState::Cpl;
                     }
                 } else if self.rd_dat.val() {
-                    if self.m_ok.val() {
-                        self.st.d.next = TxState::Wb;
-                    } else {
-                        self.status.d.next = self.c_st_prot.val();
-                        self.st.d.next = TxState::Cpl;
-                    }
+                    // the verdict on the read record (`m_ok`) is registered (`m_bad`): Wb
+                    // acts on it
+                    self.st.d.next = TxState::Wb;
                 }
             }
             TxState::Send => {
@@ -1695,15 +1700,21 @@ impl Logic for TxReq {
             }
             TxState::Wb => {
                 // the write-back comes before the packets: an ACK or NAK for any of them then
-                // finds the WQE counted in sq_ci (the ACK processor walks up to sq_ci)
-                self.ctx.req.next = true;
-                self.ctx.we.next = true;
-                if self.ctx.gnt.val() {
-                    self.n_wqe.d.next = self.n_wqe.q.val() + 1;
-                    if self.first_out.val() && !self.armd.q.val() && !self.arm.ready.val() {
-                        self.st.d.next = TxState::Arm;
-                    } else {
-                        self.st.d.next = TxState::Send;
+                // finds the WQE counted in sq_ci (the ACK processor walks up to sq_ci); a WQE
+                // whose MR check failed in MrWait (`m_bad`) writes nothing back here
+                if self.m_bad.q.val() {
+                    self.status.d.next = self.c_st_prot.val();
+                    self.st.d.next = TxState::Cpl;
+                } else {
+                    self.ctx.req.next = true;
+                    self.ctx.we.next = true;
+                    if self.ctx.gnt.val() {
+                        self.n_wqe.d.next = self.n_wqe.q.val() + 1;
+                        if self.first_out.val() && !self.armd.q.val() && !self.arm.ready.val() {
+                            self.st.d.next = TxState::Arm;
+                        } else {
+                            self.st.d.next = TxState::Send;
+                        }
                     }
                 }
             }
@@ -1808,7 +1819,7 @@ impl Logic for TxReq {
                 (self.qbase.val() & !self.mk_pi.val()) | (self.sn.wdata.val() & self.mk_pi.val());
         }
         self.wr_tk.next = self.ctx.gnt.val()
-            && ((self.st.q.val() == TxState::Wb)
+            && (((self.st.q.val() == TxState::Wb) && !self.m_bad.q.val())
                 || (self.st.q.val() == TxState::RsWb)
                 || (self.st.q.val() == TxState::ErrWb));
         self.qpc.d.next = self.qm_pi.val();
@@ -1888,6 +1899,9 @@ impl Logic for TxReq {
             self.mkr_okr.d.next = self.mkr_ok.val();
         }
         self.mr_ld.next = (self.st.q.val() == TxState::MrWait) && self.rd_dat.val();
+        // MrWait's verdict on the record read, for Wb (a plain register: Wb leaves at once
+        // when it is set)
+        self.m_bad.d.next = self.mr_ld.val() && !self.mr_hitr.q.val() && !self.m_ok.val();
         if self.mk_sn.val() {
             self.mk_v.d.next = false;
         }
