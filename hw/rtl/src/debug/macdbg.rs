@@ -5,6 +5,7 @@
 use crate::common::beram::BeRam;
 use crate::common::bus::reg_addr;
 use crate::common::bus::{RegBusS, StreamM, StreamS};
+use crate::common::popcount::Popcount64;
 use rnic_abi::regs::mac;
 use rust_hdl::prelude::*;
 
@@ -62,14 +63,14 @@ pub struct MacDebug {
     in_l: DFF<Bit>,
     in_u: DFF<Bit>,
     rep: [Signal<Local, Bits<512>>; 5],
-    /// tkeep popcount as an adder tree (6 levels of small adders, not 64 chained ones)
-    pk: Signal<Local, Bits<64>>,
-    p1: Vec<Signal<Local, Bits<2>>>,
-    p2: Vec<Signal<Local, Bits<3>>>,
-    p3: Vec<Signal<Local, Bits<4>>>,
-    p4: Vec<Signal<Local, Bits<5>>>,
-    p5: Vec<Signal<Local, Bits<6>>>,
-    pcnt: Signal<Local, Bits<7>>,
+    /// the registered beat's tkeep popcount (an adder tree), registered again (`pc_r`) with
+    /// the beat's valid/last/error (`s2_*`): the byte counts add it a cycle later, so no
+    /// adder follows the tree in its cycle
+    pc: Popcount64,
+    pc_r: DFF<Bits<7>>,
+    s2_v: DFF<Bit>,
+    s2_l: DFF<Bit>,
+    s2_u: DFF<Bit>,
     tx_last_beat: Signal<Local, Bits<6>>,
     tx_len_m1: Signal<Local, Bits<32>>,
     tx_is_last: Signal<Local, Bit>,
@@ -124,13 +125,11 @@ impl Default for MacDebug {
             in_l: Default::default(),
             in_u: Default::default(),
             rep: Default::default(),
-            pk: Default::default(),
-            p1: (0..32).map(|_| Default::default()).collect(),
-            p2: (0..16).map(|_| Default::default()).collect(),
-            p3: (0..8).map(|_| Default::default()).collect(),
-            p4: (0..4).map(|_| Default::default()).collect(),
-            p5: (0..2).map(|_| Default::default()).collect(),
-            pcnt: Default::default(),
+            pc: Default::default(),
+            pc_r: Default::default(),
+            s2_v: Default::default(),
+            s2_l: Default::default(),
+            s2_u: Default::default(),
             tx_last_beat: Default::default(),
             tx_len_m1: Default::default(),
             tx_is_last: Default::default(),
@@ -156,7 +155,9 @@ impl Logic for MacDebug {
             rx_last_len,
             rx_errors
         );
-        dff_setup!(self, clock, in_v, in_d, in_k, in_l, in_u);
+        dff_setup!(
+            self, clock, in_v, in_d, in_k, in_l, in_u, pc_r, s2_v, s2_l, s2_u
+        );
         self.txram.clock.next = self.clock.val();
         self.rxram.clock.next = self.clock.val();
         self.rx_pulse.next = false;
@@ -256,114 +257,14 @@ impl Logic for MacDebug {
         self.in_k.d.next = self.rx.tkeep.val();
         self.in_l.d.next = self.rx.tlast.val();
         self.in_u.d.next = self.rx.tuser.val();
-        // popcount of the registered beat's tkeep: an adder tree (pairs, then sums of sums)
-        self.pk.next = 0.into();
-        if self.in_v.q.val() {
-            self.pk.next = self.in_k.q.val();
-        }
-        // (unrolled by hand: the HDL kernel's loops take no index arithmetic)
-        self.p1[0].next = bit_cast::<2, 1>(self.pk.val().get_bits::<1>(0))
-            + bit_cast::<2, 1>(self.pk.val().get_bits::<1>(1));
-        self.p1[1].next = bit_cast::<2, 1>(self.pk.val().get_bits::<1>(2))
-            + bit_cast::<2, 1>(self.pk.val().get_bits::<1>(3));
-        self.p1[2].next = bit_cast::<2, 1>(self.pk.val().get_bits::<1>(4))
-            + bit_cast::<2, 1>(self.pk.val().get_bits::<1>(5));
-        self.p1[3].next = bit_cast::<2, 1>(self.pk.val().get_bits::<1>(6))
-            + bit_cast::<2, 1>(self.pk.val().get_bits::<1>(7));
-        self.p1[4].next = bit_cast::<2, 1>(self.pk.val().get_bits::<1>(8))
-            + bit_cast::<2, 1>(self.pk.val().get_bits::<1>(9));
-        self.p1[5].next = bit_cast::<2, 1>(self.pk.val().get_bits::<1>(10))
-            + bit_cast::<2, 1>(self.pk.val().get_bits::<1>(11));
-        self.p1[6].next = bit_cast::<2, 1>(self.pk.val().get_bits::<1>(12))
-            + bit_cast::<2, 1>(self.pk.val().get_bits::<1>(13));
-        self.p1[7].next = bit_cast::<2, 1>(self.pk.val().get_bits::<1>(14))
-            + bit_cast::<2, 1>(self.pk.val().get_bits::<1>(15));
-        self.p1[8].next = bit_cast::<2, 1>(self.pk.val().get_bits::<1>(16))
-            + bit_cast::<2, 1>(self.pk.val().get_bits::<1>(17));
-        self.p1[9].next = bit_cast::<2, 1>(self.pk.val().get_bits::<1>(18))
-            + bit_cast::<2, 1>(self.pk.val().get_bits::<1>(19));
-        self.p1[10].next = bit_cast::<2, 1>(self.pk.val().get_bits::<1>(20))
-            + bit_cast::<2, 1>(self.pk.val().get_bits::<1>(21));
-        self.p1[11].next = bit_cast::<2, 1>(self.pk.val().get_bits::<1>(22))
-            + bit_cast::<2, 1>(self.pk.val().get_bits::<1>(23));
-        self.p1[12].next = bit_cast::<2, 1>(self.pk.val().get_bits::<1>(24))
-            + bit_cast::<2, 1>(self.pk.val().get_bits::<1>(25));
-        self.p1[13].next = bit_cast::<2, 1>(self.pk.val().get_bits::<1>(26))
-            + bit_cast::<2, 1>(self.pk.val().get_bits::<1>(27));
-        self.p1[14].next = bit_cast::<2, 1>(self.pk.val().get_bits::<1>(28))
-            + bit_cast::<2, 1>(self.pk.val().get_bits::<1>(29));
-        self.p1[15].next = bit_cast::<2, 1>(self.pk.val().get_bits::<1>(30))
-            + bit_cast::<2, 1>(self.pk.val().get_bits::<1>(31));
-        self.p1[16].next = bit_cast::<2, 1>(self.pk.val().get_bits::<1>(32))
-            + bit_cast::<2, 1>(self.pk.val().get_bits::<1>(33));
-        self.p1[17].next = bit_cast::<2, 1>(self.pk.val().get_bits::<1>(34))
-            + bit_cast::<2, 1>(self.pk.val().get_bits::<1>(35));
-        self.p1[18].next = bit_cast::<2, 1>(self.pk.val().get_bits::<1>(36))
-            + bit_cast::<2, 1>(self.pk.val().get_bits::<1>(37));
-        self.p1[19].next = bit_cast::<2, 1>(self.pk.val().get_bits::<1>(38))
-            + bit_cast::<2, 1>(self.pk.val().get_bits::<1>(39));
-        self.p1[20].next = bit_cast::<2, 1>(self.pk.val().get_bits::<1>(40))
-            + bit_cast::<2, 1>(self.pk.val().get_bits::<1>(41));
-        self.p1[21].next = bit_cast::<2, 1>(self.pk.val().get_bits::<1>(42))
-            + bit_cast::<2, 1>(self.pk.val().get_bits::<1>(43));
-        self.p1[22].next = bit_cast::<2, 1>(self.pk.val().get_bits::<1>(44))
-            + bit_cast::<2, 1>(self.pk.val().get_bits::<1>(45));
-        self.p1[23].next = bit_cast::<2, 1>(self.pk.val().get_bits::<1>(46))
-            + bit_cast::<2, 1>(self.pk.val().get_bits::<1>(47));
-        self.p1[24].next = bit_cast::<2, 1>(self.pk.val().get_bits::<1>(48))
-            + bit_cast::<2, 1>(self.pk.val().get_bits::<1>(49));
-        self.p1[25].next = bit_cast::<2, 1>(self.pk.val().get_bits::<1>(50))
-            + bit_cast::<2, 1>(self.pk.val().get_bits::<1>(51));
-        self.p1[26].next = bit_cast::<2, 1>(self.pk.val().get_bits::<1>(52))
-            + bit_cast::<2, 1>(self.pk.val().get_bits::<1>(53));
-        self.p1[27].next = bit_cast::<2, 1>(self.pk.val().get_bits::<1>(54))
-            + bit_cast::<2, 1>(self.pk.val().get_bits::<1>(55));
-        self.p1[28].next = bit_cast::<2, 1>(self.pk.val().get_bits::<1>(56))
-            + bit_cast::<2, 1>(self.pk.val().get_bits::<1>(57));
-        self.p1[29].next = bit_cast::<2, 1>(self.pk.val().get_bits::<1>(58))
-            + bit_cast::<2, 1>(self.pk.val().get_bits::<1>(59));
-        self.p1[30].next = bit_cast::<2, 1>(self.pk.val().get_bits::<1>(60))
-            + bit_cast::<2, 1>(self.pk.val().get_bits::<1>(61));
-        self.p1[31].next = bit_cast::<2, 1>(self.pk.val().get_bits::<1>(62))
-            + bit_cast::<2, 1>(self.pk.val().get_bits::<1>(63));
-        self.p2[0].next = bit_cast::<3, 2>(self.p1[0].val()) + bit_cast::<3, 2>(self.p1[1].val());
-        self.p2[1].next = bit_cast::<3, 2>(self.p1[2].val()) + bit_cast::<3, 2>(self.p1[3].val());
-        self.p2[2].next = bit_cast::<3, 2>(self.p1[4].val()) + bit_cast::<3, 2>(self.p1[5].val());
-        self.p2[3].next = bit_cast::<3, 2>(self.p1[6].val()) + bit_cast::<3, 2>(self.p1[7].val());
-        self.p2[4].next = bit_cast::<3, 2>(self.p1[8].val()) + bit_cast::<3, 2>(self.p1[9].val());
-        self.p2[5].next = bit_cast::<3, 2>(self.p1[10].val()) + bit_cast::<3, 2>(self.p1[11].val());
-        self.p2[6].next = bit_cast::<3, 2>(self.p1[12].val()) + bit_cast::<3, 2>(self.p1[13].val());
-        self.p2[7].next = bit_cast::<3, 2>(self.p1[14].val()) + bit_cast::<3, 2>(self.p1[15].val());
-        self.p2[8].next = bit_cast::<3, 2>(self.p1[16].val()) + bit_cast::<3, 2>(self.p1[17].val());
-        self.p2[9].next = bit_cast::<3, 2>(self.p1[18].val()) + bit_cast::<3, 2>(self.p1[19].val());
-        self.p2[10].next =
-            bit_cast::<3, 2>(self.p1[20].val()) + bit_cast::<3, 2>(self.p1[21].val());
-        self.p2[11].next =
-            bit_cast::<3, 2>(self.p1[22].val()) + bit_cast::<3, 2>(self.p1[23].val());
-        self.p2[12].next =
-            bit_cast::<3, 2>(self.p1[24].val()) + bit_cast::<3, 2>(self.p1[25].val());
-        self.p2[13].next =
-            bit_cast::<3, 2>(self.p1[26].val()) + bit_cast::<3, 2>(self.p1[27].val());
-        self.p2[14].next =
-            bit_cast::<3, 2>(self.p1[28].val()) + bit_cast::<3, 2>(self.p1[29].val());
-        self.p2[15].next =
-            bit_cast::<3, 2>(self.p1[30].val()) + bit_cast::<3, 2>(self.p1[31].val());
-        self.p3[0].next = bit_cast::<4, 3>(self.p2[0].val()) + bit_cast::<4, 3>(self.p2[1].val());
-        self.p3[1].next = bit_cast::<4, 3>(self.p2[2].val()) + bit_cast::<4, 3>(self.p2[3].val());
-        self.p3[2].next = bit_cast::<4, 3>(self.p2[4].val()) + bit_cast::<4, 3>(self.p2[5].val());
-        self.p3[3].next = bit_cast::<4, 3>(self.p2[6].val()) + bit_cast::<4, 3>(self.p2[7].val());
-        self.p3[4].next = bit_cast::<4, 3>(self.p2[8].val()) + bit_cast::<4, 3>(self.p2[9].val());
-        self.p3[5].next = bit_cast::<4, 3>(self.p2[10].val()) + bit_cast::<4, 3>(self.p2[11].val());
-        self.p3[6].next = bit_cast::<4, 3>(self.p2[12].val()) + bit_cast::<4, 3>(self.p2[13].val());
-        self.p3[7].next = bit_cast::<4, 3>(self.p2[14].val()) + bit_cast::<4, 3>(self.p2[15].val());
-        self.p4[0].next = bit_cast::<5, 4>(self.p3[0].val()) + bit_cast::<5, 4>(self.p3[1].val());
-        self.p4[1].next = bit_cast::<5, 4>(self.p3[2].val()) + bit_cast::<5, 4>(self.p3[3].val());
-        self.p4[2].next = bit_cast::<5, 4>(self.p3[4].val()) + bit_cast::<5, 4>(self.p3[5].val());
-        self.p4[3].next = bit_cast::<5, 4>(self.p3[6].val()) + bit_cast::<5, 4>(self.p3[7].val());
-        self.p5[0].next = bit_cast::<6, 5>(self.p4[0].val()) + bit_cast::<6, 5>(self.p4[1].val());
-        self.p5[1].next = bit_cast::<6, 5>(self.p4[2].val()) + bit_cast::<6, 5>(self.p4[3].val());
-        self.pcnt.next = bit_cast::<7, 6>(self.p5[0].val()) + bit_cast::<7, 6>(self.p5[1].val());
-        self.frame_len.next = self.rx_len.q.val() + bit_cast::<32, 7>(self.pcnt.val());
+        // popcount of the registered beat's tkeep (stage 1), its sum into the frame's length
+        // a cycle later (stage 2)
+        self.pc.i.next = self.in_k.q.val();
+        self.pc_r.d.next = self.pc.n.val();
+        self.s2_v.d.next = self.in_v.q.val();
+        self.s2_l.d.next = self.in_l.q.val();
+        self.s2_u.d.next = self.in_u.q.val();
+        self.frame_len.next = self.rx_len.q.val() + bit_cast::<32, 7>(self.pc_r.q.val());
         self.rxram.write_address.next = self.rx_beat.q.val().get_bits::<5>(0);
         self.rxram.write_data.next = self.in_d.q.val();
         self.rxram.write_enable.next = 0.into();
@@ -372,11 +273,15 @@ impl Logic for MacDebug {
                 self.rxram.write_enable.next = self.in_k.q.val();
             }
             self.rx_beat.d.next = self.rx_beat.q.val() + 1;
-            self.rx_len.d.next = self.frame_len.val();
             if self.in_l.q.val() {
                 self.rx_beat.d.next = 0.into();
+            }
+        }
+        if self.s2_v.q.val() {
+            self.rx_len.d.next = self.frame_len.val();
+            if self.s2_l.q.val() {
                 self.rx_len.d.next = 0.into();
-                if self.in_u.q.val() {
+                if self.s2_u.q.val() {
                     self.rx_errors.d.next = self.rx_errors.q.val() + 1;
                 } else {
                     self.rx_frames.d.next = self.rx_frames.q.val() + 1;
@@ -399,6 +304,7 @@ impl Logic for MacDebug {
         }
         if self.rst.val() {
             self.in_v.d.next = false;
+            self.s2_v.d.next = false;
         }
     }
 }
@@ -497,6 +403,9 @@ mod tests {
                 assert!(m.bit("rx_tready"), "the RX side never backpressures");
             }
             m.set("rx_tvalid", 0);
+            // the counters take a frame's last beat two cycles after it (input register,
+            // then the byte count a cycle after its popcount)
+            m.tick();
             m.tick();
             if err {
                 bad += 1;
