@@ -105,8 +105,14 @@
 //! the context port is free) the next waiting event's QP record is read ahead (`pre_v`; not
 //! the current QP's) and used a cycle after that event's take unless a write to it was
 //! snooped since its read was taken (`snp_we`/`snp_addr`: then a fresh read); the timer's
-//! re-arm goes beside the write-back. 8 cycles per ACK when every ACK is on another QP
-//! (`ack_stream_cycle_budget`; 12 before).
+//! re-arm goes beside the write-back. An event taken with a record read ahead that has WQEs
+//! outstanding asks for its first WQE (slot `sq_ack_ci`) with the take, so its data comes
+//! in the walk's first cycle (`sp_rd`, `sp`); Idle takes nothing while a WQE read is out or
+//! held (`r_idle`: an event that then does not walk leaves its read to come back unused, and
+//! the WQE window is cleared at every take). A plain ACK (no retry, RNR, gap or error
+//! bookkeeping) does Post's work in the walk's last cycle and goes on to WriteBack. 5 cycles
+//! per ACK when every ACK is on another QP (`ack_stream_cycle_budget`: Idle, CtxWait,
+//! Walk x 2, WriteBack; 8 before the two, 12 before the read-ahead).
 
 use crate::common::bus::{
     AckEvS, CTX_ADDR_BITS, CplM, CtxPortM, RSP_FIRST, RSP_LAST, RSP_MIDDLE, RSP_ONLY, RdVerdictM,
