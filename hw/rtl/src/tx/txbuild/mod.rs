@@ -142,6 +142,10 @@ pub struct TxBuild {
     room: Signal<Local, Bit>,
     qb_in: Signal<Local, Bits<10>>,
     qb_out: Signal<Local, Bits<10>>,
+    /// `qb` with this cycle's frame in (`qb_a`), and with the head frame's beats out as well
+    /// (`qb_b`): both sums go on without the header stage's load, which only selects one
+    qb_a: Signal<Local, Bits<10>>,
+    qb_b: Signal<Local, Bits<10>>,
     c_ra: Constant<Bits<10>>,
     hs_free: Signal<Local, Bit>,
     h_ack: Signal<Local, Bit>,
@@ -246,6 +250,8 @@ impl Default for TxBuild {
             room: Default::default(),
             qb_in: Default::default(),
             qb_out: Default::default(),
+            qb_a: Default::default(),
+            qb_b: Default::default(),
             c_ra: Constant::new(READ_AHEAD_BEATS.into()),
             hs_free: Default::default(),
             h_ack: Default::default(),
@@ -437,14 +443,15 @@ impl Logic for TxBuild {
         self.f_l63.next = self.f_len.val() + 63;
         // the FIFO's frame beats: ceil(frame length / 64) in and out
         self.qb_in.next = bit_cast::<10, SIDE_LEN_BITS>((self.i_flen.val() + 63) >> 6);
-        self.qb_out.next = 0.into();
-        if self.hs_load.val() {
-            self.qb_out.next = bit_cast::<10, SIDE_LEN_BITS>(self.f_l63.val() >> 6);
-        }
+        self.qb_out.next = bit_cast::<10, SIDE_LEN_BITS>(self.f_l63.val() >> 6);
+        self.qb_a.next = self.qb.q.val();
         if self.dfifo.i.valid.val() {
-            self.qb.d.next = self.qb.q.val() + self.qb_in.val() - self.qb_out.val();
-        } else {
-            self.qb.d.next = self.qb.q.val() - self.qb_out.val();
+            self.qb_a.next = self.qb.q.val() + self.qb_in.val();
+        }
+        self.qb_b.next = self.qb_a.val() - self.qb_out.val();
+        self.qb.d.next = self.qb_a.val();
+        if self.hs_load.val() {
+            self.qb.d.next = self.qb_b.val();
         }
         self.f_n.next = bit_cast::<7, 6>(self.f_lm1.val().get_bits::<6>(0)) + 1;
         self.f_p63.next = self.h_plen.val() + 63;
