@@ -25,8 +25,9 @@ fn main() {
         root.join("bin/verilator").display()
     );
     let key = format!(
-        "{:016x} {} {:?}",
+        "{:016x} s{} {} {:?}",
         vlt::fnv1a(v.as_bytes()),
+        vlt::SHIM_REV,
         root.display(),
         vlt::extra_flags()
     );
