@@ -84,11 +84,13 @@ fn body(addr_bits: usize, second: bool) -> String {
         "{style}reg [511:0] mem [0:{depth}];
 `ifdef VERILATOR
 // Simulation: one read-modify-write per cycle (Verilator commits a per-byte memory write
-// through 64 delayed-assignment flags every cycle, which dominated the simulator's time).
-// Same behaviour as the synthesis form below: read-before-write on the read port.
-wire [511:0] bitmask = {{{mask}}};
+// through 64 delayed-assignment flags every cycle, which dominated the simulator's time),
+// its byte mask formed only in a cycle that writes (as a wire, Verilator would form it
+// every cycle), a whole line without one. Same behaviour as the synthesis form below:
+// read-before-write on the read port.
 always @(posedge clock) begin
-    if (|write_enable) mem[write_address] <= (mem[write_address] & ~bitmask) | (write_data & bitmask);
+    if (&write_enable) mem[write_address] <= write_data;
+    else if (|write_enable) mem[write_address] <= (mem[write_address] & ~{{{mask}}}) | (write_data & {{{mask}}});
     read_data <= mem[read_address];
 {rb}end
 `else
