@@ -6,6 +6,7 @@
 #   make synth      yosys estimate of rnic_top (or of a board top with BOARD=au250|au55c)
 #   make depth      yosys worst logic depth (ltp) per block of rnic_top, table in out/depth.md
 #   make bench      simulated-cycle benchmarks (docs/BENCHMARKS.md)
+#   make sim-ir     the simulator's machine instructions per simulated cycle (valgrind; exact)
 #   make interop    Linux SoftRoCE (rdma_rxe) + unmodified perftest in a VM against our simulated NIC
 #   make bitstream BOARD=au250|au55c   Vivado flow (needs Vivado)
 #   make board-check                   Tcl syntax + XDC ports vs board tops
@@ -24,7 +25,7 @@ ENV := source scripts/env.sh &&
 MODEL_NOTE := @ls $${CARGO_TARGET_DIR:-target}/release/build/rnic-sim-*/out/vlt/stamp >/dev/null 2>&1 || \
   echo "first build of the simulator: the Rust crates, then rnic_top through Verilator (about a minute on its own); later runs start at once"
 
-.PHONY: setup run test test-rust test-vm test-interop interop test-boards depth-check verilog lint synth depth bench bitstream board-check regdoc fresh-check clean
+.PHONY: setup run test test-rust test-vm test-interop interop test-boards depth-check verilog lint synth depth bench sim-ir bitstream board-check regdoc fresh-check clean
 
 setup:
 	@bash scripts/setup.sh
@@ -90,6 +91,11 @@ bench: setup
 	$(MODEL_NOTE)
 	$(CARGO) build --release -p rnic-sim --bin rnic-sim
 	$(CARGO) run --release -q -p rnic-sim --bin rnic-sim -- bench
+
+sim-ir: setup
+	$(MODEL_NOTE)
+	$(CARGO) build --release -p rnic-sim --bin rnic-sim
+	bash scripts/sim-ir.sh
 
 bitstream:
 	$(MAKE) -f hw/fpga/vivado.mk bitstream BOARD=$(BOARD)

@@ -800,7 +800,7 @@ pub fn recovery(out: &mut String, cfg: WorldConfig) -> Result<(), crate::Error> 
 /// two-NIC world while it runs RDMA through the verbs API (4 KiB and 64 B WRITEs, 4 KiB
 /// READs, one QP, 32 outstanding), and while it is idle. `make bench` reports the same figures
 /// after its full run; this probe takes a few seconds and is what `rnic-sim speed` prints.
-pub fn sim_speed(cfg: WorldConfig) -> Result<(f64, f64), crate::Error> {
+pub fn sim_speed(cfg: WorldConfig) -> Result<SimSpeed, crate::Error> {
     let w = world(cfg);
     let (ca, cb) = crate::demo::contexts(&w)?;
     let rig = Rig::new(&w, &ca, &cb, 64 * 1024 + 4096)?;
@@ -816,12 +816,32 @@ pub fn sim_speed(cfg: WorldConfig) -> Result<(f64, f64), crate::Error> {
         rig.audit()?;
         w.borrow_mut().wire.clear();
     }
-    let rdma = (w.borrow().cycle - c0) as f64 / t.elapsed().as_secs_f64();
-    let n = 100_000;
+    let rdma_cycles = w.borrow().cycle - c0;
+    let rdma = rdma_cycles as f64 / t.elapsed().as_secs_f64();
+    let idle_cycles = 100_000;
     let t = std::time::Instant::now();
-    w.borrow_mut().run(n);
-    let idle = n as f64 / t.elapsed().as_secs_f64();
-    Ok((rdma, idle))
+    w.borrow_mut().run(idle_cycles);
+    let idle = idle_cycles as f64 / t.elapsed().as_secs_f64();
+    Ok(SimSpeed {
+        rdma_cycles,
+        rdma,
+        idle_cycles,
+        idle,
+    })
+}
+
+/// What [`sim_speed`] measured. The cycle counts are the same on every run (deterministic
+/// simulation); the rates are wall clock.
+#[derive(Debug, Clone, Copy)]
+pub struct SimSpeed {
+    /// Cycles of the RDMA part (each cycle steps both NICs).
+    pub rdma_cycles: u64,
+    /// Simulated cycles per second during the RDMA part.
+    pub rdma: f64,
+    /// Cycles of the idle part.
+    pub idle_cycles: u64,
+    /// Simulated cycles per second while idle.
+    pub idle: f64,
 }
 
 #[cfg(test)]
@@ -842,8 +862,10 @@ mod tests {
     /// parts (wall clock: only that they were measured, never how fast)
     #[test]
     fn sim_speed_probe() {
-        let (rdma, idle) = sim_speed(WorldConfig::default()).unwrap_or_else(|e| panic!("{e}"));
-        assert!(rdma > 0.0 && rdma.is_finite() && idle > 0.0 && idle.is_finite());
+        let s = sim_speed(WorldConfig::default()).unwrap_or_else(|e| panic!("{e}"));
+        assert!(s.rdma > 0.0 && s.rdma.is_finite() && s.idle > 0.0 && s.idle.is_finite());
+        assert!(s.rdma_cycles > 10_000, "{s:?}");
+        assert_eq!(s.idle_cycles, 100_000);
     }
 
     /// The bench's 5% row by itself (minutes):

@@ -110,9 +110,10 @@ fn main() -> anyhow::Result<()> {
             println!("out: {} ({} bytes)", out.display(), buf.len());
         }
         Cmd::Speed => {
-            let (rdma, idle) = rnic_sim::bench::sim_speed(cfg)?;
+            let s = rnic_sim::bench::sim_speed(cfg)?;
             println!(
-                "two-NIC world: {rdma:.0} simulated cycles/s during RDMA (4 KiB and 64 B WRITEs, 4 KiB READs), {idle:.0} idle"
+                "two-NIC world: {:.0} simulated cycles/s during RDMA (4 KiB and 64 B WRITEs, 4 KiB READs; {} cycles), {:.0} idle ({} cycles)",
+                s.rdma, s.rdma_cycles, s.idle, s.idle_cycles
             );
         }
         Cmd::Bench { out } => {
