@@ -70,12 +70,10 @@ always @(*) begin
         s.push_str("    case (cls)\n");
         for (c, h) in [54usize, 58, 70, 74].iter().enumerate() {
             let sft = h % 64;
-            let _ = writeln!(
-                s,
-                "    2'd{c}: begin sh = cm << {}; cn = cm >> {}; end",
-                8 * sft,
-                8 * (64 - sft)
-            );
+            let _ = writeln!(s, "    2'd{c}: begin");
+            s.push_str(&shift_words("sh", "cm", 8 * sft as isize));
+            s.push_str(&shift_words("cn", "cm", -8 * (64 - sft) as isize));
+            s.push_str("    end\n");
         }
         s.push_str(
             "    default: begin sh = 512'd0; cn = 512'd0; end
@@ -95,6 +93,35 @@ end
         );
         Verilog::Custom(s)
     }
+}
+
+/// `dst = src << by` (`by` > 0) or `src >> -by` (`by` < 0) for 512-bit `dst`/`src`, `by` a
+/// multiple of 16, written as one assignment per 32-bit word of constant part-selects (the
+/// same wiring as the shift operator; Verilator makes inline word operations of them, where
+/// a wide shift by a constant that is not a multiple of 32 is a call into its generic bit
+/// insertion).
+fn shift_words(dst: &str, src: &str, by: isize) -> String {
+    assert!(by % 16 == 0 && by.abs() < 512);
+    // source 16-bit chunk of output chunk i, if any
+    let from = |i: isize| {
+        let j = i - by / 16;
+        (0..32).contains(&j).then_some(j)
+    };
+    let chunk = |i: isize| match from(i) {
+        Some(j) => format!("{src}[{}:{}]", 16 * j + 15, 16 * j),
+        None => "16'd0".to_string(),
+    };
+    let mut s = String::new();
+    for w in 0..16isize {
+        let (lo, hi) = (2 * w, 2 * w + 1);
+        let rhs = match (from(lo), from(hi)) {
+            (Some(a), Some(_)) => format!("{src}[{}:{}]", 16 * a + 31, 16 * a),
+            (None, None) => "32'd0".to_string(),
+            _ => format!("{{{}, {}}}", chunk(hi), chunk(lo)),
+        };
+        let _ = writeln!(s, "        {dst}[{}:{}] = {rhs};", 32 * w + 31, 32 * w);
+    }
+    s
 }
 
 /// Combinational ICRC merge for the output beat: `ic` = the last body beat (`n` body bytes:
@@ -127,5 +154,57 @@ end
 "
             .to_string(),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shift_words;
+
+    /// `shift_words`' part-selects move every bit as `<<` / `>>` do (checked on the bit
+    /// indices its text names; the Verilog itself runs in every txbuild test).
+    #[test]
+    fn shift_words_is_the_shift() {
+        for by in [
+            432isize, 464, 48, 80, -80, -48, -464, -432, 16, -16, 32, -32,
+        ] {
+            let text = shift_words("d", "s", by);
+            // output bit -> source bit from the text
+            let mut map = vec![None; 512];
+            for line in text.lines() {
+                let line = line.trim().trim_end_matches(';');
+                let (lhs, rhs) = line.split_once(" = ").expect("assignment");
+                let r = |t: &str| -> (usize, usize) {
+                    let t = t
+                        .trim_start_matches(|c| c != '[')
+                        .trim_matches(|c| c == '[' || c == ']');
+                    let (a, b) = t.split_once(':').expect("range");
+                    (a.parse().unwrap(), b.parse().unwrap())
+                };
+                let (_, lo) = r(lhs);
+                let parts: Vec<&str> = rhs
+                    .trim_matches(|c| c == '{' || c == '}')
+                    .split(", ")
+                    .collect();
+                let mut bit = lo;
+                for p in parts.iter().rev() {
+                    if p.ends_with("'d0") {
+                        bit += p.split('\'').next().unwrap().parse::<usize>().unwrap();
+                    } else {
+                        let (h, l) = r(p);
+                        for k in l..=h {
+                            map[bit] = Some(k);
+                            bit += 1;
+                        }
+                    }
+                }
+                assert_eq!(bit, lo + 32, "{line}");
+            }
+            for (o, m) in map.iter().enumerate() {
+                let want = o as isize - by;
+                let want = (0..512).contains(&want).then_some(want as usize);
+                assert_eq!(*m, want, "shift {by}, output bit {o}");
+            }
+        }
     }
 }
