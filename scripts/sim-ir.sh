@@ -3,7 +3,7 @@
 # RDMA then idle, a fixed number of cycles) under valgrind's callgrind, which counts every
 # instruction executed. Unlike cycles per second this figure does not depend on what else the
 # machine runs, so it compares two builds exactly (same cycles, same instructions); a run
-# takes about a minute. Prints the total, the cycles and the instructions per cycle (both
+# takes under a minute. Prints the total, the cycles and the instructions per cycle (both
 # NICs), and the top functions; the raw profile is out/sim-ir.callgrind
 # (`callgrind_annotate out/sim-ir.callgrind`).
 #
@@ -14,8 +14,11 @@ bin=${1:-${CARGO_TARGET_DIR:-target}/release/rnic-sim}
 [ -x "$bin" ] || { echo "sim-ir: no simulator at $bin (cargo build --release -p rnic-sim)" >&2; exit 1; }
 if ! command -v valgrind >/dev/null; then
   echo "sim-ir: installing valgrind (apt)"
-  sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
-  $sudo apt-get install -y -q valgrind >/dev/null
+  [ "$(id -u)" = 0 ] || { echo "sim-ir: installing valgrind needs root (apt-get)" >&2; exit 1; }
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null
+  apt-get install -y -qq --no-install-recommends valgrind >/dev/null \
+    || { echo "sim-ir: apt-get install valgrind failed" >&2; exit 1; }
 fi
 mkdir -p out
 log=out/sim-ir.log
