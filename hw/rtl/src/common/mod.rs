@@ -2,6 +2,7 @@
 //! in block RAM), the byte-enable RAM, Verilog generation and the Verilator plumbing (and, for
 //! tests, the block-test harness).
 
+pub mod bemerge;
 pub mod beram;
 pub mod bramfifo;
 pub mod bus;
