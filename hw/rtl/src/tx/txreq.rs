@@ -596,8 +596,13 @@ pub struct TxReq {
     n_lkey: Signal<Local, Bits<32>>,
     n_op: Signal<Local, Bits<8>>,
     n_rdat: Signal<Local, Bit>,
-    n_rel: Signal<Local, Bits<64>>,
-    n_end: Signal<Local, Bits<65>>,
+    /// the read-ahead WQE's end address (65 bits); against `mk_end`, the kept MR's
+    n_lend: Signal<Local, Bits<65>>,
+    /// the kept MR's iova + length (65 bits), summed from its registers a cycle after they
+    /// are loaded (MrWait; the read-ahead check is made in Send at the earliest, two cycles
+    /// later): the check is `laddr >= iova && laddr + len <= iova + length`, one sum on its
+    /// path
+    mk_end: DFF<Bits<65>>,
     n_ok: Signal<Local, Bit>,
     mr_fast: Signal<Local, Bit>,
     chain_ok: Signal<Local, Bit>,
@@ -994,8 +999,8 @@ impl Default for TxReq {
             n_lkey: Default::default(),
             n_op: Default::default(),
             n_rdat: Default::default(),
-            n_rel: Default::default(),
-            n_end: Default::default(),
+            n_lend: Default::default(),
+            mk_end: Default::default(),
             n_ok: Default::default(),
             mr_fast: Default::default(),
             chain_ok: Default::default(),
@@ -1012,7 +1017,7 @@ impl Logic for TxReq {
             c_rdfull, c_amask, bo, epoch, h_any, qdirty, kown, mk_v, mk_idx, mk_addr, mk_key,
             mk_pd, mk_iova, mk_len, mk_flags, mk_access, mn_idx, mn_addr, mn_snp, armd, pf_v,
             pf_qpn, pf_rd, pf_g1, pf_g2, pf_ok, pf_dirty, pf_ctx, mr_hitr, mkr_okr, m_bad, npk_r,
-            nwqe, nw_v, nw_g1, nw_g2, fwd, nmk, nx_idx, fm1, wi, nwi, wmis
+            nwqe, nw_v, nw_g1, nw_g2, fwd, nmk, nx_idx, fm1, wi, nwi, wmis, mk_end
         );
         self.qbits.clock.next = self.clock.val();
         self.htab.clock.next = self.clock.val();
@@ -1237,14 +1242,15 @@ impl Logic for TxReq {
         self.n_rdat.next = (self.n_op.val() == self.c_op_read.val())
             || (self.n_op.val() == self.c_op_cas.val())
             || (self.n_op.val() == self.c_op_faa.val());
-        self.n_rel.next = self.n_laddr.val() - self.mk_iova.q.val();
-        self.n_end.next =
-            bit_cast::<65, 64>(self.n_rel.val()) + bit_cast::<65, 32>(self.n_len.val());
+        self.mk_end.d.next =
+            bit_cast::<65, 64>(self.mk_iova.q.val()) + bit_cast::<65, 64>(self.mk_len.q.val());
+        self.n_lend.next =
+            bit_cast::<65, 64>(self.n_laddr.val()) + bit_cast::<65, 32>(self.n_len.val());
         self.n_ok.next = self.mk_flags.q.val().get_bit(0)
             && (self.mk_key.q.val() == self.n_lkey.val())
             && (self.mk_pd.q.val() == self.q_pd.val())
             && (self.n_laddr.val() >= self.mk_iova.q.val())
-            && (self.n_end.val() <= bit_cast::<65, 64>(self.mk_len.q.val()))
+            && (self.n_lend.val() <= self.mk_end.q.val())
             && (!self.n_rdat.val() || (self.mk_access.q.val() & self.c_acc_lw.val()).any());
         self.nmk.d.next = (self.nw_v.q.val() || self.nw_in.val())
             && self.mk_v.q.val()
