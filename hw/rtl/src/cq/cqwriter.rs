@@ -127,6 +127,8 @@ pub struct CqWriter {
     take: Signal<Local, Bit>,
     /// Issue's last cycle (command and data taken): the next completion may be taken in it
     fin: Signal<Local, Bit>,
+    /// the record's checks decide now: in Check, or in Req on the kept record
+    decide: Signal<Local, Bit>,
     slot: Signal<Local, Bits<32>>,
     pass: Signal<Local, Bits<32>>,
     size: Signal<Local, Bits<32>>,
@@ -220,6 +222,7 @@ impl CqWriter {
             any: Default::default(),
             take: Default::default(),
             fin: Default::default(),
+            decide: Default::default(),
             slot: Default::default(),
             pass: Default::default(),
             size: Default::default(),
@@ -406,24 +409,15 @@ impl Logic for CqWriter {
         }
 
         // ---------------- FSM
+        self.decide.next = false;
         if self.st.q.val() == CqState::Req {
             if bit_cast::<17, 16>(self.cqn.q.val()) >= self.n_cq.val() {
                 self.c_inv.d.next = self.c_inv.q.val() + 1;
                 self.st.d.next = CqState::Idle;
             } else if self.hit.val() && !self.sn_cq.val() {
                 // the record is kept (a write to it shown on the snoop in this very cycle is
-                // not in it yet: then it is read): Check's decisions at once
-                self.cmd_ok.d.next = false;
-                self.st.d.next = CqState::Check;
-                if !self.qflags.q.val().get_bit(0) {
-                    self.c_inv.d.next = self.c_inv.q.val() + 1;
-                    self.st.d.next = CqState::Idle;
-                } else if self.fill.val().get_bits::<16>(0) == self.size.val().get_bits::<16>(0) {
-                    self.c_ovf.d.next = self.c_ovf.q.val() + 1;
-                    self.st.d.next = CqState::Idle;
-                } else if self.pend_n.q.val() != 32 {
-                    self.st.d.next = CqState::Issue;
-                }
+                // not in it yet: then it is read): Check's decisions at once (below)
+                self.decide.next = true;
             } else if !self.wb_pend.q.val() {
                 self.ctx.req.next = true;
                 self.ctx.we.next = false;
@@ -443,16 +437,7 @@ impl Logic for CqWriter {
                 self.st.d.next = CqState::Check;
             }
         } else if self.st.q.val() == CqState::Check {
-            self.cmd_ok.d.next = false;
-            if !self.qflags.q.val().get_bit(0) {
-                self.c_inv.d.next = self.c_inv.q.val() + 1;
-                self.st.d.next = CqState::Idle;
-            } else if self.fill.val().get_bits::<16>(0) == self.size.val().get_bits::<16>(0) {
-                self.c_ovf.d.next = self.c_ovf.q.val() + 1;
-                self.st.d.next = CqState::Idle;
-            } else if self.pend_n.q.val() != 32 {
-                self.st.d.next = CqState::Issue;
-            }
+            self.decide.next = true;
         } else if self.st.q.val() == CqState::Issue {
             if self.cmd_fire.val() {
                 self.cmd_ok.d.next = true;
@@ -471,6 +456,22 @@ impl Logic for CqWriter {
                 if self.take.val() {
                     self.st.d.next = CqState::Req;
                 }
+            }
+        }
+        // the record's checks (Check, or Req on the kept record): an invalid CQ or a full one
+        // drops the completion, else Issue once fewer than 32 writes are in flight (Check
+        // waits for that)
+        if self.decide.val() {
+            self.cmd_ok.d.next = false;
+            self.st.d.next = CqState::Check;
+            if !self.qflags.q.val().get_bit(0) {
+                self.c_inv.d.next = self.c_inv.q.val() + 1;
+                self.st.d.next = CqState::Idle;
+            } else if self.fill.val().get_bits::<16>(0) == self.size.val().get_bits::<16>(0) {
+                self.c_ovf.d.next = self.c_ovf.q.val() + 1;
+                self.st.d.next = CqState::Idle;
+            } else if self.pend_n.q.val() != 32 {
+                self.st.d.next = CqState::Issue;
             }
         }
         // another writer: the CQ doorbell's consumer (its low 16 bits) merged, anything else

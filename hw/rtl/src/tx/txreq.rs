@@ -1227,9 +1227,8 @@ impl Logic for TxReq {
             && (self.w_laddr.val() >= self.mk_iova.q.val())
             && (self.mkr_end.val() <= bit_cast::<65, 64>(self.mk_len.q.val()))
             && (!self.w_rdat.val() || (self.mk_access.q.val() & self.c_acc_lw.val()).any());
-        // the same check on the next WQE read ahead (`nwqe`), registered (`nmk`) for the
-        // Check that takes it
-        // (the read ahead's data comes now)
+        // the same check on the next WQE read ahead (`nwqe`, or its read data coming now:
+        // `nsrc`), registered (`nmk`) for the Check that takes it
         self.nw_in.next = self.nw_g2.q.val() && self.ring.rvalid.val();
         self.nsrc.next = self.ring.rdata.val();
         if self.nw_v.q.val() {
@@ -1898,24 +1897,17 @@ impl Logic for TxReq {
                             // no other writer touched sq_ack_ci)
                             // (Hold first when a write was merged into `qpc` now or in the
                             // last cycle: see `ck_ok`)
-                            if self.nw_v.q.val() || self.nw_in.val() || self.nw_g1.q.val() {
+                            // (`nsrc`: `nwqe`, or the read data coming now)
+                            if self.nw_v.q.val() || self.nw_in.val() {
                                 self.wi.d.next = self.nwi.q.val();
-                            }
-                            if self.nw_v.q.val() {
-                                self.wqe.d.next = self.nwqe.q.val();
-                                self.st.d.next = TxState::Hold;
-                                if self.ck_ok.val() {
-                                    self.fwd.d.next = true;
-                                    self.st.d.next = TxState::Check;
-                                }
-                            } else if self.nw_in.val() {
-                                self.wqe.d.next = self.ring.rdata.val();
+                                self.wqe.d.next = self.nsrc.val();
                                 self.st.d.next = TxState::Hold;
                                 if self.ck_ok.val() {
                                     self.fwd.d.next = true;
                                     self.st.d.next = TxState::Check;
                                 }
                             } else if self.nw_g1.q.val() {
+                                self.wi.d.next = self.nwi.q.val();
                                 self.st.d.next = TxState::WqeWait;
                             } else {
                                 self.st.d.next = TxState::WqeRd;
