@@ -554,6 +554,7 @@ pub struct TxReq {
     m_rel: Signal<Local, Bits<64>>,
     m_end: Signal<Local, Bits<65>>,
     m_ok: Signal<Local, Bit>,
+    m_okb: Signal<Local, Bit>,
     mkr_rel: Signal<Local, Bits<64>>,
     mkr_end: Signal<Local, Bits<65>>,
     mkr_ok: Signal<Local, Bit>,
@@ -564,6 +565,9 @@ pub struct TxReq {
     /// check stays off the state select's path), and Wb sends the WQE to Cpl with the
     /// protection error instead of writing back (one cycle more on that error path only)
     m_bad: DFF<Bit>,
+    /// (the bounds part of it: `m_badb`; `m_badq` = either)
+    m_badb: DFF<Bit>,
+    m_badq: Signal<Local, Bit>,
     /// The QP's next WQE read ahead (chaining): asked for at ring index `c_ci1` in the
     /// states between Check and Send (MrRd, MrWait, Wb, Arm), when that WQE is posted as
     /// of `qpc` and nothing else is scheduled; `nw_g1`/`nw_g2` follow the read to its data
@@ -615,6 +619,8 @@ pub struct TxReq {
     pw_tk: Signal<Local, Bit>,
     /// the last packet takes the read-ahead QP (and pops the next one)
     sl_take: Signal<Local, Bit>,
+    /// the WQE is one packet (`last` in its first packet), registered in Wb and Arm
+    sp: DFF<Bit>,
     /// the kept MR's check on `nwqe` (its MR is the kept one, and the check passes),
     /// registered a cycle before Check: a forwarded WQE that passes goes from Check to Wb
     /// without MrRd
@@ -950,6 +956,9 @@ impl Default for TxReq {
             m_rel: Default::default(),
             m_end: Default::default(),
             m_ok: Default::default(),
+            m_okb: Default::default(),
+            m_badb: Default::default(),
+            m_badq: Default::default(),
             mkr_rel: Default::default(),
             mkr_end: Default::default(),
             mkr_ok: Default::default(),
@@ -1031,6 +1040,7 @@ impl Default for TxReq {
             qc_rd: Default::default(),
             pw_tk: Default::default(),
             sl_take: Default::default(),
+            sp: Default::default(),
             nmk: Default::default(),
             n_laddr: Default::default(),
             n_len: Default::default(),
@@ -1054,9 +1064,9 @@ impl Logic for TxReq {
             n_retx, n_rst, psn0, rst_psn, rs_adv, rs_more, c_psn, c_skip, c_first, c_ci1, c_soff,
             c_rdfull, c_amask, bo, epoch, h_any, qdirty, kown, mk_v, mk_idx, mk_addr, mk_key,
             mk_pd, mk_iova, mk_len, mk_flags, mk_access, mn_idx, mn_addr, mn_snp, armd, pf_v,
-            pf_qpn, pf_rd, pf_g1, pf_g2, pf_ok, pf_dirty, pf_ctx, mr_hitr, mkr_okr, m_bad, npk_r,
-            nwqe, nw_v, nw_g1, nw_g2, fwd, nmk, nx_idx, fm1, wi, nwi, wmis, mk_end, nw_pf, pwh,
-            pwp, pwf
+            pf_qpn, pf_rd, pf_g1, pf_g2, pf_ok, pf_dirty, pf_ctx, mr_hitr, mkr_okr, m_bad, m_badb,
+            npk_r, nwqe, nw_v, nw_g1, nw_g2, fwd, nmk, nx_idx, fm1, wi, nwi, wmis, mk_end, nw_pf,
+            pwh, pwp, pwf, sp
         );
         self.qbits.clock.next = self.clock.val();
         self.htab.clock.next = self.clock.val();
@@ -1066,6 +1076,7 @@ impl Logic for TxReq {
         self.cnt_wqe_err.next = self.n_err.q.val();
         self.cnt_retx.next = self.n_retx.q.val();
         self.cnt_restart.next = self.n_rst.q.val();
+        self.m_badq.next = self.m_bad.q.val() || self.m_badb.q.val();
 
         // ---------------- QP context fields (latched record)
         self.q_state.next = self.qpc.q.val().get_bits::<8>(self.o_state.val().index());
@@ -1251,11 +1262,14 @@ impl Logic for TxReq {
         self.m_rel.next = self.w_laddr.val() - self.m_iova.val();
         self.m_end.next =
             bit_cast::<65, 64>(self.m_rel.val()) + bit_cast::<65, 32>(self.w_len.val());
+        // (two verdicts, registered apart: the bounds, behind a difference, a sum and a
+        // compare, and the rest; one AND of all of them after the compare was a LUT level
+        // too many)
+        self.m_okb.next = (self.w_laddr.val() >= self.m_iova.val())
+            && (self.m_end.val() <= bit_cast::<65, 64>(self.m_len.val()));
         self.m_ok.next = self.m_flags.val().get_bit(0)
             && (self.m_key.val() == self.w_lkey.val())
             && (self.m_pd.val() == self.q_pd.val())
-            && (self.w_laddr.val() >= self.m_iova.val())
-            && (self.m_end.val() <= bit_cast::<65, 64>(self.m_len.val()))
             && (!self.w_rdat.val() || (self.m_access.val() & self.c_acc_lw.val()).any());
         self.mkr_rel.next = self.w_laddr.val() - self.mk_iova.q.val();
         self.mkr_end.next =
@@ -1579,7 +1593,7 @@ impl Logic for TxReq {
             || ((self.st.q.val() == TxState::Wb)
                 && self.first_out.val()
                 && !self.armd.q.val()
-                && !self.m_bad.q.val());
+                && !self.m_badq.val());
         if self.st.q.val() != TxState::Wb {
             self.armd.d.next = false;
         }
@@ -1669,9 +1683,11 @@ impl Logic for TxReq {
         // the last packet that takes the read-ahead QP (see Send below) pops the one after
         // it at once: its record and first WQE are then read ahead in time for a turn of
         // four cycles (QpCheck, Check, Wb, Send)
+        // (for a message of one packet, `sp`: `last` is a compare on the message's length,
+        // too deep for the context port's request)
         self.sl_take.next = (self.st.q.val() == TxState::Send)
             && self.pkt.ready.val()
-            && self.last.val()
+            && self.sp.q.val()
             && (self.c_ci1.q.val() == self.q_pi.val())
             && !self.kown_any.val()
             && self.pf_use.val()
@@ -2035,7 +2051,7 @@ impl Logic for TxReq {
                 // the write-back comes before the packets: an ACK or NAK for any of them then
                 // finds the WQE counted in sq_ci (the ACK processor walks up to sq_ci); a WQE
                 // whose MR check failed in MrWait (`m_bad`) writes nothing back here
-                if self.m_bad.q.val() {
+                if self.m_badq.val() {
                     self.status.d.next = self.c_st_prot.val();
                     self.st.d.next = TxState::Cpl;
                 } else {
@@ -2155,7 +2171,7 @@ impl Logic for TxReq {
         self.qm_pi.next = self.qmg.o.val();
         self.fm1.d.next = self.sn_fm.val();
         self.wr_tk.next = self.ctx.gnt.val()
-            && (((self.st.q.val() == TxState::Wb) && !self.m_bad.q.val())
+            && (((self.st.q.val() == TxState::Wb) && !self.m_badq.val())
                 || (self.st.q.val() == TxState::RsWb)
                 || (self.st.q.val() == TxState::ErrWb));
         self.qpc.d.next = self.qm_pi.val();
@@ -2218,6 +2234,9 @@ impl Logic for TxReq {
             self.qpc.d.next = self.pf_m.val();
             self.qdirty.d.next = true;
         }
+        if (self.st.q.val() == TxState::Wb) || (self.st.q.val() == TxState::Arm) {
+            self.sp.d.next = self.last.val();
+        }
         // a take from the last packet or Requeue takes the QP's first WQE too, if read
         // ahead (see `nw_pf`)
         self.pw_tk.next =
@@ -2254,6 +2273,7 @@ impl Logic for TxReq {
         // MrWait's verdict on the record read, for Wb (a plain register: Wb leaves at once
         // when it is set)
         self.m_bad.d.next = self.mr_ld.val() && !self.mr_hitr.q.val() && !self.m_ok.val();
+        self.m_badb.d.next = self.mr_ld.val() && !self.mr_hitr.q.val() && !self.m_okb.val();
         if self.mk_sn.val() {
             self.mk_v.d.next = false;
         }
