@@ -90,10 +90,10 @@
 //! into the `nwqe` slot (idle then: no chaining while a QP is read ahead), at the record's
 //! `sq_ci` once the record is there (`nw_pf`); the last packet (or Requeue) that takes the
 //! QP takes its WQE, QpCheck goes straight to Check with it (its kept-MR check registered
-//! in QpCheck), and the same last packet pops the next QP, whose record and first WQE are
-//! then read in time for the turn after. 4 cycles per 64-byte WRITE WQE when every turn is
-//! on another QP (QpCheck, Check, Wb, Send: `txreq_many_qps_cycles`; 7 with only the record
-//! read ahead, 13 before).
+//! in QpCheck), and the same last packet (of a one-packet WQE, `sp`) pops the next QP, whose
+//! record and first WQE are then read in time for the turn after. 4 cycles per 64-byte
+//! WRITE WQE when every turn is on another QP (QpCheck, Check, Wb, Send:
+//! `txreq_many_qps_cycles`; 7 with only the record read ahead, 13 before).
 
 use crate::common::bemerge::BeMerge;
 use crate::common::bus::{
