@@ -80,6 +80,18 @@ pub struct Mmio {
     pub log_writes: bool,
     /// Writes taken whose B response has not come yet: BAR0, BAR2.
     b_pending: [u64; 2],
+    /// Load on the host's side of the BARs: cycles with an access on the bus (offered or
+    /// waiting for its read data), and accesses finished (reads, writes, 64-byte pushes).
+    pub stats: MmioStats,
+}
+
+/// See [`Mmio::stats`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MmioStats {
+    pub busy_cycles: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub pushes: u64,
 }
 
 impl Mmio {
@@ -100,6 +112,7 @@ impl Mmio {
             bar0_writes: Vec::new(),
             log_writes: false,
             b_pending: [0, 0],
+            stats: MmioStats::default(),
         }
     }
 
@@ -268,6 +281,9 @@ impl Mmio {
             self.b_pending[1] = self.b_pending[1].saturating_sub(1);
         }
         let Some((_, op)) = &self.cur else { return };
+        if matches!(self.phase, Phase::Addr { .. } | Phase::Resp) {
+            self.stats.busy_cycles += 1;
+        }
         let bar0 = match op {
             MmioOp::Read { bar0, .. } | MmioOp::Write { bar0, .. } => *bar0,
             MmioOp::Push { .. } => false,
@@ -299,6 +315,11 @@ impl Mmio {
                         self.bar0_writes.push((now, off as u32, self.cur_issued));
                     }
                     if a && wd {
+                        if matches!(op, MmioOp::Push { .. }) {
+                            self.stats.pushes += 1;
+                        } else {
+                            self.stats.writes += 1;
+                        }
                         // posted: done once taken; its B is counted
                         self.b_pending[if bar0 { 0 } else { 1 }] += 1;
                         self.finish(0, false);
@@ -333,6 +354,7 @@ impl Mmio {
             }
             Phase::Latency(n) => {
                 if n <= 1 {
+                    self.stats.reads += 1;
                     let r = self.result;
                     self.finish(r, true);
                 } else {

@@ -47,9 +47,30 @@ fn every_qp_at_line_rate() {
         r.cycles
     );
 
+    let before = [ctx_counters(&ca), ctx_counters(&cb)];
+    let mmio0 = w.borrow().nics[0].mmio.stats;
     let r = rig.measure_spread(&refs, 64, 4, 1).expect("64 B spread");
     rig.audit().expect("audit after 64 B");
     let per = r.cycles as f64 / r.iters as f64;
+    // the context store's load per message on both NICs (engstat ctx_* counters)
+    for (name, ctx, b) in [("A", &ca, &before[0]), ("B", &cb, &before[1])] {
+        let d: Vec<String> = ctx_counters(ctx)
+            .iter()
+            .zip(b)
+            .map(|((n, v), (_, v0))| {
+                format!("{n} {:.2}", v.wrapping_sub(*v0) as f64 / r.iters as f64)
+            })
+            .collect();
+        eprintln!("64 B over {want} QPs, NIC {name} per message: {}", d.join(", "));
+    }
+    let m1 = w.borrow().nics[0].mmio.stats;
+    eprintln!(
+        "64 B over {want} QPs, A's BARs per message: {:.2} busy cycles, {:.2} reads, {:.2} writes, {:.2} pushes",
+        (m1.busy_cycles - mmio0.busy_cycles) as f64 / r.iters as f64,
+        (m1.reads - mmio0.reads) as f64 / r.iters as f64,
+        (m1.writes - mmio0.writes) as f64 / r.iters as f64,
+        (m1.pushes - mmio0.pushes) as f64 / r.iters as f64,
+    );
     assert!(
         per <= 7.5,
         "64 B over {want} QPs: {per:.2} cycles per message, {:.2} Mpps ({} messages in {} cycles)",
@@ -61,6 +82,12 @@ fn every_qp_at_line_rate() {
         "every_qp_at_line_rate: 4 KiB {:.1}% of the wire limit; 64 B {per:.2} cycles per message",
         100.0 * share
     );
+}
+
+/// The context store's counters (engstat `ctx_*`) of one NIC.
+fn ctx_counters(ctx: &rnic::verbs::Context<rnic_sim::SimNic>) -> Vec<(&'static str, u32)> {
+    let all = ctx.engine_counters().expect("engine counters");
+    all.into_iter().filter(|(n, _)| n.starts_with("ctx_")).collect()
 }
 
 /// One QP with deep rings (512-deep SQ and RQ, a deep-ring QP number) and 256 64-byte

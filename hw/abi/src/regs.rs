@@ -290,7 +290,7 @@ pub mod eng {
     pub const MINOR: u16 = 0;
     pub const CNT: u32 = BASE + 0x0C;
     /// Counter names (block that counts: meaning).
-    pub const COUNTERS: [(&str, &str); 43] = [
+    pub const COUNTERS: [(&str, &str); 50] = [
         (
             "db_bad",
             "doorbell unit: doorbells naming a queue beyond the tables (dropped)",
@@ -414,6 +414,34 @@ pub mod eng {
         (
             "rs_merged",
             "ACK processor: go-back-N restarts merged into the one already queued for the same QP (the restart queue holds one entry per QP, so the ACK processor never waits for the requester)",
+        ),
+        (
+            "ctx_writes",
+            "context store: record writes taken (engine write-backs and the BAR0 mailbox)",
+        ),
+        (
+            "ctx_reads",
+            "context store: record reads taken (port A and port B together)",
+        ),
+        (
+            "ctx_wait_db",
+            "context store: cycles the doorbell unit's request waited for a grant",
+        ),
+        (
+            "ctx_wait_tx",
+            "context store: cycles the TX requester's request waited for a grant",
+        ),
+        (
+            "ctx_wait_rx",
+            "context store: cycles the responder's request waited for a grant",
+        ),
+        (
+            "ctx_wait_ack",
+            "context store: cycles the ACK processor's request waited for a grant",
+        ),
+        (
+            "ctx_wait_cqw",
+            "context store: cycles the completion writer's request waited for a grant",
         ),
     ];
 }
@@ -854,10 +882,10 @@ pub const BLOCKS: &[Block] = &[
         next: 0,
         doc: "Data-path event counters (32-bit, wrapping), one word each at CNT + 4*i in the order of `eng::COUNTERS`.",
         regs: &[Reg {
-            name: "CNT0..CNT42",
+            name: "CNT0..CNT49",
             offset: eng::CNT,
             access: Ro,
-            doc: "db_bad, tx_wqe, tx_wqe_err, tx_pkts, tx_acks, rx_req, rx_dup, nak_seq, nak_acc, nak_inv, nak_rnr, drop_qp, drop_opcode, drop_icrc, drop_parse, ack, nak, ack_ignored, cqe, cq_overflow, cq_invalid, dma_rd_bursts, dma_wr_bursts, dma_bus_err, drop_buf, drop_pkey, drop_addr, retx_psn, restarts, timeouts, rnr_rx, nak_seq_rx, rx_cnp, retry_exc, rx_read, rd_rsp, rd_gap, rd_drop, rx_atomic, atom_dup, atom_miss, drop_busy, rs_merged.",
+            doc: "db_bad, tx_wqe, tx_wqe_err, tx_pkts, tx_acks, rx_req, rx_dup, nak_seq, nak_acc, nak_inv, nak_rnr, drop_qp, drop_opcode, drop_icrc, drop_parse, ack, nak, ack_ignored, cqe, cq_overflow, cq_invalid, dma_rd_bursts, dma_wr_bursts, dma_bus_err, drop_buf, drop_pkey, drop_addr, retx_psn, restarts, timeouts, rnr_rx, nak_seq_rx, rx_cnp, retry_exc, rx_read, rd_rsp, rd_gap, rd_drop, rx_atomic, atom_dup, atom_miss, drop_busy, rs_merged, ctx_writes, ctx_reads, ctx_wait_db, ctx_wait_tx, ctx_wait_rx, ctx_wait_ack, ctx_wait_cqw.",
         }],
         windows: &[],
     },

@@ -286,6 +286,13 @@ impl Logic for RnicTop {
         self.engs.cnt[40].next = self.rxr.cnt_atom_miss.val();
         self.engs.cnt[41].next = self.rxr.cnt_drop_busy.val();
         self.engs.cnt[42].next = self.ackp.cnt_rs_merged.val();
+        self.engs.cnt[43].next = self.ctxs.cnt_wr.val();
+        self.engs.cnt[44].next = self.ctxs.cnt_rd.val();
+        self.engs.cnt[45].next = self.ctxs.cnt_wait0.val();
+        self.engs.cnt[46].next = self.ctxs.cnt_wait1.val();
+        self.engs.cnt[47].next = self.ctxs.cnt_wait2.val();
+        self.engs.cnt[48].next = self.ctxs.cnt_wait3.val();
+        self.engs.cnt[49].next = self.ctxs.cnt_wait4.val();
         self.engs.cnt[15].next = self.ackp.cnt_ack.val();
         self.engs.cnt[16].next = self.ackp.cnt_nak.val();
         self.engs.cnt[17].next = self.ackp.cnt_ack_ignored.val();

@@ -38,6 +38,23 @@ pub struct CtxStore {
     pub p4: CtxPortS,
     /// Every write taken, a cycle later (see [`CtxSnoopM`]).
     pub sn: CtxSnoopM,
+    /// Contention counters (32-bit, wrapping; engstat `ctx_*`): writes taken (engines and
+    /// mailbox), reads taken (port A or B), and per engine port the cycles its request waited
+    /// without a grant.
+    pub cnt_wr: Signal<Out, Bits<32>>,
+    pub cnt_rd: Signal<Out, Bits<32>>,
+    pub cnt_wait0: Signal<Out, Bits<32>>,
+    pub cnt_wait1: Signal<Out, Bits<32>>,
+    pub cnt_wait2: Signal<Out, Bits<32>>,
+    pub cnt_wait3: Signal<Out, Bits<32>>,
+    pub cnt_wait4: Signal<Out, Bits<32>>,
+    n_wr: DFF<Bits<32>>,
+    n_rd: DFF<Bits<32>>,
+    n_wait0: DFF<Bits<32>>,
+    n_wait1: DFF<Bits<32>>,
+    n_wait2: DFF<Bits<32>>,
+    n_wait3: DFF<Bits<32>>,
+    n_wait4: DFF<Bits<32>>,
     snr_we: DFF<Bit>,
     snr_src: DFF<Bits<3>>,
     snr_addr: DFF<Bits<CTX_ADDR_BITS>>,
@@ -116,6 +133,20 @@ impl CtxStore {
             p3: Default::default(),
             p4: Default::default(),
             sn: Default::default(),
+            cnt_wr: Default::default(),
+            cnt_rd: Default::default(),
+            cnt_wait0: Default::default(),
+            cnt_wait1: Default::default(),
+            cnt_wait2: Default::default(),
+            cnt_wait3: Default::default(),
+            cnt_wait4: Default::default(),
+            n_wr: Default::default(),
+            n_rd: Default::default(),
+            n_wait0: Default::default(),
+            n_wait1: Default::default(),
+            n_wait2: Default::default(),
+            n_wait3: Default::default(),
+            n_wait4: Default::default(),
             snr_we: Default::default(),
             snr_src: Default::default(),
             snr_addr: Default::default(),
@@ -196,6 +227,7 @@ impl Logic for CtxStore {
         dff_setup!(self, clock, rvb1, rsb1, rvb2, rsb2, rqb);
         dff_setup!(self, clock, wbe_lo, wbe_hi, h_wbe);
         dff_setup!(self, clock, snr_we, snr_src, snr_addr, snr_wbe, snr_wdata);
+        dff_setup!(self, clock, n_wr, n_rd, n_wait0, n_wait1, n_wait2, n_wait3, n_wait4);
         self.ram.clock.next = self.clock.val();
         // ---- arbiter: token holder first, else the lowest-numbered writer (only port A
         // writes; a reader passed over here is port B's), else the lowest-numbered requester
@@ -324,6 +356,37 @@ impl Logic for CtxStore {
             (self.any.val() && (self.sel.val() == 3)) || (self.bgo.val() && (self.bsel.val() == 3));
         self.p4.gnt.next =
             (self.any.val() && (self.sel.val() == 4)) || (self.bgo.val() && (self.bsel.val() == 4));
+        // ---- contention counters
+        if self.any.val() && self.m_we.val() {
+            self.n_wr.d.next = self.n_wr.q.val() + 1;
+        }
+        if (self.any.val() && !self.m_we.val()) && self.bgo.val() {
+            self.n_rd.d.next = self.n_rd.q.val() + 2;
+        } else if (self.any.val() && !self.m_we.val()) || self.bgo.val() {
+            self.n_rd.d.next = self.n_rd.q.val() + 1;
+        }
+        if self.p0.req.val() && !self.p0.gnt.val() {
+            self.n_wait0.d.next = self.n_wait0.q.val() + 1;
+        }
+        if self.p1.req.val() && !self.p1.gnt.val() {
+            self.n_wait1.d.next = self.n_wait1.q.val() + 1;
+        }
+        if self.p2.req.val() && !self.p2.gnt.val() {
+            self.n_wait2.d.next = self.n_wait2.q.val() + 1;
+        }
+        if self.p3.req.val() && !self.p3.gnt.val() {
+            self.n_wait3.d.next = self.n_wait3.q.val() + 1;
+        }
+        if self.p4.req.val() && !self.p4.gnt.val() {
+            self.n_wait4.d.next = self.n_wait4.q.val() + 1;
+        }
+        self.cnt_wr.next = self.n_wr.q.val();
+        self.cnt_rd.next = self.n_rd.q.val();
+        self.cnt_wait0.next = self.n_wait0.q.val();
+        self.cnt_wait1.next = self.n_wait1.q.val();
+        self.cnt_wait2.next = self.n_wait2.q.val();
+        self.cnt_wait3.next = self.n_wait3.q.val();
+        self.cnt_wait4.next = self.n_wait4.q.val();
         self.rvb1.d.next = self.bgo.val();
         self.rsb1.d.next = self.bsel.val();
         self.rvb2.d.next = self.rvb1.q.val();
@@ -470,6 +533,13 @@ impl Logic for CtxStore {
             self.rvb2.d.next = false;
             self.snr_we.d.next = false;
             self.tok.d.next = 0.into();
+            self.n_wr.d.next = 0.into();
+            self.n_rd.d.next = 0.into();
+            self.n_wait0.d.next = 0.into();
+            self.n_wait1.d.next = 0.into();
+            self.n_wait2.d.next = 0.into();
+            self.n_wait3.d.next = 0.into();
+            self.n_wait4.d.next = 0.into();
             self.wbe_lo.d.next = self.ones64.val().get_bits::<32>(0);
             self.wbe_hi.d.next = self.ones64.val().get_bits::<32>(0);
         }
@@ -675,6 +745,8 @@ mod tests {
         let mut cur: [Option<Req>; 5] = [None; 5];
         let mut expect: [std::collections::VecDeque<(u64, [u8; 64])>; 5] = Default::default();
         let (mut reads, mut writes, mut dual) = (0, 0, 0);
+        let mut waits = [0u64; 5];
+        let mut mbox_writes = 0;
         for cycle in 0..6000u64 {
             for (i, c) in cur.iter_mut().enumerate() {
                 if c.is_none() && chance(&mut r, 0.5) {
@@ -709,6 +781,7 @@ mod tests {
             m.set("bus_wr", mbox as u64);
             m.tick();
             if mbox {
+                mbox_writes += 1;
                 // staging is all zero: the record becomes zero when the mailbox is granted,
                 // which the test does not see; use a record no engine client touches
                 reference.insert(params::DEFAULT.ctx_base(ctx::TABLE_MR) as u64 + 7, [0; 64]);
@@ -756,6 +829,7 @@ mod tests {
                         *c = None;
                     } else {
                         *waited += 1;
+                        waits[i] += 1;
                         assert!(*waited <= 6, "port {i} starved");
                     }
                 }
@@ -765,5 +839,20 @@ mod tests {
             reads > 1000 && writes > 1000 && dual > 500,
             "{reads} reads, {writes} writes, {dual} cycles with two grants"
         );
+        // the contention counters saw the same traffic (the mailbox's writes count too; the
+        // counters show the cycle before this one's grants)
+        m.set("p0_req", 0);
+        m.set("p1_req", 0);
+        m.set("p2_req", 0);
+        m.set("p3_req", 0);
+        m.set("p4_req", 0);
+        m.set("bus_wr", 0);
+        m.tick();
+        assert_eq!(m.get("cnt_wr"), writes + mbox_writes, "cnt_wr");
+        assert_eq!(m.get("cnt_rd"), reads, "cnt_rd");
+        for (i, w) in waits.iter().enumerate() {
+            assert!(*w > 100, "port {i} waited {w} cycles");
+            assert_eq!(m.get(&format!("cnt_wait{i}")), *w, "cnt_wait{i}");
+        }
     }
 }
