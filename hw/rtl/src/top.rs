@@ -3,8 +3,9 @@
 //! Ethernet frames, `irq_req`), all synchronous to `clk`, `rst` synchronous active high.
 
 use crate::common::bus::{
-    AckEvM, AtomReqM, AxilS, CplM, CtxPortM, CtxSnoopM, DmaRdM, DmaWrM, HostAxiM, RdVerdictM,
-    RestartM, RingPortM, RspJobM, RxCheckM, StreamM, StreamS, TimerExpM, TimerSetM, WqeAxiS,
+    AckEvM, AtomReqM, AxilS, CplM, CtxPortM, CtxRdM, CtxSnoopM, DmaRdM, DmaWrM, HostAxiM,
+    RdVerdictM, RestartM, RingPortM, RspJobM, RxCheckM, StreamM, StreamS, TimerExpM, TimerSetM,
+    WqeAxiS,
 };
 use crate::cq::cqwriter::CqWriter;
 use crate::ctx::ctxstore::CtxStore;
@@ -18,6 +19,7 @@ use crate::hostif::axil::AxilFront;
 use crate::hostif::dbunit::DbUnit;
 use crate::hostif::devregs::DevRegs;
 use crate::hostif::ringmem::RingMem;
+use crate::rx::ackevq::AckEvQ;
 use crate::rx::ackproc::AckProc;
 use crate::rx::atomic::AtomicUnit;
 use crate::rx::rxresp::RxResp;
@@ -56,6 +58,7 @@ pub struct RnicTop {
     txb: TxBuild,
     rdr: RdResp,
     rxr: RxResp,
+    aevq: AckEvQ,
     ackp: AckProc,
     tmr: AckTimer,
     atu: AtomicUnit,
@@ -89,6 +92,7 @@ impl RnicTop {
             txb: Default::default(),
             rdr: Default::default(),
             rxr: Default::default(),
+            aevq: Default::default(),
             ackp: Default::default(),
             tmr: Default::default(),
             atu: AtomicUnit::new(p),
@@ -150,6 +154,7 @@ impl Logic for RnicTop {
         self.dbu.db_valid.next = self.devregs.db_valid.val();
         self.dbu.db_kind.next = self.devregs.db_kind.val();
         self.dbu.db_word.next = self.devregs.db_word.val();
+        self.axil.hold.next = !self.dbu.db_room.val();
         CtxPortM::join(&mut self.dbu.ctx, &mut self.ctxs.p0);
         // ---- the data path (docs/DATAPATH.md)
         self.mux.clock.next = self.clk.val();
@@ -176,6 +181,7 @@ impl Logic for RnicTop {
         self.tmr.rst.next = self.rst.val();
         CtxPortM::join(&mut self.txq.ctx, &mut self.ctxs.p1);
         CtxPortM::join(&mut self.rxr.ctx, &mut self.ctxs.p2);
+        CtxRdM::join(&mut self.rxr.ctxb, &mut self.ctxs.pr);
         CtxPortM::join(&mut self.ackp.ctx, &mut self.ctxs.p3);
         CtxPortM::join(&mut self.cqw.ctx, &mut self.ctxs.p4);
         // the store's write snoop, to the engines that keep records across accesses
@@ -208,7 +214,10 @@ impl Logic for RnicTop {
         // READ RESPONSE descriptors (rdresp), which txbuild takes before txreq's
         RspJobM::join(&mut self.rxr.rsp, &mut self.rdr.job);
         TxDescM::join(&mut self.rdr.desc, &mut self.txb.rsp);
-        AckEvM::join(&mut self.rxr.ackev, &mut self.ackp.ev);
+        self.aevq.clock.next = self.clk.val();
+        self.aevq.rst.next = self.rst.val();
+        AckEvM::join(&mut self.rxr.ackev, &mut self.aevq.i);
+        AckEvM::join(&mut self.aevq.o, &mut self.ackp.ev);
         RdVerdictM::join(&mut self.ackp.rdv, &mut self.rxr.rdv);
         // retransmission: txreq arms the QP timers, ackproc re-arms them and takes their
         // expiries, and hands go-back-N restarts to txreq

@@ -271,6 +271,32 @@ pub struct CtxPortS {
     pub rdata: Signal<Out, Bits<512>>,
 }
 
+/// Context-store read-only port, client side: `req`/`gnt` and the read's timing as on
+/// [`CtxPortM`] (record on `rdata` with `rvalid`, 2 cycles after the cycle it was taken). The
+/// store serves it on its second RAM port only, ahead of the other readers there: the
+/// responder reads a QP's `RqState` on it in the cycle it reads the `QpContext` on its
+/// [`CtxPortM`].
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "CtxRdS"]
+pub struct CtxRdM {
+    pub req: Signal<Out, Bit>,
+    pub addr: Signal<Out, Bits<CTX_ADDR_BITS>>,
+    pub gnt: Signal<In, Bit>,
+    pub rvalid: Signal<In, Bit>,
+    pub rdata: Signal<In, Bits<512>>,
+}
+
+/// Context-store read-only port, store side.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "CtxRdM"]
+pub struct CtxRdS {
+    pub req: Signal<In, Bit>,
+    pub addr: Signal<In, Bits<CTX_ADDR_BITS>>,
+    pub gnt: Signal<Out, Bit>,
+    pub rvalid: Signal<Out, Bit>,
+    pub rdata: Signal<Out, Bits<512>>,
+}
+
 /// The context store's engine port numbers, as [`CtxSnoopM::src`] names the writer (the
 /// BAR0 mailbox, the driver, is `CTX_SRC_HOST`).
 pub const CTX_SRC_DBU: u64 = 0;

@@ -218,6 +218,12 @@ pub struct CtxModel {
     /// holds).
     snoop: Option<(&'static str, u64)>,
     snq: VecDeque<(u32, u64, u64)>,
+    /// A second, read-only client port ([`crate::common::bus::CtxRdM`], its prefix): its own
+    /// random grants and read queue on the same records. A write and a read of one record in
+    /// one cycle read the written bytes (the store defers such a read to after the write).
+    rd2: Option<&'static str>,
+    gnt2: bool,
+    pending2: VecDeque<(u64, [u8; 64])>,
 }
 
 impl CtxModel {
@@ -232,7 +238,15 @@ impl CtxModel {
             gnt: false,
             snoop: None,
             snq: VecDeque::new(),
+            rd2: None,
+            gnt2: false,
+            pending2: VecDeque::new(),
         }
+    }
+    /// Serve the client's read-only port `prefix` too (same stall probability).
+    pub fn with_rd_port(mut self, prefix: &'static str) -> Self {
+        self.rd2 = Some(prefix);
+        self
     }
     /// Drive the client's write-snoop port `prefix` too (the client is writer `own`): its own
     /// writes and [`CtxModel::write`]s show there a cycle after they were applied.
@@ -280,6 +294,16 @@ impl CtxModel {
             let d = self.pending.pop_front().unwrap().1;
             m.set_bytes(&self.n("rdata"), &d);
         }
+        if let Some(p2) = self.rd2 {
+            self.gnt2 = !chance(r, self.stall);
+            m.set(&format!("{p2}_gnt"), self.gnt2 as u64);
+            let due = self.pending2.front().is_some_and(|x| x.0 == m.cycle);
+            m.set(&format!("{p2}_rvalid"), due as u64);
+            if due {
+                let d = self.pending2.pop_front().unwrap().1;
+                m.set_bytes(&format!("{p2}_rdata"), &d);
+            }
+        }
         if let Some((sp, _)) = self.snoop {
             let w = self.snq.pop_front();
             m.set(&format!("{sp}_we"), w.is_some() as u64);
@@ -292,6 +316,17 @@ impl CtxModel {
         }
     }
     pub fn observe(&mut self, m: &mut DynModel) {
+        self.observe_main(m);
+        if let Some(p2) = self.rd2
+            && self.gnt2
+            && m.bit(&format!("{p2}_req"))
+        {
+            let idx = m.get(&format!("{p2}_addr")) as u32;
+            self.reads.push(idx);
+            self.pending2.push_back((m.cycle + 1, self.get(idx)));
+        }
+    }
+    fn observe_main(&mut self, m: &mut DynModel) {
         if !(self.gnt && m.bit(&self.n("req"))) {
             return;
         }

@@ -1,19 +1,22 @@
 //! Context store: one RAM of 64-byte records holding the QP contexts, CQ contexts, MR entries
 //! and QP responder states (tables stacked in that order, `BuildParams::ctx_base`). Clients:
-//! the driver through the BAR0 `context` mailbox, and five data-path engine ports
-//! ([`CtxPortS`]: doorbell unit, TX requester, RX responder, ACK processor, completion
-//! writer). Two accesses per cycle, at most one of them a write: port A of the RAM reads or
-//! writes for the client holding the rotating token if it requests, else for the
-//! lowest-numbered writer, else the lowest-numbered requester (no client waits more than 6
-//! cycles; a reader passed over for a writer is port B's when it is the highest-numbered
-//! reader); port B reads for the highest-numbered engine port asking to read, when that is
-//! another client and port A does not write the same record in that cycle. Reads answer 2 cycles after the grant on either
-//! port (RAM read + output register); writes take byte enables, so engines update only the
-//! fields they own. The mailbox writes whole records, or
-//! with `ctx::CMD_MASKED` only the bytes enabled in WBE_LO/WBE_HI (driver-owned fields).
+//! the driver through the BAR0 `context` mailbox, five data-path engine ports ([`CtxPortS`]:
+//! doorbell unit, TX requester, RX responder, ACK processor, completion writer) and the
+//! responder's read-only second port ([`CtxRdS`] `pr`, its `RqState` reads). Two accesses per
+//! cycle, at most one of them a write: port A of the RAM reads or writes for the client
+//! holding the rotating token if it requests, else for the lowest-numbered writer, else the
+//! lowest-numbered requester (no client waits more than 6 cycles; a reader passed over for a
+//! writer is port B's when it is the highest-numbered reader); port B reads for `pr` when it
+//! asks, else for the highest-numbered engine port asking to read, when that is another
+//! client and port A does not write the same record in that cycle. Reads answer 2 cycles
+//! after the grant on either port (RAM read + output register); writes take byte enables, so
+//! engines update only the fields they own. The mailbox writes whole records, or with
+//! `ctx::CMD_MASKED` only the bytes enabled in WBE_LO/WBE_HI (driver-owned fields).
+//! Contention counters (`cnt_*`, engstat `ctx_*`): writes and reads taken, and per engine
+//! port the cycles its request waited.
 
 use crate::common::beram::BeRam2R;
-use crate::common::bus::{CtxPortS, CtxSnoopM, RegBusS, reg_addr};
+use crate::common::bus::{CtxPortS, CtxRdS, CtxSnoopM, RegBusS, reg_addr};
 use rnic_abi::params::{self, BuildParams};
 use rnic_abi::regs::ctx;
 use rust_hdl::prelude::*;
@@ -36,6 +39,9 @@ pub struct CtxStore {
     pub p2: CtxPortS,
     pub p3: CtxPortS,
     pub p4: CtxPortS,
+    /// The responder's second, read-only port (its `RqState` reads): port B only, ahead of
+    /// the other readers there.
+    pub pr: CtxRdS,
     /// Every write taken, a cycle later (see [`CtxSnoopM`]).
     pub sn: CtxSnoopM,
     /// Contention counters (32-bit, wrapping; engstat `ctx_*`): writes taken (engines and
@@ -132,6 +138,7 @@ impl CtxStore {
             p2: Default::default(),
             p3: Default::default(),
             p4: Default::default(),
+            pr: Default::default(),
             sn: Default::default(),
             cnt_wr: Default::default(),
             cnt_rd: Default::default(),
@@ -227,7 +234,9 @@ impl Logic for CtxStore {
         dff_setup!(self, clock, rvb1, rsb1, rvb2, rsb2, rqb);
         dff_setup!(self, clock, wbe_lo, wbe_hi, h_wbe);
         dff_setup!(self, clock, snr_we, snr_src, snr_addr, snr_wbe, snr_wdata);
-        dff_setup!(self, clock, n_wr, n_rd, n_wait0, n_wait1, n_wait2, n_wait3, n_wait4);
+        dff_setup!(
+            self, clock, n_wr, n_rd, n_wait0, n_wait1, n_wait2, n_wait3, n_wait4
+        );
         self.ram.clock.next = self.clock.val();
         // ---- arbiter: token holder first, else the lowest-numbered writer (only port A
         // writes; a reader passed over here is port B's), else the lowest-numbered requester
@@ -323,7 +332,10 @@ impl Logic for CtxStore {
         self.bsel.next = 0.into();
         self.bany.next = true;
         self.b_addr.next = self.p0.addr.val();
-        if self.p4.req.val() && !self.p4.we.val() {
+        if self.pr.req.val() {
+            self.bsel.next = 6.into();
+            self.b_addr.next = self.pr.addr.val();
+        } else if self.p4.req.val() && !self.p4.we.val() {
             self.bsel.next = 4.into();
             self.b_addr.next = self.p4.addr.val();
         } else if self.p3.req.val() && !self.p3.we.val() {
@@ -356,6 +368,7 @@ impl Logic for CtxStore {
             (self.any.val() && (self.sel.val() == 3)) || (self.bgo.val() && (self.bsel.val() == 3));
         self.p4.gnt.next =
             (self.any.val() && (self.sel.val() == 4)) || (self.bgo.val() && (self.bsel.val() == 4));
+        self.pr.gnt.next = self.bgo.val() && (self.bsel.val() == 6);
         // ---- contention counters
         if self.any.val() && self.m_we.val() {
             self.n_wr.d.next = self.n_wr.q.val() + 1;
@@ -423,6 +436,8 @@ impl Logic for CtxStore {
             || (self.rvb2.q.val() && (self.rsb2.q.val() == 3));
         self.p4.rvalid.next = (self.rv2.q.val() && (self.rs2.q.val() == 4))
             || (self.rvb2.q.val() && (self.rsb2.q.val() == 4));
+        self.pr.rvalid.next = self.rvb2.q.val() && (self.rsb2.q.val() == 6);
+        self.pr.rdata.next = self.rqb.q.val();
         self.p0.rdata.next = self.rq.q.val();
         self.p1.rdata.next = self.rq.q.val();
         self.p2.rdata.next = self.rq.q.val();
@@ -730,10 +745,11 @@ mod tests {
     }
 
     /// Five engine clients hammer a few records with random byte-enabled writes and reads
-    /// (random idle between requests) while the mailbox works too: every read returns the
-    /// record as of the cycle it was taken, in exactly 2 cycles, and no request waits more
-    /// than 6 cycles for its grant. Two grants share a cycle often (port B), never two
-    /// writes, and never a read and a write of one record.
+    /// (random idle between requests), the responder's read-only port `pr` reads them too,
+    /// and the mailbox works: every read returns the record as of the cycle it was taken, in
+    /// exactly 2 cycles, and no engine port request waits more than 6 cycles for its grant.
+    /// Two grants share a cycle often (port B), never two writes, never three grants, and
+    /// never a read and a write of one record.
     #[test]
     fn engine_ports_arbitrate_fairly_and_keep_byte_enables() {
         let mut m = model(CtxStore::default(), "ctxstore_ports");
@@ -747,6 +763,10 @@ mod tests {
         let (mut reads, mut writes, mut dual) = (0, 0, 0);
         let mut waits = [0u64; 5];
         let mut mbox_writes = 0;
+        // the read-only port: its request (record) and its reads due
+        let mut pr: Option<u64> = None;
+        let mut pr_due: std::collections::VecDeque<(u64, [u8; 64])> = Default::default();
+        let mut pr_reads = 0;
         for cycle in 0..6000u64 {
             for (i, c) in cur.iter_mut().enumerate() {
                 if c.is_none() && chance(&mut r, 0.5) {
@@ -771,6 +791,11 @@ mod tests {
                     None => m.set(&n("req"), 0),
                 }
             }
+            if pr.is_none() && chance(&mut r, 0.3) {
+                pr = Some(r.random_range(0..6u64) * 37);
+            }
+            m.set("pr_req", pr.is_some() as u64);
+            m.set("pr_addr", pr.unwrap_or(0));
             // the mailbox writes a record now and then (it only competes for the RAM)
             let mbox = cycle % 500 == 250;
             m.set("bus_addr", ctx::CMD as u64);
@@ -792,7 +817,23 @@ mod tests {
                 .filter(|(i, _)| m.bit(&format!("p{i}_gnt")))
                 .filter_map(|(_, c)| c.map(|(we, a, ..)| (we, a)))
                 .collect();
-            assert!(granted.len() <= 2, "cycle {cycle}: {granted:?}");
+            let pr_gnt = pr.is_some() && m.bit("pr_gnt");
+            assert!(
+                granted.len() + pr_gnt as usize <= 2,
+                "cycle {cycle}: {granted:?} {pr_gnt}"
+            );
+            if pr_gnt {
+                let a = pr.unwrap();
+                assert!(
+                    !granted.iter().any(|g| g.0 && g.1 == a),
+                    "pr read of a record written in its cycle"
+                );
+            }
+            if m.bit("pr_rvalid") {
+                let (due, want) = pr_due.pop_front().expect("unexpected pr_rvalid");
+                assert_eq!(due, m.cycle, "pr read latency");
+                assert_eq!(m.get_bytes("pr_rdata"), want.to_vec(), "pr read data");
+            }
             if granted.len() == 2 {
                 dual += 1;
                 assert!(!(granted[0].0 && granted[1].0), "two writes: {granted:?}");
@@ -834,7 +875,13 @@ mod tests {
                     }
                 }
             }
+            if pr_gnt {
+                let a = pr.take().unwrap();
+                pr_due.push_back((m.cycle + 2, *reference.entry(a).or_insert([0; 64])));
+                pr_reads += 1;
+            }
         }
+        assert!(pr_reads > 500, "{pr_reads} reads on pr");
         assert!(
             reads > 1000 && writes > 1000 && dual > 500,
             "{reads} reads, {writes} writes, {dual} cycles with two grants"
@@ -846,10 +893,11 @@ mod tests {
         m.set("p2_req", 0);
         m.set("p3_req", 0);
         m.set("p4_req", 0);
+        m.set("pr_req", 0);
         m.set("bus_wr", 0);
         m.tick();
         assert_eq!(m.get("cnt_wr"), writes + mbox_writes, "cnt_wr");
-        assert_eq!(m.get("cnt_rd"), reads, "cnt_rd");
+        assert_eq!(m.get("cnt_rd"), reads + pr_reads, "cnt_rd");
         for (i, w) in waits.iter().enumerate() {
             assert!(*w > 100, "port {i} waited {w} cycles");
             assert_eq!(m.get(&format!("cnt_wait{i}")), *w, "cnt_wait{i}");

@@ -14,6 +14,9 @@ pub struct AxilFront {
     pub rst: Signal<In, Bit>,
     pub s: AxilS,
     pub bus: RegBusM,
+    /// No write is taken while high (the doorbell unit's queue has no room for another
+    /// doorbell): AWREADY/WREADY stay low, the host's posted write waits on the bus.
+    pub hold: Signal<In, Bit>,
     write_fire: Signal<Local, Bit>,
     read_fire: Signal<Local, Bit>,
     bvalid: DFF<Bit>,
@@ -35,6 +38,7 @@ impl Logic for AxilFront {
         );
         self.write_fire.next = self.s.awvalid.val()
             && self.s.wvalid.val()
+            && !self.hold.val()
             && !self.bvalid.q.val()
             && !self.rpending.q.val()
             && !self.rpending2.q.val();
@@ -99,8 +103,9 @@ mod tests {
     use rand::Rng;
     use std::collections::HashMap;
 
-    /// Random writes and reads with random idle on AW/W/AR (AW and W offered independently)
-    /// and random backpressure on B/R; a register-bus model answers reads one cycle later.
+    /// Random writes and reads with random idle on AW/W/AR (AW and W offered independently),
+    /// random backpressure on B/R and a random `hold` (no write taken while it is high); a
+    /// register-bus model answers reads one cycle later.
     #[test]
     fn random_traffic_with_idle_and_backpressure() {
         let mut m = model(AxilFront::default(), "axil");
@@ -137,7 +142,15 @@ mod tests {
                     m.set("s_bready", bready as u64);
                     m.set("s_rready", rready as u64);
                     m.set("bus_rdata", pending_rdata);
+                    let hold = chance(&mut r, 0.3);
+                    m.set("hold", hold as u64);
                     m.tick();
+                    if hold {
+                        assert!(
+                            !m.bit("s_awready") && !m.bit("s_wready"),
+                            "a write taken on hold"
+                        );
+                    }
                     // register-bus model
                     pending_rdata = 0;
                     if m.bit("bus_wr") {

@@ -4,9 +4,12 @@
 //! one-cycle `kick` with the QP number to the TX requester, after the write was granted so
 //! that the requester's next context read sees the new index. A doorbell naming a queue
 //! beyond the build's tables is dropped and counted (`cnt_bad`). Events queue in a 4-deep
-//! FIFO of registers (BAR0 writes arrive at most one every few cycles; the store grants
-//! within 6; rust-hdl's `SynchronousFIFO` is not used: its internal names collide once `$` is
-//! replaced).
+//! FIFO of registers (rust-hdl's `SynchronousFIFO` is not used: its internal names collide
+//! once `$` is replaced). A doorbell is never lost: `db_room` is low once 3 events wait, and
+//! the BAR0 front (`axil`) takes no write while it is low (it has one write in flight to here
+//! at a time, a BAR0 write every second cycle at most). The context store may keep the
+//! unit waiting (up to 6 cycles a write) while the host streams doorbells faster than that:
+//! the host's posted writes then wait on the bus, as PCIe flow control makes them wait.
 
 use crate::common::bus::{CTX_ADDR_BITS, CtxPortM};
 use rnic_abi::params::{self, BuildParams};
@@ -22,6 +25,9 @@ pub struct DbUnit {
     pub db_kind: Signal<In, Bits<2>>,
     pub db_word: Signal<In, Bits<32>>,
     pub ctx: CtxPortM,
+    /// Room for a doorbell: at most 2 events queued. The BAR0 front takes no write while it
+    /// is low (one write in flight to here at a time), so a doorbell is never dropped.
+    pub db_room: Signal<Out, Bit>,
     pub kick_valid: Signal<Out, Bit>,
     pub kick_qpn: Signal<Out, Bits<16>>,
     pub cnt_bad: Signal<Out, Bits<32>>,
@@ -87,6 +93,7 @@ impl DbUnit {
             db_kind: Default::default(),
             db_word: Default::default(),
             ctx: Default::default(),
+            db_room: Default::default(),
             kick_valid: Default::default(),
             kick_qpn: Default::default(),
             cnt_bad: Default::default(),
@@ -137,6 +144,7 @@ impl Logic for DbUnit {
         }
         self.empty.next = self.wp.q.val() == self.rp.q.val();
         self.full.next = (self.wp.q.val() - self.rp.q.val()) == 4;
+        self.db_room.next = (self.wp.q.val() - self.rp.q.val()) < 3;
         if self.db_valid.val() && !self.full.val() {
             self.wp.d.next = self.wp.q.val() + 1;
             for i in 0..4 {
@@ -208,21 +216,25 @@ mod tests {
     use rand::Rng;
 
     /// Random doorbells of every kind (some for queues beyond the tables) against a stalling
-    /// context store: every valid one becomes exactly its 2-byte write, SQ ones a kick after
-    /// the write, bad ones are counted; nothing is lost or reordered.
+    /// context store, as fast as the BAR0 front sends them (every second cycle, only after a
+    /// cycle with `db_room`): every valid one becomes exactly its 2-byte write, SQ ones a kick
+    /// after the write, bad ones are counted; nothing is lost or reordered. (Sent without
+    /// looking at `db_room`, as before it existed, doorbells are lost: the test fails.)
     #[test]
     fn doorbells_become_index_writes_and_kicks() {
         let p = params::DEFAULT;
         let mut m = model(DbUnit::default(), "dbunit");
         let mut r = rng(21);
-        let mut store = CtxModel::new("ctx", 0.6);
+        let mut store = CtxModel::new("ctx", 0.7);
         reset(&mut m);
         let mut want = std::collections::VecDeque::new();
         let (mut kicks, mut bad) = (vec![], 0u32);
         let mut sent = 0;
         let mut last_write = 0;
+        let (mut room, mut held) = (true, 0);
         for _ in 0..20_000 {
-            let fire = sent < 400 && m.cycle % 3 == 0 && chance(&mut r, 0.7);
+            let fire = sent < 400 && m.cycle % 2 == 0 && room && chance(&mut r, 0.9);
+            held += (sent < 400 && m.cycle % 2 == 0 && !room) as u32;
             if fire {
                 let kind = r.random_range(0..3u32);
                 let limit = if kind == db::KIND_CQ {
@@ -255,6 +267,7 @@ mod tests {
             }
             store.drive(&mut m, &mut r);
             m.tick();
+            room = m.bit("db_room");
             store.observe(&mut m);
             if store.writes.len() > last_write {
                 let (rec_i, be) = store.writes[last_write];
@@ -277,6 +290,7 @@ mod tests {
             }
         }
         assert_eq!(sent, 400);
+        assert!(held > 50, "the store held the doorbells back {held} times");
         assert!(want.is_empty() && kicks.is_empty(), "all doorbells handled");
         assert_eq!(m.get("cnt_bad"), bad as u64);
     }

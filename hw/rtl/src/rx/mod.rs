@@ -1,5 +1,6 @@
 //! RX: RoCE v2 header parser, responder, ACK/NAK processing.
 
+pub mod ackevq;
 pub mod ackproc;
 pub mod atomic;
 pub mod rxparse;

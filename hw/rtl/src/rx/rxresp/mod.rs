@@ -174,8 +174,8 @@ pub mod responder;
 mod tests;
 
 use crate::common::bus::{
-    AckEvM, AtomReqM, CplM, CtxPortM, CtxSnoopS, DmaWrM, RdVerdictS, RingPortM, RspJobM, RxCheckM,
-    StreamS,
+    AckEvM, AtomReqM, CplM, CtxPortM, CtxRdM, CtxSnoopS, DmaWrM, RdVerdictS, RingPortM, RspJobM,
+    RxCheckM, StreamS,
 };
 use ingress::Ingress;
 use mover::Mover;
@@ -325,6 +325,8 @@ pub struct RxResp {
     pub rst: Signal<In, Bit>,
     pub rx: StreamS,
     pub ctx: CtxPortM,
+    /// The `RqState` reads (the store's read-only port).
+    pub ctxb: CtxRdM,
     /// The context store's write snoop (the responder's kept records).
     pub sn: CtxSnoopS,
     pub ring: RingPortM,
@@ -381,6 +383,7 @@ impl RxResp {
             rst: Default::default(),
             rx: Default::default(),
             ctx: Default::default(),
+            ctxb: Default::default(),
             sn: Default::default(),
             ring: Default::default(),
             wr: Default::default(),
@@ -435,6 +438,7 @@ impl Logic for RxResp {
         StreamS::link(&mut self.rx, &mut self.ingress.rx);
         RxCheckM::link(&mut self.chk, &mut self.ingress.chk);
         CtxPortM::link(&mut self.ctx, &mut self.resp.ctx);
+        CtxRdM::link(&mut self.ctxb, &mut self.resp.ctxb);
         CtxSnoopS::link(&mut self.sn, &mut self.resp.sn);
         RingPortM::link(&mut self.ring, &mut self.resp.ring);
         CplM::link(&mut self.cpl, &mut self.resp.cpl);

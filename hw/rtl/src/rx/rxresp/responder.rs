@@ -10,8 +10,8 @@
 
 use super::{BUF_BITS, MoveJobM, RxHdrS};
 use crate::common::bus::{
-    AckEvM, AtomReqM, CTX_ADDR_BITS, CTX_SRC_RX, CplM, CtxPortM, CtxSnoopS, RSP_FIRST, RSP_LAST,
-    RSP_MIDDLE, RSP_ONLY, RdVerdictS, RingPortM, RspJobM, be_bits, field_be,
+    AckEvM, AtomReqM, CTX_ADDR_BITS, CTX_SRC_RX, CplM, CtxPortM, CtxRdM, CtxSnoopS, RSP_FIRST,
+    RSP_LAST, RSP_MIDDLE, RSP_ONLY, RdVerdictS, RingPortM, RspJobM, be_bits, field_be,
 };
 use crate::common::ringslot::RingSlot;
 use crate::hostif::dbunit;
@@ -28,8 +28,9 @@ use rust_hdl::prelude::*;
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
 pub enum St {
     Idle,
+    /// The QP's records (`QpContext` on `ctx`, `RqState` on `ctxb`) asked for until both
+    /// are taken (they usually are, at once, in Idle).
     QpRd,
-    RqsRd,
     WaitCtx,
     Decide,
     WqeRd,
@@ -88,6 +89,9 @@ pub struct Responder {
     pub clock: Signal<In, Clock>,
     pub rst: Signal<In, Bit>,
     pub ctx: CtxPortM,
+    /// The store's read-only port for the `RqState` read, asked for in the cycle of the
+    /// `QpContext` read on `ctx`.
+    pub ctxb: CtxRdM,
     /// The context store's writes: `qp`, `rqs` and `mr` are kept for the next frame while
     /// nobody else writes them (see `kq_v`).
     pub sn: CtxSnoopS,
@@ -348,6 +352,11 @@ pub struct Responder {
     // ---- responder FSM
     st: DFF<St>,
     rd_cnt: DFF<Bits<2>>,
+    /// This frame's QpContext / RqState read taken; its RqState in.
+    q_got: DFF<Bit>,
+    s_got: DFF<Bit>,
+    s_in: DFF<Bit>,
+    take_rqs: Signal<Local, Bit>,
     /// Kept records. `qp` holds QP `kq_qpn`'s context as the store has it (`kq_v`), and
     /// `rqs` its RqState (`ks_v`): valid from the cycle their reads were taken, every later
     /// write merged (our RqState writes; another writer's rq_pi) or clearing the bit (any
@@ -367,8 +376,8 @@ pub struct Responder {
     ms_mend: DFF<Bits<65>>,
     /// this frame took the kept records
     hitp: DFF<Bit>,
-    /// this frame read its QP records but took the kept MR (no MR read: RqsRd goes to
-    /// WaitCtx; Decide compares its bounds as for `hitp`)
+    /// this frame read its QP records but took the kept MR (no MR read: the records' reads go
+    /// to WaitCtx; Decide compares its bounds as for `hitp`)
     hitm: DFF<Bit>,
     /// and its receive WQE's ring read was taken with the decision to take them (Idle)
     wq_pre: DFF<Bit>,
@@ -490,6 +499,7 @@ impl Responder {
             clock: Default::default(),
             rst: Default::default(),
             ctx: Default::default(),
+            ctxb: Default::default(),
             sn: Default::default(),
             ring: Default::default(),
             cpl: Default::default(),
@@ -691,6 +701,10 @@ impl Responder {
             pay_shift: Default::default(),
             st: Default::default(),
             rd_cnt: Default::default(),
+            q_got: Default::default(),
+            s_got: Default::default(),
+            s_in: Default::default(),
+            take_rqs: Default::default(),
             kq_v: Default::default(),
             ks_v: Default::default(),
             kq_qpn: Default::default(),
@@ -818,6 +832,9 @@ impl Logic for Responder {
             clock,
             st,
             rd_cnt,
+            q_got,
+            s_got,
+            s_in,
             kq_v,
             ks_v,
             kq_qpn,
@@ -1025,11 +1042,11 @@ impl Logic for Responder {
         self.mr_idx.next = bit_cast::<24, 32>(self.key.val() >> 8);
         self.rsp_path.next = self.is_ack.val() || self.is_rev.val();
         self.pre_mr.next = self.has_reth.val() || self.is_rd.val() || self.is_atom.val();
-        self.n_reads.next = 2.into();
-        if self.rsp_path.val() {
-            self.n_reads.next = 1.into();
-        } else if self.pre_mr.val() && !self.hitm.q.val() {
-            self.n_reads.next = 3.into();
+        // reads on `ctx`: the QpContext, then a RETH / READ / atomic request's MR (the
+        // RqState comes on `ctxb`)
+        self.n_reads.next = 1.into();
+        if self.pre_mr.val() && !self.hitm.q.val() {
+            self.n_reads.next = 2.into();
         }
         // [addr, addr + len) inside [iova, iova + len of the MR), in 65 bits (no wrap): the
         // request's side comes from registers (the check's depth, docs/BENCHMARKS.md)
@@ -1191,6 +1208,9 @@ impl Logic for Responder {
         self.ctx.req.next = false;
         self.ctx.we.next = false;
         self.ctx.addr.next = bit_cast::<CTX_ADDR_BITS, 24>(self.head.qpn.val());
+        self.ctxb.req.next = false;
+        self.ctxb.addr.next =
+            bit_cast::<CTX_ADDR_BITS, 24>(self.head.qpn.val()) + self.k_rqs_base.val();
         self.rqs_wd.next = (bit_cast::<512, 24>(self.next_psn.q.val()) << self.o_s_psn.val())
             | (bit_cast::<512, 24>(self.next_msn.q.val()) << self.o_s_msn.val())
             | (bit_cast::<512, 16>(self.next_ci.q.val()) << self.o_s_ci.val())
@@ -1309,6 +1329,7 @@ impl Logic for Responder {
         self.head.pop.next = false;
         self.capture_ctx.next = false;
         self.take_qp.next = false;
+        self.take_rqs.next = false;
         self.em_exit.next = false;
         self.em_cmd.next = false;
         self.em_ctx.next = false;
@@ -1317,6 +1338,9 @@ impl Logic for Responder {
         match self.st.q.val() {
             St::Idle => {
                 self.rd_cnt.d.next = 0.into();
+                self.q_got.d.next = false;
+                self.s_got.d.next = false;
+                self.s_in.d.next = false;
                 self.hitp.d.next = false;
                 self.hitm.d.next = false;
                 self.wq_pre.d.next = false;
@@ -1340,6 +1364,7 @@ impl Logic for Responder {
                     // below (a short path into the store's arbiter); a frame they drop
                     // leaves it unused (its data comes in Emit or Idle, which take none)
                     self.ctx.req.next = !self.hit.val();
+                    self.ctxb.req.next = !self.hit.val() && !self.rsp_path.val();
                     self.st.d.next = St::Emit;
                     if self.head.drop.val() {
                         // counted at the verdict
@@ -1367,34 +1392,42 @@ impl Logic for Responder {
                         self.pdiff.d.next = self.head.psn.val() - self.s_psn.val();
                         self.st.d.next = St::Decide;
                     } else {
-                        // QpRd retries the read when the store was busy this cycle
+                        // both records at once (QpRd asks again for one the store did not
+                        // take this cycle)
                         self.st.d.next = St::QpRd;
                         self.take_qp.next = self.ctx.gnt.val();
-                        if self.ctx.gnt.val() {
-                            self.st.d.next = St::RqsRd;
-                            if self.rsp_path.val() {
-                                self.st.d.next = St::WaitCtx;
+                        self.take_rqs.next = self.ctxb.gnt.val() && !self.rsp_path.val();
+                        self.q_got.d.next = self.ctx.gnt.val();
+                        self.s_got.d.next = self.ctxb.gnt.val() || self.rsp_path.val();
+                        if self.ctx.gnt.val() && (self.ctxb.gnt.val() || self.rsp_path.val()) {
+                            self.st.d.next = St::WaitCtx;
+                            if self.pre_mr.val() {
+                                // the request's MR: the kept record, or read now
+                                if self.hit_m.val() {
+                                    self.hitm.d.next = true;
+                                } else {
+                                    self.st.d.next = St::MrPre;
+                                }
                             }
                         }
                     }
                 }
             }
             St::QpRd => {
-                self.ctx.req.next = true;
-                self.take_qp.next = self.ctx.gnt.val();
-                if self.ctx.gnt.val() {
-                    self.st.d.next = St::RqsRd;
-                    if self.rsp_path.val() {
-                        self.st.d.next = St::WaitCtx;
-                    }
-                }
-            }
-            St::RqsRd => {
                 self.capture_ctx.next = true;
-                self.ctx.req.next = true;
-                self.ctx.addr.next =
-                    bit_cast::<CTX_ADDR_BITS, 24>(self.head.qpn.val()) + self.k_rqs_base.val();
+                self.ctx.req.next = !self.q_got.q.val();
+                self.ctxb.req.next = !self.s_got.q.val();
+                self.take_qp.next = !self.q_got.q.val() && self.ctx.gnt.val();
+                self.take_rqs.next = !self.s_got.q.val() && self.ctxb.gnt.val();
                 if self.ctx.gnt.val() {
+                    self.q_got.d.next = true;
+                }
+                if self.ctxb.gnt.val() {
+                    self.s_got.d.next = true;
+                }
+                if (self.q_got.q.val() || self.ctx.gnt.val())
+                    && (self.s_got.q.val() || self.ctxb.gnt.val())
+                {
                     self.st.d.next = St::WaitCtx;
                     if self.pre_mr.val() {
                         // the request's MR: the kept record, or read now
@@ -1419,8 +1452,9 @@ impl Logic for Responder {
                 // Decide follows the cycle that captures the last record (its derived
                 // registers, pdiff and the MR compares, are loaded with it)
                 self.capture_ctx.next = true;
-                if (self.rd_cnt.q.val() == self.n_reads.val())
-                    || (self.ctx.rvalid.val() && (self.rd_cnt.q.val() + 1 == self.n_reads.val()))
+                if ((self.rd_cnt.q.val() == self.n_reads.val())
+                    || (self.ctx.rvalid.val() && (self.rd_cnt.q.val() + 1 == self.n_reads.val())))
+                    && (self.rsp_path.val() || self.s_in.q.val() || self.ctxb.rvalid.val())
                 {
                     self.st.d.next = St::Decide;
                 }
@@ -1953,18 +1987,21 @@ impl Logic for Responder {
             self.ct_nak_inv.d.next = self.ct_nak_inv.q.val();
             self.ct_nak_rnr.d.next = self.ct_nak_rnr.q.val();
         }
-        // QP, RqState and (RETH / READ / atomic) MR records: the read data after Idle, in order
+        // QP and (RETH / READ / atomic) MR records on `ctx`, in order, and the RqState on
+        // `ctxb`: the read data after Idle
+        if self.ctxb.rvalid.val() && self.capture_ctx.val() {
+            self.s_in.d.next = true;
+            self.pdiff.d.next = self.head.psn.val()
+                - self
+                    .ctxb
+                    .rdata
+                    .val()
+                    .get_bits::<24>(self.o_s_psn.val().index());
+        }
         if self.ctx.rvalid.val() && self.capture_ctx.val() {
             self.rd_cnt.d.next = self.rd_cnt.q.val() + 1;
             if self.rd_cnt.q.val() == 0 {
                 self.qp.d.next = self.ctx.rdata.val();
-            } else if self.rd_cnt.q.val() == 1 {
-                self.pdiff.d.next = self.head.psn.val()
-                    - self
-                        .ctx
-                        .rdata
-                        .val()
-                        .get_bits::<24>(self.o_s_psn.val().index());
             } else {
                 self.mr.d.next = self.ctx.rdata.val();
                 self.mr_lo.d.next = self.rd_lo.val();
@@ -1975,10 +2012,17 @@ impl Logic for Responder {
         }
         // ---- the kept records: tags set when their reads are taken (a write the read does
         // not see shows on the snoop from its rvalid cycle on, so after the tag is set)
+        // (the RqState read may be taken before, with or after the QpContext read: its tag
+        // is set with its own read, and until then shows none)
         if self.take_qp.val() {
             self.kq_v.d.next = true;
-            self.ks_v.d.next = !self.rsp_path.val();
             self.kq_qpn.d.next = self.head.qpn.val();
+            if self.rsp_path.val() || !(self.s_got.q.val() && (self.st.q.val() == St::QpRd)) {
+                self.ks_v.d.next = false;
+            }
+        }
+        if self.take_rqs.val() {
+            self.ks_v.d.next = true;
             self.kq_ra.d.next =
                 bit_cast::<CTX_ADDR_BITS, 24>(self.head.qpn.val()) + self.k_rqs_base.val();
         }
@@ -1991,8 +2035,8 @@ impl Logic for Responder {
         // RqState: the read data, then a snooped rq_pi (the doorbell unit) on top, then our
         // own write when the store takes it
         self.rq_base.next = self.rqs.q.val();
-        if self.ctx.rvalid.val() && self.capture_ctx.val() && (self.rd_cnt.q.val() == 1) {
-            self.rq_base.next = self.ctx.rdata.val();
+        if self.ctxb.rvalid.val() && self.capture_ctx.val() {
+            self.rq_base.next = self.ctxb.rdata.val();
         }
         self.rq_m.next = self.rq_base.val();
         if self.sn_rqpi.val() {

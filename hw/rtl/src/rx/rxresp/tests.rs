@@ -252,7 +252,9 @@ impl Bench {
         let mut b = Bench {
             m,
             r: rng(seed),
-            ctx: CtxModel::new("ctx", stall).with_snoop("sn", crate::common::bus::CTX_SRC_RX),
+            ctx: CtxModel::new("ctx", stall)
+                .with_snoop("sn", crate::common::bus::CTX_SRC_RX)
+                .with_rd_port("ctxb"),
             ring: RingModel::new("ring", stall),
             dma: DmaWrModel::new("wr", stall),
             cpl: CplSink::new("cpl", stall),
@@ -635,6 +637,7 @@ impl Bench {
             let busy = !self.beats.is_empty()
                 || self.m.bit("wr_dat_valid")
                 || self.m.bit("ctx_req")
+                || self.m.bit("ctxb_req")
                 || self.m.bit("ring_req")
                 || self.m.bit("cpl_valid")
                 || self.m.bit("rsp_valid")
