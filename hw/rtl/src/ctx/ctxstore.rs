@@ -888,12 +888,9 @@ mod tests {
         );
         // the contention counters saw the same traffic (the mailbox's writes count too; the
         // counters show the cycle before this one's grants)
-        m.set("p0_req", 0);
-        m.set("p1_req", 0);
-        m.set("p2_req", 0);
-        m.set("p3_req", 0);
-        m.set("p4_req", 0);
-        m.set("pr_req", 0);
+        for p in ["p0", "p1", "p2", "p3", "p4", "pr"] {
+            m.set(&format!("{p}_req"), 0);
+        }
         m.set("bus_wr", 0);
         m.tick();
         assert_eq!(m.get("cnt_wr"), writes + mbox_writes, "cnt_wr");

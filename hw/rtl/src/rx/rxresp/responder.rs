@@ -357,6 +357,11 @@ pub struct Responder {
     s_got: DFF<Bit>,
     s_in: DFF<Bit>,
     take_rqs: Signal<Local, Bit>,
+    /// This cycle asks for the QP's records (Idle for a frame of another QP, or QpRd); which
+    /// of them this frame has already taken (`s_have` also when it needs no RqState).
+    rec_rd: Signal<Local, Bit>,
+    q_have: Signal<Local, Bit>,
+    s_have: Signal<Local, Bit>,
     /// Kept records. `qp` holds QP `kq_qpn`'s context as the store has it (`kq_v`), and
     /// `rqs` its RqState (`ks_v`): valid from the cycle their reads were taken, every later
     /// write merged (our RqState writes; another writer's rq_pi) or clearing the bit (any
@@ -705,6 +710,9 @@ impl Responder {
             s_got: Default::default(),
             s_in: Default::default(),
             take_rqs: Default::default(),
+            rec_rd: Default::default(),
+            q_have: Default::default(),
+            s_have: Default::default(),
             kq_v: Default::default(),
             ks_v: Default::default(),
             kq_qpn: Default::default(),
@@ -1330,6 +1338,10 @@ impl Logic for Responder {
         self.capture_ctx.next = false;
         self.take_qp.next = false;
         self.take_rqs.next = false;
+        self.rec_rd.next = false;
+        self.q_have.next = (self.st.q.val() == St::QpRd) && self.q_got.q.val();
+        self.s_have.next =
+            ((self.st.q.val() == St::QpRd) && self.s_got.q.val()) || self.rsp_path.val();
         self.em_exit.next = false;
         self.em_cmd.next = false;
         self.em_ctx.next = false;
@@ -1393,51 +1405,17 @@ impl Logic for Responder {
                         self.st.d.next = St::Decide;
                     } else {
                         // both records at once (QpRd asks again for one the store did not
-                        // take this cycle)
+                        // take this cycle; `rec_rd` below)
                         self.st.d.next = St::QpRd;
-                        self.take_qp.next = self.ctx.gnt.val();
-                        self.take_rqs.next = self.ctxb.gnt.val() && !self.rsp_path.val();
-                        self.q_got.d.next = self.ctx.gnt.val();
-                        self.s_got.d.next = self.ctxb.gnt.val() || self.rsp_path.val();
-                        if self.ctx.gnt.val() && (self.ctxb.gnt.val() || self.rsp_path.val()) {
-                            self.st.d.next = St::WaitCtx;
-                            if self.pre_mr.val() {
-                                // the request's MR: the kept record, or read now
-                                if self.hit_m.val() {
-                                    self.hitm.d.next = true;
-                                } else {
-                                    self.st.d.next = St::MrPre;
-                                }
-                            }
-                        }
+                        self.rec_rd.next = true;
                     }
                 }
             }
             St::QpRd => {
                 self.capture_ctx.next = true;
-                self.ctx.req.next = !self.q_got.q.val();
-                self.ctxb.req.next = !self.s_got.q.val();
-                self.take_qp.next = !self.q_got.q.val() && self.ctx.gnt.val();
-                self.take_rqs.next = !self.s_got.q.val() && self.ctxb.gnt.val();
-                if self.ctx.gnt.val() {
-                    self.q_got.d.next = true;
-                }
-                if self.ctxb.gnt.val() {
-                    self.s_got.d.next = true;
-                }
-                if (self.q_got.q.val() || self.ctx.gnt.val())
-                    && (self.s_got.q.val() || self.ctxb.gnt.val())
-                {
-                    self.st.d.next = St::WaitCtx;
-                    if self.pre_mr.val() {
-                        // the request's MR: the kept record, or read now
-                        if self.hit_m.val() {
-                            self.hitm.d.next = true;
-                        } else {
-                            self.st.d.next = St::MrPre;
-                        }
-                    }
-                }
+                self.ctx.req.next = !self.q_have.val();
+                self.ctxb.req.next = !self.s_have.val();
+                self.rec_rd.next = true;
             }
             St::MrPre => {
                 self.capture_ctx.next = true;
@@ -1961,6 +1939,26 @@ impl Logic for Responder {
                 self.st.d.next = St::Idle;
             }
         }
+        // the QP's records asked for (Idle, QpRd): each taken once; with both taken, on to
+        // WaitCtx, or first the request's MR (the kept record, or read now)
+        if self.rec_rd.val() {
+            self.take_qp.next = !self.q_have.val() && self.ctx.gnt.val();
+            self.take_rqs.next = !self.s_have.val() && self.ctxb.gnt.val();
+            self.q_got.d.next = self.q_have.val() || self.ctx.gnt.val();
+            self.s_got.d.next = self.s_have.val() || self.ctxb.gnt.val();
+            if (self.q_have.val() || self.ctx.gnt.val())
+                && (self.s_have.val() || self.ctxb.gnt.val())
+            {
+                self.st.d.next = St::WaitCtx;
+                if self.pre_mr.val() {
+                    if self.hit_m.val() {
+                        self.hitm.d.next = true;
+                    } else {
+                        self.st.d.next = St::MrPre;
+                    }
+                }
+            }
+        }
         // No room in the responder job queue at the commit point (Decide or Check, before
         // anything with an effect and before the atomic unit is asked): the frame is dropped
         // as if lost on the wire. Only the mover job that frees its buffer and the header
@@ -2017,7 +2015,7 @@ impl Logic for Responder {
         if self.take_qp.val() {
             self.kq_v.d.next = true;
             self.kq_qpn.d.next = self.head.qpn.val();
-            if self.rsp_path.val() || !(self.s_got.q.val() && (self.st.q.val() == St::QpRd)) {
+            if self.rsp_path.val() || !self.s_have.val() {
                 self.ks_v.d.next = false;
             }
         }
