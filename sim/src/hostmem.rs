@@ -18,7 +18,11 @@ pub struct MemConfig {
     pub write_latency: u64,
     /// Bytes per cycle each direction (13 GB/s at 250 MHz = 52).
     pub bytes_per_cycle: u32,
-    /// Outstanding read bursts accepted.
+    /// Outstanding read bursts accepted. 64: a PCIe endpoint's non-posted requests in
+    /// flight are bounded by its tags, and the UltraScale Gen3 integrated block tracks 64
+    /// (6-bit tags, Xilinx PG156 "Tag Management for Non-Posted Transactions"; UltraScale+
+    /// blocks allow more). It matches `dmaeng::RD_MAX_BURSTS`. Until stop 32 this was 32,
+    /// which held 64-byte WRITEs from one QP to 150 / 32 = 4.7 cycles per payload read.
     pub max_reads: usize,
     /// Probability (per cycle) that rvalid/wready/bvalid are held low: random backpressure.
     pub stall: f64,
@@ -30,7 +34,7 @@ impl Default for MemConfig {
             read_latency: 150,
             write_latency: 100,
             bytes_per_cycle: 52,
-            max_reads: 32,
+            max_reads: 64,
             stall: 0.0,
         }
     }

@@ -479,12 +479,13 @@ impl DmaRdModel {
 
 /// The DMA engine seen from a write client ([`crate::common::bus::DmaWrM`]): takes commands and data
 /// with random stalls, writes `mem`, pulses `done` some cycles after a command's last beat.
-/// Records every write command (address, length) in order.
+/// Records every write command (address, length) in order, and the cycle it was taken.
 pub struct DmaWrModel {
     pub p: &'static str,
     pub mem: HashMap<u64, u8>,
     pub stall: f64,
     pub cmds: Vec<(u64, u32)>,
+    pub cmd_cycles: Vec<u64>,
     open: VecDeque<(u64, u32, u32)>,
     done_at: VecDeque<u64>,
     drv: (bool, bool),
@@ -497,6 +498,7 @@ impl DmaWrModel {
             mem: HashMap::new(),
             stall,
             cmds: vec![],
+            cmd_cycles: vec![],
             open: VecDeque::new(),
             done_at: VecDeque::new(),
             drv: (false, false),
@@ -529,6 +531,7 @@ impl DmaWrModel {
             let len = m.get(&self.n("cmd_len")) as u32;
             assert!((1..=8192).contains(&len), "DMA write length {len}");
             self.cmds.push((addr, len));
+            self.cmd_cycles.push(m.cycle);
             self.open.push_back((addr, len, 0));
         }
         if dr && m.bit(&self.n("dat_valid")) {
