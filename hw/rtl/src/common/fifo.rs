@@ -95,6 +95,110 @@ end
     }
 }
 
+/// [`Fifo`] that also shows its second entry: `dout2` is the entry behind the head while
+/// `two` (at least two entries). A second asynchronous read of the same array, at the read
+/// pointer + 1 (`rxresp`'s header queue: the responder looks at the next frame while the
+/// current one leaves).
+#[derive(LogicBlock)]
+pub struct PeekFifo<const W: usize, const A: usize> {
+    pub clock: Signal<In, Clock>,
+    pub rst: Signal<In, Bit>,
+    pub wr: Signal<In, Bit>,
+    pub din: Signal<In, Bits<W>>,
+    pub rd: Signal<In, Bit>,
+    pub dout: Signal<Out, Bits<W>>,
+    pub dout2: Signal<Out, Bits<W>>,
+    pub empty: Signal<Out, Bit>,
+    pub two: Signal<Out, Bit>,
+    pub full: Signal<Out, Bit>,
+    _q: VecDeque<Bits<W>>,
+}
+
+impl<const W: usize, const A: usize> Default for PeekFifo<W, A> {
+    fn default() -> Self {
+        PeekFifo {
+            clock: Default::default(),
+            rst: Default::default(),
+            wr: Default::default(),
+            din: Default::default(),
+            rd: Default::default(),
+            dout: Default::default(),
+            dout2: Default::default(),
+            empty: Default::default(),
+            two: Default::default(),
+            full: Default::default(),
+            _q: VecDeque::new(),
+        }
+    }
+}
+
+impl<const W: usize, const A: usize> Logic for PeekFifo<W, A> {
+    fn update(&mut self) {
+        if self.clock.pos_edge() {
+            if self.rst.val() {
+                self._q.clear();
+            } else {
+                let (full, empty) = (self._q.len() == 1 << A, self._q.is_empty());
+                if self.rd.val() && !empty {
+                    self._q.pop_front();
+                }
+                if self.wr.val() && !full {
+                    self._q.push_back(self.din.val());
+                }
+            }
+        }
+        self.dout.next = self._q.front().copied().unwrap_or_default();
+        self.dout2.next = self._q.get(1).copied().unwrap_or_default();
+        self.empty.next = self._q.is_empty();
+        self.two.next = self._q.len() >= 2;
+        self.full.next = self._q.len() == 1 << A;
+    }
+    fn connect(&mut self) {
+        self.dout.connect();
+        self.dout2.connect();
+        self.empty.connect();
+        self.two.connect();
+        self.full.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom(format!(
+            "reg [{w1}:0] mem [0:{d1}];
+reg [{a}:0] wp;
+reg [{a}:0] rp;
+wire [{a1}:0] rp2 = rp[{a1}:0] + {one1};
+wire [{a}:0] cnt = wp - rp;
+always @(*) begin
+    dout = mem[rp[{a1}:0]];
+    dout2 = mem[rp2];
+    empty = wp == rp;
+    two = cnt >= {two_c};
+    full = (wp[{a1}:0] == rp[{a1}:0]) && (wp[{a}] != rp[{a}]);
+end
+always @(posedge clock) begin
+    if (wr && !full) mem[wp[{a1}:0]] <= din;
+end
+always @(posedge clock) begin
+    if (rst) begin
+        wp <= {z};
+        rp <= {z};
+    end else begin
+        if (wr && !full) wp <= wp + {one};
+        if (rd && !empty) rp <= rp + {one};
+    end
+end
+",
+            w1 = W - 1,
+            d1 = (1usize << A) - 1,
+            a = A,
+            a1 = A - 1,
+            z = format_args!("{}'d0", A + 1),
+            one = format_args!("{}'d1", A + 1),
+            one1 = format_args!("{}'d1", A),
+            two_c = format_args!("{}'d2", A + 1),
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,5 +237,42 @@ mod tests {
             }
         }
         assert!(pushed > 5000 && popped > 5000);
+    }
+
+    /// The same against a VecDeque for [`PeekFifo`], with its second entry and `two`.
+    #[test]
+    fn peek_fifo_against_a_queue() {
+        let mut m = model(PeekFifo::<12, 3>::default(), "peekfifo");
+        let mut r = rng(4);
+        reset(&mut m);
+        let mut q: VecDeque<u64> = VecDeque::new();
+        let mut seen2 = 0;
+        for i in 0..20_000 {
+            let fill = if (i / 2000) % 2 == 0 { 0.7 } else { 0.3 };
+            let (wr, rd) = (chance(&mut r, fill), chance(&mut r, 1.0 - fill));
+            let din: u64 = r.random_range(0..4096);
+            m.set("wr", wr as u64);
+            m.set("rd", rd as u64);
+            m.set("din", din);
+            m.tick();
+            assert_eq!(m.bit("empty"), q.is_empty(), "empty at {i}");
+            assert_eq!(m.bit("two"), q.len() >= 2, "two at {i}");
+            assert_eq!(m.bit("full"), q.len() == 8, "full at {i}");
+            if let Some(h) = q.front() {
+                assert_eq!(m.get("dout"), *h, "head at {i}");
+            }
+            if let Some(h) = q.get(1) {
+                assert_eq!(m.get("dout2"), *h, "second at {i}");
+                seen2 += 1;
+            }
+            let full = q.len() == 8;
+            if rd && !q.is_empty() {
+                q.pop_front();
+            }
+            if wr && !full {
+                q.push_back(din);
+            }
+        }
+        assert!(seen2 > 5000);
     }
 }

@@ -4,7 +4,7 @@
 
 use super::{BUF_BEATS, BUF_BITS, FIFO_DEPTH, HQ_BITS, MAX_BEATS, PTR_BITS, PktBufRdS, RxHdrM};
 use crate::common::bus::{RxCheckM, StreamS};
-use crate::common::fifo::Fifo;
+use crate::common::fifo::PeekFifo;
 use crate::net::icrc::Icrc;
 use crate::rx::rxparse::{self, RxParse};
 use rnic_abi::roce;
@@ -41,7 +41,7 @@ pub struct Ingress {
     parse: RxParse,
     crc: Icrc,
     pbuf: RAM<Bits<512>, BUF_BITS>,
-    hq: Fifo<HDR_W, HQ_BITS>,
+    hq: PeekFifo<HDR_W, HQ_BITS>,
     // ---- constants
     k_ip_len: Constant<Bits<10>>,
     k_eth: Constant<Bits<16>>,
@@ -421,6 +421,16 @@ impl Logic for Ingress {
         self.head.dmac.next = self.hq.dout.val().get_bits::<48>(368);
         self.head.swap.next = self.hq.dout.val().get_bits::<64>(416);
         self.head.cmp.next = self.hq.dout.val().get_bits::<64>(480);
+        // the entry behind the head (the responder's next frame, `n_*`)
+        self.head.n_valid.next = self.hq.two.val();
+        self.head.n_va.next = self.hq.dout2.val().get_bits::<64>(0);
+        self.head.n_rkey.next = self.hq.dout2.val().get_bits::<32>(64);
+        self.head.n_rlen.next = self.hq.dout2.val().get_bits::<32>(96);
+        self.head.n_psn.next = self.hq.dout2.val().get_bits::<24>(160);
+        self.head.n_opcode.next = self.hq.dout2.val().get_bits::<8>(184);
+        self.head.n_qpn.next = self.hq.dout2.val().get_bits::<24>(192);
+        self.head.n_drop.next = self.hq.dout2.val().get_bit(251);
+        self.head.n_pkey.next = self.hq.dout2.val().get_bits::<16>(320);
         self.hq.rd.next = self.head.pop.val();
         // admission credits: + at an admitted first beat, - at a header pop
         if self.admit.val() && !self.head.pop.val() {

@@ -240,6 +240,17 @@ pub struct RxHdrM {
     /// atomic's VA and R_Key are in `va` / `rkey`.
     pub swap: Signal<Out, Bits<64>>,
     pub cmp: Signal<Out, Bits<64>>,
+    /// The entry behind the head (`n_valid`: there is one), the fields the responder needs
+    /// to take it straight from the head's Emit (kept records, a WRITE).
+    pub n_valid: Signal<Out, Bit>,
+    pub n_va: Signal<Out, Bits<64>>,
+    pub n_rkey: Signal<Out, Bits<32>>,
+    pub n_rlen: Signal<Out, Bits<32>>,
+    pub n_psn: Signal<Out, Bits<24>>,
+    pub n_opcode: Signal<Out, Bits<8>>,
+    pub n_qpn: Signal<Out, Bits<24>>,
+    pub n_drop: Signal<Out, Bit>,
+    pub n_pkey: Signal<Out, Bits<16>>,
 }
 
 /// Head of the header FIFO, responder side.
@@ -269,6 +280,15 @@ pub struct RxHdrS {
     pub dmac: Signal<In, Bits<48>>,
     pub swap: Signal<In, Bits<64>>,
     pub cmp: Signal<In, Bits<64>>,
+    pub n_valid: Signal<In, Bit>,
+    pub n_va: Signal<In, Bits<64>>,
+    pub n_rkey: Signal<In, Bits<32>>,
+    pub n_rlen: Signal<In, Bits<32>>,
+    pub n_psn: Signal<In, Bits<24>>,
+    pub n_opcode: Signal<In, Bits<8>>,
+    pub n_qpn: Signal<In, Bits<24>>,
+    pub n_drop: Signal<In, Bit>,
+    pub n_pkey: Signal<In, Bits<16>>,
 }
 
 /// A mover job (responder -> mover): copy `beats` beats of payload from buffer beat `first`,

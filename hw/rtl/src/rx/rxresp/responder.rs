@@ -245,6 +245,17 @@ pub struct Responder {
     take_qp: Signal<Local, Bit>,
     /// the frame leaves Emit (the header FIFO pop)
     em_exit: Signal<Local, Bit>,
+    /// ... and the frame behind it goes straight to Decide (no Idle): a WRITE (no
+    /// immediate) of the same QP on the kept records and MR, the RqState write of this frame
+    /// taken, no error (see `n_hit`)
+    em_fast: Signal<Local, Bit>,
+    /// the entry behind the head (`head.n_*`): a WRITE FIRST/MIDDLE/LAST/ONLY; with a RETH;
+    /// its MR index; it finds the kept records (as `hit` for the head); its request's end
+    n_write: Signal<Local, Bit>,
+    n_reth: Signal<Local, Bit>,
+    n_mr_idx: Signal<Local, Bits<24>>,
+    n_hit: Signal<Local, Bit>,
+    n_end: Signal<Local, Bits<65>>,
     em_cmd: Signal<Local, Bit>,
     em_ctx: Signal<Local, Bit>,
     /// the receive WQE's MR (MrRd) is the kept one
@@ -729,6 +740,12 @@ impl Responder {
             hit: Default::default(),
             take_qp: Default::default(),
             em_exit: Default::default(),
+            em_fast: Default::default(),
+            n_write: Default::default(),
+            n_reth: Default::default(),
+            n_mr_idx: Default::default(),
+            n_hit: Default::default(),
+            n_end: Default::default(),
             em_cmd: Default::default(),
             em_ctx: Default::default(),
             wr_done: Default::default(),
@@ -1211,6 +1228,33 @@ impl Logic for Responder {
 
         self.hit_m.next =
             self.km_v.q.val() && !self.sn_mr.val() && (self.mr_idx.val() == self.km_idx.q.val());
+        // the frame behind the head, for `em_fast`: a WRITE without immediate that the
+        // dispatcher would pass (no verdict drop, our P_Key, a QP number in range) and that
+        // finds the kept records as `hit` does (the kept QP, its RqState, for a RETH the kept
+        // MR; no other writer's write to them now)
+        self.n_write.next = (self.head.n_opcode.val() == self.k_op_wf.val())
+            || (self.head.n_opcode.val() == self.k_op_wm.val())
+            || (self.head.n_opcode.val() == self.k_op_wl.val())
+            || (self.head.n_opcode.val() == self.k_op_wo.val());
+        self.n_reth.next = (self.head.n_opcode.val() == self.k_op_wf.val())
+            || (self.head.n_opcode.val() == self.k_op_wo.val());
+        self.n_mr_idx.next = bit_cast::<24, 32>(self.head.n_rkey.val() >> 8);
+        self.n_end.next =
+            bit_cast::<65, 64>(self.head.n_va.val()) + bit_cast::<65, 32>(self.head.n_rlen.val());
+        self.n_hit.next = self.head.n_valid.val()
+            && !self.head.n_drop.val()
+            && ((self.head.n_pkey.val() & self.k_pkey15.val()) == self.k_pkey15.val())
+            && self.n_write.val()
+            && (self.head.n_qpn.val() < self.k_nqp.val())
+            && self.kq_v.q.val()
+            && !self.sn_qp.val()
+            && (self.head.n_qpn.val() == self.kq_qpn.q.val())
+            && self.ks_v.q.val()
+            && !self.sn_rqs_kill.val()
+            && (!self.n_reth.val()
+                || (self.km_v.q.val()
+                    && !self.sn_mr.val()
+                    && (self.n_mr_idx.val() == self.km_idx.q.val())));
 
         // =========================================================== responder FSM
         self.ctx.req.next = false;
@@ -1343,6 +1387,7 @@ impl Logic for Responder {
         self.s_have.next =
             ((self.st.q.val() == St::QpRd) && self.s_got.q.val()) || self.rsp_path.val();
         self.em_exit.next = false;
+        self.em_fast.next = false;
         self.em_cmd.next = false;
         self.em_ctx.next = false;
         self.needs_job.next = false;
@@ -2067,6 +2112,49 @@ impl Logic for Responder {
         }
         if self.sn_mr.val() {
             self.km_v.d.next = false;
+        }
+
+        // ---- the next frame straight from Emit: in the cycle this frame leaves, a WRITE of
+        // the same QP behind it (`n_hit`) goes to Decide at once, with what Idle would have
+        // loaded for it: its PSN difference against the rq_psn this frame's RqState write
+        // leaves (that write taken, merged into `rqs` at this edge: `own_rqs`), and its
+        // request's MR bounds (`rq_*`, compared in Decide). A frame ending in an error (QP
+        // to ERR) never hands on. 4 -> 3 cycles per WRITE of one QP.
+        self.em_fast.next = self.em_exit.val()
+            && self.n_hit.val()
+            && !self.pend_qerr.q.val()
+            && (self.wr_done.q.val() || (self.pend_wr.q.val() && self.ctx.gnt.val()));
+        if self.em_fast.val() {
+            self.st.d.next = St::Decide;
+            self.hitp.d.next = true;
+            self.hitm.d.next = false;
+            self.wq_pre.d.next = false;
+            self.pdiff.d.next = self.head.n_psn.val() - self.next_psn.q.val();
+            self.rq_key.d.next = self.head.n_rkey.val();
+            self.rq_addr.d.next = self.head.n_va.val();
+            self.rq_end.d.next = self.n_end.val();
+            self.rq_acc.d.next = self.k_acc_rw.val();
+            self.rq_idx_ok.d.next = self.n_mr_idx.val() < self.k_nmr.val();
+            // Idle's clears
+            self.rd_cnt.d.next = 0.into();
+            self.q_got.d.next = false;
+            self.s_got.d.next = false;
+            self.s_in.d.next = false;
+            self.wr_done.d.next = false;
+            self.mv_beats.d.next = 0.into();
+            self.pend_cmd.d.next = false;
+            self.pend_cpl.d.next = false;
+            self.pend_ack.d.next = false;
+            self.pend_wr.d.next = false;
+            self.pend_aev.d.next = false;
+            self.pend_qerr.d.next = false;
+            self.wqe_flush.d.next = false;
+            self.resp_read.d.next = false;
+            self.rd_dup.d.next = false;
+            self.rd_place.d.next = false;
+            self.at_dup.d.next = false;
+            self.resp_atom.d.next = false;
+            self.pend_job.d.next = true;
         }
 
         // =========================================================== counters, reset
