@@ -109,8 +109,9 @@ fn ctx_counters(ctx: &rnic::verbs::Context<rnic_sim::SimNic>) -> Vec<(&'static s
 /// a cycle early (3 cycles per WQE), follows the ACK processor's writes to the QP's record
 /// instead of breaking its chain on them, and cqwriter takes a completion every 2 to 3 cycles
 /// (5 before); 4.15 since the host-memory model takes 64 outstanding reads (32 held one
-/// payload read per 4.7 cycles; now B's responder, 4 cycles per WRITE ONLY frame, bounds it):
-/// budget 4.5. SEND: 16.34, then 12.2 (the
+/// payload read per 4.7 cycles; B's responder, 4 cycles per WRITE ONLY frame, then bound it);
+/// 4.07 since the responder takes a WRITE of the same QP straight from Emit (3 cycles; A's
+/// txreq, 3.77 cycles per frame, bounds it now): budget 4.5. SEND: 16.34, then 12.2 (the
 /// responder's records kept), 9.16 (its receive WQE read with the decision, its MR kept),
 /// 8.16 (the responder's Emit leaves in the cycle its last item is taken): budget 9.
 #[test]
