@@ -98,7 +98,8 @@ end
 /// [`Fifo`] that also shows its second entry: `dout2` is the entry behind the head while
 /// `two` (at least two entries). A second asynchronous read of the same array, at the read
 /// pointer + 1 (`rxresp`'s header queue: the responder looks at the next frame while the
-/// current one leaves).
+/// current one leaves). `two` comes from an entry count kept in a register (not the pointers'
+/// difference: a subtract and a compare in front of the responder's decision).
 #[derive(LogicBlock)]
 pub struct PeekFifo<const W: usize, const A: usize> {
     pub clock: Signal<In, Clock>,
@@ -165,13 +166,13 @@ impl<const W: usize, const A: usize> Logic for PeekFifo<W, A> {
             "reg [{w1}:0] mem [0:{d1}];
 reg [{a}:0] wp;
 reg [{a}:0] rp;
+reg [{a}:0] cnt;
 wire [{a1}:0] rp2 = rp[{a1}:0] + {one1};
-wire [{a}:0] cnt = wp - rp;
 always @(*) begin
     dout = mem[rp[{a1}:0]];
     dout2 = mem[rp2];
     empty = wp == rp;
-    two = cnt >= {two_c};
+    two = |cnt[{a}:1];
     full = (wp[{a1}:0] == rp[{a1}:0]) && (wp[{a}] != rp[{a}]);
 end
 always @(posedge clock) begin
@@ -181,9 +182,12 @@ always @(posedge clock) begin
     if (rst) begin
         wp <= {z};
         rp <= {z};
+        cnt <= {z};
     end else begin
         if (wr && !full) wp <= wp + {one};
         if (rd && !empty) rp <= rp + {one};
+        if ((wr && !full) && !(rd && !empty)) cnt <= cnt + {one};
+        if (!(wr && !full) && (rd && !empty)) cnt <= cnt - {one};
     end
 end
 ",
@@ -194,7 +198,6 @@ end
             z = format_args!("{}'d0", A + 1),
             one = format_args!("{}'d1", A + 1),
             one1 = format_args!("{}'d1", A),
-            two_c = format_args!("{}'d2", A + 1),
         ))
     }
 }

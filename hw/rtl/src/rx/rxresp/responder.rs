@@ -446,7 +446,9 @@ pub struct Responder {
     /// the header: longer than it (`lgt`), not equal to it (`lne`); the QP's MTU selects.
     lgt: DFF<Bits<5>>,
     lne: DFF<Bits<5>>,
-    mtu_sel: Signal<Local, Bits<3>>,
+    /// The QP's path MTU as an index, registered from the record: read in Check only, which
+    /// always follows a cycle with the record in place (Decide, MrWait, MrKeep, WqeWait).
+    mtu_sel: DFF<Bits<3>>,
     pay_gt_mtu: Signal<Local, Bit>,
     pay_ne_mtu: Signal<Local, Bit>,
     // a READ's PSN count max(1, ceil(len / MTU)) for each path MTU 256..4096, registered from
@@ -932,6 +934,7 @@ impl Logic for Responder {
             pdiff,
             lgt,
             lne,
+            mtu_sel,
             rdc1,
             rdc2,
             rdc3,
@@ -1131,20 +1134,20 @@ impl Logic for Responder {
         }
         // the QP's path MTU as an index 0..4 (256..4096) into the per-MTU values (the driver
         // only writes MTU codes 1..5; others take the nearest)
-        self.mtu_sel.next = 4.into();
+        self.mtu_sel.d.next = 4.into();
         if self.q_mtu.val() <= 1 {
-            self.mtu_sel.next = 0.into();
+            self.mtu_sel.d.next = 0.into();
         } else if self.q_mtu.val() <= 4 {
-            self.mtu_sel.next = self.q_mtu.val().get_bits::<3>(0) - 1;
+            self.mtu_sel.d.next = self.q_mtu.val().get_bits::<3>(0) - 1;
         }
         self.rd_n.next = self.rdc5.q.val();
-        if self.mtu_sel.val() == 0 {
+        if self.mtu_sel.q.val() == 0 {
             self.rd_n.next = self.rdc1.q.val();
-        } else if self.mtu_sel.val() == 1 {
+        } else if self.mtu_sel.q.val() == 1 {
             self.rd_n.next = self.rdc2.q.val();
-        } else if self.mtu_sel.val() == 2 {
+        } else if self.mtu_sel.q.val() == 2 {
             self.rd_n.next = self.rdc3.q.val();
-        } else if self.mtu_sel.val() == 3 {
+        } else if self.mtu_sel.q.val() == 3 {
             self.rd_n.next = self.rdc4.q.val();
         }
         // packet lengths (IBTA C9-20..C9-22, rxe check_length): FIRST / MIDDLE carry exactly
@@ -1182,8 +1185,8 @@ impl Logic for Responder {
         if self.pay32.val() == 4096 {
             self.lne.d.next = 15.into();
         }
-        self.pay_gt_mtu.next = self.lgt.q.val().get_bit(self.mtu_sel.val().index());
-        self.pay_ne_mtu.next = self.lne.q.val().get_bit(self.mtu_sel.val().index());
+        self.pay_gt_mtu.next = self.lgt.q.val().get_bit(self.mtu_sel.q.val().index());
+        self.pay_ne_mtu.next = self.lne.q.val().get_bit(self.mtu_sel.q.val().index());
         self.len_bad.next = false;
         if (self.is_first.val() || self.is_mid.val()) && self.pay_ne_mtu.val() {
             self.len_bad.next = true;
