@@ -390,6 +390,38 @@ pub struct Responder {
     km_a: DFF<Bits<CTX_ADDR_BITS>>,
     ms_iova: DFF<Bits<64>>,
     ms_mend: DFF<Bits<65>>,
+    /// Read ahead: while a frame is in Decide, the records of the frame behind it (of another
+    /// QP: `pf_go`) are read into `p_qp` / `p_rqs` (QP `p_qpn`, RqState record `p_ra`). Their
+    /// tags (`p_q_v`, `p_s_v`) are set when the reads are taken and cleared by another
+    /// writer's write to them, as for the kept records; `p_qh` / `p_sh` say the data is in
+    /// (the store answers 2 cycles after the grant: `pq1/pq2`, `ps1/ps2`). In the next
+    /// frame's Idle they become the kept records (`p_swap`) and the frame goes to Decide as on
+    /// a hit; any other Idle with a frame drops them (only the frame in Decide writes records
+    /// meanwhile, and those of its own QP).
+    p_q_v: DFF<Bit>,
+    p_s_v: DFF<Bit>,
+    p_qh: DFF<Bit>,
+    p_sh: DFF<Bit>,
+    p_qpn: DFF<Bits<24>>,
+    p_ra: DFF<Bits<CTX_ADDR_BITS>>,
+    pq1: DFF<Bit>,
+    pq2: DFF<Bit>,
+    ps1: DFF<Bit>,
+    ps2: DFF<Bit>,
+    p_qp: DFF<Bits<512>>,
+    p_rqs: DFF<Bits<512>>,
+    pf_go: Signal<Local, Bit>,
+    /// the entry behind the head is a frame of another QP (registered: the head did not
+    /// change at that edge, no frame left Emit)
+    n_oth: DFF<Bit>,
+    n_rsp: Signal<Local, Bit>,
+    take_pq: Signal<Local, Bit>,
+    take_ps: Signal<Local, Bit>,
+    sn_pq: Signal<Local, Bit>,
+    sn_ps: Signal<Local, Bit>,
+    p_psn: Signal<Local, Bits<24>>,
+    p_hit: Signal<Local, Bit>,
+    p_swap: Signal<Local, Bit>,
     /// this frame took the kept records
     hitp: DFF<Bit>,
     /// this frame read its QP records but took the kept MR (no MR read: the records' reads go
@@ -735,6 +767,28 @@ impl Responder {
             km_a: Default::default(),
             ms_iova: Default::default(),
             ms_mend: Default::default(),
+            p_q_v: Default::default(),
+            p_s_v: Default::default(),
+            p_qh: Default::default(),
+            p_sh: Default::default(),
+            p_qpn: Default::default(),
+            p_ra: Default::default(),
+            pq1: Default::default(),
+            pq2: Default::default(),
+            ps1: Default::default(),
+            ps2: Default::default(),
+            p_qp: Default::default(),
+            p_rqs: Default::default(),
+            pf_go: Default::default(),
+            n_oth: Default::default(),
+            n_rsp: Default::default(),
+            take_pq: Default::default(),
+            take_ps: Default::default(),
+            sn_pq: Default::default(),
+            sn_ps: Default::default(),
+            p_psn: Default::default(),
+            p_hit: Default::default(),
+            p_swap: Default::default(),
             hitp: Default::default(),
             hitm: Default::default(),
             wq_pre: Default::default(),
@@ -947,7 +1001,20 @@ impl Logic for Responder {
             ct_rx_atomic,
             ct_atom_dup,
             ct_atom_miss,
-            ct_drop_busy
+            ct_drop_busy,
+            p_q_v,
+            p_s_v,
+            p_qh,
+            p_sh,
+            p_qpn,
+            p_ra,
+            pq1,
+            pq2,
+            ps1,
+            ps2,
+            p_qp,
+            p_rqs,
+            n_oth
         );
         // =========================================================== head fields
         self.pay.next = self.head.data_len.val();
@@ -1258,6 +1325,42 @@ impl Logic for Responder {
                 || (self.km_v.q.val()
                     && !self.sn_mr.val()
                     && (self.n_mr_idx.val() == self.km_idx.q.val())));
+        // read ahead (`p_*`): the frame behind the head is of another QP (its reads are asked
+        // for in Decide; an RqState unless it is an ACK, READ RESPONSE or ATOMIC ACKNOWLEDGE),
+        // and this frame reads nothing more on `ctx` (no receive WQE, so no WQE MR read)
+        self.n_rsp.next = (self.head.n_opcode.val() == self.k_op_ack.val())
+            || ((self.head.n_opcode.val() >= self.k_op_rrf.val())
+                && (self.head.n_opcode.val() <= self.k_op_rro.val()))
+            || (self.head.n_opcode.val() == self.k_op_aack.val());
+        // (the QP compare registered, a cycle before Decide: the FIFO's second read feeds no
+        // flip-flop enable directly; a frame that came from Emit (`em_fast`) asks for none)
+        self.n_oth.d.next = self.head.n_valid.val()
+            && !self.head.n_drop.val()
+            && (self.head.n_qpn.val() < self.k_nqp.val())
+            && (self.head.n_qpn.val() != self.head.qpn.val())
+            && (self.st.q.val() != St::Emit);
+        self.pf_go.next = (self.st.q.val() == St::Decide)
+            && self.n_oth.q.val()
+            && !self.need_wqe.val()
+            && !self.in_send.val();
+        self.sn_pq.next = self.sn_oth.val()
+            && (self.sn.addr.val() == self.p_qpn.q.val().get_bits::<CTX_ADDR_BITS>(0))
+            && (self.sn.wbe.val() & !self.k_qp_req_be.val()).any();
+        self.sn_ps.next = self.sn_oth.val() && (self.sn.addr.val() == self.p_ra.q.val());
+        self.p_psn.next = self
+            .p_rqs
+            .q
+            .val()
+            .get_bits::<24>(self.o_s_psn.val().index());
+        // the head's records were read ahead (as `hit`: no other writer's write now)
+        self.p_hit.next = self.p_q_v.q.val()
+            && self.p_qh.q.val()
+            && !self.sn_pq.val()
+            && (self.head.qpn.val() == self.p_qpn.q.val())
+            && (self.rsp_path.val()
+                || (self.p_s_v.q.val() && self.p_sh.q.val() && !self.sn_ps.val()))
+            && (!self.pre_mr.val() || self.hit_m.val());
+        self.p_swap.next = false;
 
         // =========================================================== responder FSM
         self.ctx.req.next = false;
@@ -1423,8 +1526,9 @@ impl Logic for Responder {
                     // the QpContext read is asked for with the header, before the checks
                     // below (a short path into the store's arbiter); a frame they drop
                     // leaves it unused (its data comes in Emit or Idle, which take none)
-                    self.ctx.req.next = !self.hit.val();
-                    self.ctxb.req.next = !self.hit.val() && !self.rsp_path.val();
+                    self.ctx.req.next = !self.hit.val() && !self.p_hit.val();
+                    self.ctxb.req.next =
+                        !self.hit.val() && !self.p_hit.val() && !self.rsp_path.val();
                     self.st.d.next = St::Emit;
                     if self.head.drop.val() {
                         // counted at the verdict
@@ -1450,6 +1554,13 @@ impl Logic for Responder {
                         self.wq_pre.d.next = self.need_wqe.val() && self.ring.gnt.val();
                         self.hitp.d.next = true;
                         self.pdiff.d.next = self.head.psn.val() - self.s_psn.val();
+                        self.st.d.next = St::Decide;
+                    } else if self.p_hit.val() {
+                        // its records were read ahead: they become the kept ones (`p_swap`)
+                        // and the frame goes on as on a hit (a receive WQE is read in WqeRd)
+                        self.p_swap.next = true;
+                        self.hitp.d.next = true;
+                        self.pdiff.d.next = self.head.psn.val() - self.p_psn.val();
                         self.st.d.next = St::Decide;
                     } else {
                         // both records at once (QpRd asks again for one the store did not
@@ -1487,6 +1598,13 @@ impl Logic for Responder {
             }
             St::Decide => {
                 self.st.d.next = St::Emit;
+                if self.pf_go.val() {
+                    self.ctx.req.next = true;
+                    self.ctx.addr.next = bit_cast::<CTX_ADDR_BITS, 24>(self.head.n_qpn.val());
+                    self.ctxb.req.next = !self.n_rsp.val();
+                    self.ctxb.addr.next = bit_cast::<CTX_ADDR_BITS, 24>(self.head.n_qpn.val())
+                        + self.k_rqs_base.val();
+                }
                 if self.hitp.q.val() || self.hitm.q.val() {
                     // the kept MR's bounds (its compares are registered with the record on
                     // a read; here the request's side is in rq_addr/rq_end by now)
@@ -2084,8 +2202,11 @@ impl Logic for Responder {
         if self.ctxb.rvalid.val() && self.capture_ctx.val() {
             self.rq_base.next = self.ctxb.rdata.val();
         }
+        if self.p_swap.val() {
+            self.rq_base.next = self.p_rqs.q.val();
+        }
         self.rq_m.next = self.rq_base.val();
-        if self.sn_rqpi.val() {
+        if self.sn_rqpi.val() && !self.p_swap.val() {
             self.rq_m.next = (self.rq_base.val() & !self.mk_rqpi.val())
                 | (self.sn.wdata.val() & self.mk_rqpi.val());
         }
@@ -2106,12 +2227,52 @@ impl Logic for Responder {
         {
             self.kq_v.d.next = false;
         }
-        // another writer's writes (after the tags: a clear wins)
-        if self.sn_qp.val() {
+        // the records read ahead become the kept ones
+        if self.p_swap.val() {
+            self.kq_v.d.next = true;
+            self.kq_qpn.d.next = self.p_qpn.q.val();
+            self.ks_v.d.next = self.p_s_v.q.val() && self.p_sh.q.val() && !self.sn_ps.val();
+            self.kq_ra.d.next = self.p_ra.q.val();
+            self.qp.d.next = self.p_qp.q.val();
+        }
+        // another writer's writes (after the tags: a clear wins; in a swap's cycle they
+        // are to the records it drops)
+        if self.sn_qp.val() && !self.p_swap.val() {
             self.kq_v.d.next = false;
         }
-        if self.sn_rqs_kill.val() {
+        if self.sn_rqs_kill.val() && !self.p_swap.val() {
             self.ks_v.d.next = false;
+        }
+        // ---- read ahead: reads taken in Decide, their data 2 cycles later; a new read-ahead
+        // (after the data) starts over; the next frame's Idle uses or drops them
+        self.take_pq.next = self.pf_go.val() && self.ctx.gnt.val();
+        self.take_ps.next = self.pf_go.val() && !self.n_rsp.val() && self.ctxb.gnt.val();
+        self.pq1.d.next = self.take_pq.val();
+        self.pq2.d.next = self.pq1.q.val();
+        self.ps1.d.next = self.take_ps.val();
+        self.ps2.d.next = self.ps1.q.val();
+        if self.pq2.q.val() && self.ctx.rvalid.val() {
+            self.p_qp.d.next = self.ctx.rdata.val();
+            self.p_qh.d.next = true;
+        }
+        if self.ps2.q.val() && self.ctxb.rvalid.val() {
+            self.p_rqs.d.next = self.ctxb.rdata.val();
+            self.p_sh.d.next = true;
+        }
+        if self.pf_go.val() {
+            self.p_q_v.d.next = self.take_pq.val();
+            self.p_s_v.d.next = self.take_ps.val();
+            self.p_qh.d.next = false;
+            self.p_sh.d.next = false;
+            self.p_qpn.d.next = self.head.n_qpn.val();
+            self.p_ra.d.next =
+                bit_cast::<CTX_ADDR_BITS, 24>(self.head.n_qpn.val()) + self.k_rqs_base.val();
+        }
+        if ((self.st.q.val() == St::Idle) && self.head.valid.val()) || self.sn_pq.val() {
+            self.p_q_v.d.next = false;
+        }
+        if ((self.st.q.val() == St::Idle) && self.head.valid.val()) || self.sn_ps.val() {
+            self.p_s_v.d.next = false;
         }
         if self.sn_mr.val() {
             self.km_v.d.next = false;
