@@ -360,6 +360,8 @@ pub struct RingModel {
     pub slots: HashMap<u32, [u8; 64]>,
     pub stall: f64,
     pub reads: u64,
+    /// The slots read, in order.
+    pub read_slots: Vec<u32>,
     pending: VecDeque<(u64, [u8; 64])>,
     gnt: bool,
 }
@@ -371,6 +373,7 @@ impl RingModel {
             slots: HashMap::new(),
             stall,
             reads: 0,
+            read_slots: vec![],
             pending: VecDeque::new(),
             gnt: false,
         }
@@ -392,6 +395,7 @@ impl RingModel {
         if self.gnt && m.bit(&self.n("req")) {
             let slot = m.get(&self.n("slot")) as u32;
             self.reads += 1;
+            self.read_slots.push(slot);
             let d = self.slots.get(&slot).copied().unwrap_or([0; 64]);
             self.pending.push_back((m.cycle + 1, d));
         }

@@ -411,6 +411,29 @@ pub struct Responder {
     p_qp: DFF<Bits<512>>,
     p_rqs: DFF<Bits<512>>,
     pf_go: Signal<Local, Bit>,
+    /// Receive-WQE read-ahead: a frame in Check that completes its receive WQE asks for the
+    /// next one (`wa_go`: QP `wa_qpn`, index `wa_idx` = ci + 1, posted: not the kept rq_pi);
+    /// its data in `wa_data` (`wa_h`) 2 cycles after the grant (`wa1/wa2`). A posted WQE does
+    /// not change until it is consumed, so the tag alone says it is current; it is dropped
+    /// when the kept RqState is read again, handed over, or written by another writer. A
+    /// frame of the kept QP whose receive WQE it is (`wa_hit`) takes it in Idle (`wq_got`)
+    /// and reads no ring.
+    wa_v: DFF<Bit>,
+    wa_h: DFF<Bit>,
+    wa_qpn: DFF<Bits<24>>,
+    wa_idx: DFF<Bits<16>>,
+    wa_data: DFF<Bits<512>>,
+    wa1: DFF<Bit>,
+    wa2: DFF<Bit>,
+    wq_got: DFF<Bit>,
+    wa_go: Signal<Local, Bit>,
+    wa_hit: Signal<Local, Bit>,
+    /// the receive WQE on the ring's read data (WqeWait): its MR index, whether that is the
+    /// kept MR, its range's end
+    rw_key: Signal<Local, Bits<32>>,
+    rw_idx: Signal<Local, Bits<24>>,
+    rw_hit: Signal<Local, Bit>,
+    rw_end: Signal<Local, Bits<65>>,
     /// the entry behind the head is a frame of another QP (registered: the head did not
     /// change at that edge, no frame left Emit)
     n_oth: DFF<Bit>,
@@ -780,6 +803,20 @@ impl Responder {
             p_qp: Default::default(),
             p_rqs: Default::default(),
             pf_go: Default::default(),
+            wa_v: Default::default(),
+            wa_h: Default::default(),
+            wa_qpn: Default::default(),
+            wa_idx: Default::default(),
+            wa_data: Default::default(),
+            wa1: Default::default(),
+            wa2: Default::default(),
+            wq_got: Default::default(),
+            wa_go: Default::default(),
+            wa_hit: Default::default(),
+            rw_key: Default::default(),
+            rw_idx: Default::default(),
+            rw_hit: Default::default(),
+            rw_end: Default::default(),
             n_oth: Default::default(),
             n_rsp: Default::default(),
             take_pq: Default::default(),
@@ -1014,7 +1051,15 @@ impl Logic for Responder {
             ps2,
             p_qp,
             p_rqs,
-            n_oth
+            n_oth,
+            wa_v,
+            wa_h,
+            wa_qpn,
+            wa_idx,
+            wa_data,
+            wa1,
+            wa2,
+            wq_got
         );
         // =========================================================== head fields
         self.pay.next = self.head.data_len.val();
@@ -1298,6 +1343,25 @@ impl Logic for Responder {
 
         self.hit_m.next =
             self.km_v.q.val() && !self.sn_mr.val() && (self.mr_idx.val() == self.km_idx.q.val());
+        self.rw_key.next = self
+            .ring
+            .rdata
+            .val()
+            .get_bits::<32>(self.o_w_lkey.val().index());
+        self.rw_idx.next = bit_cast::<24, 32>(self.rw_key.val() >> 8);
+        self.rw_hit.next =
+            self.km_v.q.val() && !self.sn_mr.val() && (self.rw_idx.val() == self.km_idx.q.val());
+        self.rw_end.next = bit_cast::<65, 64>(
+            self.ring
+                .rdata
+                .val()
+                .get_bits::<64>(self.o_w_addr.val().index()),
+        ) + bit_cast::<65, 32>(
+            self.ring
+                .rdata
+                .val()
+                .get_bits::<32>(self.o_w_len.val().index()),
+        );
         // the frame behind the head, for `em_fast`: a WRITE without immediate that the
         // dispatcher would pass (no verdict drop, our P_Key, a QP number in range) and that
         // finds the kept records as `hit` does (the kept QP, its RqState, for a RETH the kept
@@ -1361,6 +1425,16 @@ impl Logic for Responder {
                 || (self.p_s_v.q.val() && self.p_sh.q.val() && !self.sn_ps.val()))
             && (!self.pre_mr.val() || self.hit_m.val());
         self.p_swap.next = false;
+        self.wa_hit.next = self.wa_v.q.val()
+            && self.wa_h.q.val()
+            && (self.head.qpn.val() == self.wa_qpn.q.val())
+            && (self.s_ci.val() == self.wa_idx.q.val());
+        self.wa_go.next = (self.st.q.val() == St::Check)
+            && self.need_wqe.val()
+            && (self.is_last.val() || self.is_only.val())
+            && self.ks_v.q.val()
+            && (self.head.qpn.val() == self.kq_qpn.q.val())
+            && (self.s_ci.val() + 1 != self.s_pi.val());
 
         // =========================================================== responder FSM
         self.ctx.req.next = false;
@@ -1507,6 +1581,7 @@ impl Logic for Responder {
                 self.hitp.d.next = false;
                 self.hitm.d.next = false;
                 self.wq_pre.d.next = false;
+                self.wq_got.d.next = false;
                 self.wr_done.d.next = false;
                 self.mv_beats.d.next = 0.into();
                 self.pend_cmd.d.next = false;
@@ -1550,8 +1625,14 @@ impl Logic for Responder {
                         // SEND's (or WRITE with immediate's) receive WQE is read now, its
                         // slot known from the kept RqState (unused when Decide takes
                         // another way: only WqeWait takes ring data)
-                        self.ring.req.next = self.need_wqe.val();
-                        self.wq_pre.d.next = self.need_wqe.val() && self.ring.gnt.val();
+                        // (or it was read ahead: taken from `wa_data`)
+                        self.ring.req.next = self.need_wqe.val() && !self.wa_hit.val();
+                        self.wq_pre.d.next =
+                            self.need_wqe.val() && !self.wa_hit.val() && self.ring.gnt.val();
+                        if self.need_wqe.val() && self.wa_hit.val() {
+                            self.wq_got.d.next = true;
+                            self.wqe.d.next = self.wa_data.q.val();
+                        }
                         self.hitp.d.next = true;
                         self.pdiff.d.next = self.head.psn.val() - self.s_psn.val();
                         self.st.d.next = St::Decide;
@@ -1696,6 +1777,9 @@ impl Logic for Responder {
                             if self.wq_pre.q.val() {
                                 self.st.d.next = St::WqeWait;
                             }
+                            if self.wq_got.q.val() {
+                                self.st.d.next = St::Emit;
+                            }
                             self.pend_cpl.d.next = true;
                             self.cqe_status.d.next = self.k_ws_inv.val();
                             self.cqe_op.d.next = self.k_wo_recv.val();
@@ -1727,6 +1811,17 @@ impl Logic for Responder {
                         if self.wq_pre.q.val() {
                             self.st.d.next = St::WqeWait;
                         }
+                        if self.wq_got.q.val() {
+                            // the WQE read ahead is in `wqe` (since Idle): WqeWait's choice
+                            // now, its range and key loaded from `wqe` this cycle
+                            self.st.d.next = St::Check;
+                            if !self.has_reth.val() && self.is_send.val() && self.pay.val().any() {
+                                self.st.d.next = St::MrRd;
+                                if self.hit_m.val() {
+                                    self.st.d.next = St::MrKeep;
+                                }
+                            }
+                        }
                     } else {
                         // a RETH / READ / atomic request's MR is in `mr` already
                         self.st.d.next = St::Check;
@@ -1740,14 +1835,27 @@ impl Logic for Responder {
                 }
             }
             St::WqeWait => {
-                if self.ring.rvalid.val() {
+                if self.ring.rvalid.val() && !self.wa2.q.val() {
                     self.wqe.d.next = self.ring.rdata.val();
                     if self.wqe_flush.q.val() {
                         self.st.d.next = St::Emit;
                     } else if !self.has_reth.val() && self.is_send.val() && self.pay.val().any() {
                         // a SEND's MR comes from its receive WQE (a WRITE with immediate
-                        // has its RETH MR already)
+                        // has its RETH MR already): when its L_Key names the kept MR,
+                        // straight to MrKeep with the WQE's range and key loaded from the
+                        // read data (what MrRd would load from `wqe`)
                         self.st.d.next = St::MrRd;
+                        if self.rw_hit.val() {
+                            self.st.d.next = St::MrKeep;
+                            self.rq_key.d.next = self.rw_key.val();
+                            self.rq_addr.d.next = self
+                                .ring
+                                .rdata
+                                .val()
+                                .get_bits::<64>(self.o_w_addr.val().index());
+                            self.rq_end.d.next = self.rw_end.val();
+                            self.rq_idx_ok.d.next = self.rw_idx.val() < self.k_nmr.val();
+                        }
                     } else {
                         self.st.d.next = St::Check;
                     }
@@ -1783,6 +1891,10 @@ impl Logic for Responder {
                 }
             }
             St::Check => {
+                if self.wa_go.val() {
+                    self.ring.req.next = true;
+                    self.rqslot.idx.next = self.s_ci.val() + 1;
+                }
                 // every outcome here sends a job (ACK/NAK, READ, or the atomic to the unit,
                 // then its ATOMIC ACKNOWLEDGE or NAK) but an executed SEND/WRITE without
                 // AckReq and a duplicate READ failing its checks
@@ -2243,6 +2355,22 @@ impl Logic for Responder {
         if self.sn_rqs_kill.val() && !self.p_swap.val() {
             self.ks_v.d.next = false;
         }
+        // ---- receive-WQE read-ahead (Check): the data 2 cycles after the grant
+        self.wa1.d.next = self.wa_go.val() && self.ring.gnt.val();
+        self.wa2.d.next = self.wa1.q.val();
+        if self.wa2.q.val() && self.ring.rvalid.val() {
+            self.wa_data.d.next = self.ring.rdata.val();
+            self.wa_h.d.next = true;
+        }
+        if self.wa_go.val() && self.ring.gnt.val() {
+            self.wa_v.d.next = true;
+            self.wa_h.d.next = false;
+            self.wa_qpn.d.next = self.head.qpn.val();
+            self.wa_idx.d.next = self.s_ci.val() + 1;
+        }
+        if self.take_rqs.val() || self.p_swap.val() || self.sn_rqs_kill.val() || self.sn_qp.val() {
+            self.wa_v.d.next = false;
+        }
         // ---- read ahead: reads taken in Decide, their data 2 cycles later; a new read-ahead
         // (after the data) starts over; the next frame's Idle uses or drops them
         self.take_pq.next = self.pf_go.val() && self.ctx.gnt.val();
@@ -2343,6 +2471,17 @@ impl Logic for Responder {
             self.kq_v.d.next = false;
             self.ks_v.d.next = false;
             self.km_v.d.next = false;
+            self.p_q_v.d.next = false;
+            self.p_s_v.d.next = false;
+            self.pq1.d.next = false;
+            self.pq2.d.next = false;
+            self.ps1.d.next = false;
+            self.ps2.d.next = false;
+            self.n_oth.d.next = false;
+            self.wa_v.d.next = false;
+            self.wa1.d.next = false;
+            self.wa2.d.next = false;
+            self.wq_got.d.next = false;
             self.hitp.d.next = false;
             self.hitm.d.next = false;
             self.wq_pre.d.next = false;
