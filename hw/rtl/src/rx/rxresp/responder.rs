@@ -260,6 +260,12 @@ pub struct Responder {
     em_ctx: Signal<Local, Bit>,
     /// the receive WQE's MR (MrRd) is the kept one
     hit_m: Signal<Local, Bit>,
+    /// the kept MR is valid and no other writer writes it now (the MR half of every kept-MR
+    /// test: this frame's `hit_m`, the WQE read data's `rw_hit`, the next frame's `n_hit`)
+    km_ok: Signal<Local, Bit>,
+    /// a SEND with payload takes its MR from its receive WQE (a WRITE with immediate has its
+    /// RETH MR already): WqeWait's and Decide's choice after the WQE is in
+    wqe_mr: Signal<Local, Bit>,
     sn_oth: Signal<Local, Bit>,
     sn_qp: Signal<Local, Bit>,
     sn_rqs: Signal<Local, Bit>,
@@ -830,6 +836,8 @@ impl Responder {
             hitm: Default::default(),
             wq_pre: Default::default(),
             hit_m: Default::default(),
+            km_ok: Default::default(),
+            wqe_mr: Default::default(),
             hit: Default::default(),
             take_qp: Default::default(),
             em_exit: Default::default(),
@@ -1182,6 +1190,7 @@ impl Logic for Responder {
         self.mr_idx.next = bit_cast::<24, 32>(self.key.val() >> 8);
         self.rsp_path.next = self.is_ack.val() || self.is_rev.val();
         self.pre_mr.next = self.has_reth.val() || self.is_rd.val() || self.is_atom.val();
+        self.wqe_mr.next = !self.has_reth.val() && self.is_send.val() && self.pay.val().any();
         // reads on `ctx`: the QpContext, then a RETH / READ / atomic request's MR (the
         // RqState comes on `ctxb`)
         self.n_reads.next = 1.into();
@@ -1330,27 +1339,23 @@ impl Logic for Responder {
         self.sn_rqpi.next = self.sn_rqs.val() && (self.sn.wbe.val() == self.k_rqpi_be.val());
         self.sn_rqs_kill.next = self.sn_rqs.val() && !self.sn_rqpi.val();
         self.sn_mr.next = self.sn_oth.val() && (self.sn.addr.val() == self.km_a.q.val());
+        self.km_ok.next = self.km_v.q.val() && !self.sn_mr.val();
+        self.hit_m.next = self.km_ok.val() && (self.mr_idx.val() == self.km_idx.q.val());
         // a write shown this cycle is in the store but not yet in the kept record: no hit
         // (an rq_pi merge is, from the next cycle on, when Decide looks at it)
         self.hit.next = self.kq_v.q.val()
             && !self.sn_qp.val()
             && (self.head.qpn.val() == self.kq_qpn.q.val())
             && (self.rsp_path.val() || (self.ks_v.q.val() && !self.sn_rqs_kill.val()))
-            && (!self.pre_mr.val()
-                || (self.km_v.q.val()
-                    && !self.sn_mr.val()
-                    && (self.mr_idx.val() == self.km_idx.q.val())));
+            && (!self.pre_mr.val() || self.hit_m.val());
 
-        self.hit_m.next =
-            self.km_v.q.val() && !self.sn_mr.val() && (self.mr_idx.val() == self.km_idx.q.val());
         self.rw_key.next = self
             .ring
             .rdata
             .val()
             .get_bits::<32>(self.o_w_lkey.val().index());
         self.rw_idx.next = bit_cast::<24, 32>(self.rw_key.val() >> 8);
-        self.rw_hit.next =
-            self.km_v.q.val() && !self.sn_mr.val() && (self.rw_idx.val() == self.km_idx.q.val());
+        self.rw_hit.next = self.km_ok.val() && (self.rw_idx.val() == self.km_idx.q.val());
         self.rw_end.next = bit_cast::<65, 64>(
             self.ring
                 .rdata
@@ -1386,9 +1391,7 @@ impl Logic for Responder {
             && self.ks_v.q.val()
             && !self.sn_rqs_kill.val()
             && (!self.n_reth.val()
-                || (self.km_v.q.val()
-                    && !self.sn_mr.val()
-                    && (self.n_mr_idx.val() == self.km_idx.q.val())));
+                || (self.km_ok.val() && (self.n_mr_idx.val() == self.km_idx.q.val())));
         // read ahead (`p_*`): the frame behind the head is of another QP (its reads are asked
         // for in Decide; an RqState unless it is an ACK, READ RESPONSE or ATOMIC ACKNOWLEDGE),
         // and this frame reads nothing more on `ctx` (no receive WQE, so no WQE MR read)
@@ -1815,7 +1818,7 @@ impl Logic for Responder {
                             // the WQE read ahead is in `wqe` (since Idle): WqeWait's choice
                             // now, its range and key loaded from `wqe` this cycle
                             self.st.d.next = St::Check;
-                            if !self.has_reth.val() && self.is_send.val() && self.pay.val().any() {
+                            if self.wqe_mr.val() {
                                 self.st.d.next = St::MrRd;
                                 if self.hit_m.val() {
                                     self.st.d.next = St::MrKeep;
@@ -1839,9 +1842,8 @@ impl Logic for Responder {
                     self.wqe.d.next = self.ring.rdata.val();
                     if self.wqe_flush.q.val() {
                         self.st.d.next = St::Emit;
-                    } else if !self.has_reth.val() && self.is_send.val() && self.pay.val().any() {
-                        // a SEND's MR comes from its receive WQE (a WRITE with immediate
-                        // has its RETH MR already): when its L_Key names the kept MR,
+                    } else if self.wqe_mr.val() {
+                        // a SEND's MR comes from its receive WQE: when its L_Key names the kept MR,
                         // straight to MrKeep with the WQE's range and key loaded from the
                         // read data (what MrRd would load from `wqe`)
                         self.st.d.next = St::MrRd;
@@ -2009,7 +2011,7 @@ impl Logic for Responder {
                         self.next_off.d.next = 0.into();
                         self.next_flags.d.next = self.next_flags.q.val() & !self.k_f_send.val();
                     }
-                } else if self.is_send.val() && self.pay.val().any() && !self.mr_ok.val() {
+                } else if self.wqe_mr.val() && !self.mr_ok.val() {
                     self.ct_nak_acc.d.next = self.ct_nak_acc.q.val() + 1;
                     self.pend_ack.d.next = true;
                     self.resp_syn.d.next = self.k_syn_acc.val();

@@ -3366,80 +3366,78 @@ fn kept_records_follow_other_writers() {
 fn read_ahead_follows_other_writers() {
     const LAT: u64 = 4;
     let (q1, q2) = (QPN + 1, QPN + 2);
-    {
-        let mut worst = 0;
-        let mut cut = vec![];
-        // the stream settles at 4 cycles per frame (8 per QP 2 frame): three periods
-        for off in 10..34u64 {
-            let mut b = Bench::new(90 + off, 0.0, 0.0);
-            for q in [q1, q2] {
-                b.set_qp(
-                    q,
-                    qp_state::RTS,
-                    (access::REMOTE_WRITE | access::REMOTE_READ) as u8,
-                );
-                b.set_rqs(q, PSN0, 0);
-            }
-            let mut r = rng(190 + off);
-            let d = bytes(&mut r, 64);
-            let n = 24u32;
-            let va = |i: u32| MR_IOVA + 64 * i as u64;
-            for i in 0..n {
-                b.send(&wr_only(
-                    [q1, q2][i as usize % 2],
-                    i / 2,
-                    va(i),
-                    rkey(),
-                    &d,
-                    false,
-                ));
-            }
-            for _ in 0..off {
-                b.cycle();
-            }
-            let w = b.m.cycle;
-            let mut rec = b.ctx.get(q2);
-            let f = QpContext::field("state").unwrap();
-            rec[f.offset] = qp_state::ERR;
-            b.ctx
-                .write(q2, &rec, 1 << f.offset, crate::common::bus::CTX_SRC_ACK);
-            b.run();
-            // QP 2's frames executed (their payload commands), in order
-            let done: Vec<bool> = (0..n)
-                .filter(|i| i % 2 == 1)
-                .map(|i| b.dma.cmds.iter().any(|c| c.0 == va(i)))
-                .collect();
-            let k = done.iter().take_while(|x| **x).count();
-            assert!(
-                done[k..].iter().all(|x| !x),
-                "offset {off}: QP 2 executed {done:?}"
+    let mut worst = 0;
+    let mut cut = vec![];
+    // the stream settles at 4 cycles per frame (8 per QP 2 frame): three periods
+    for off in 10..34u64 {
+        let mut b = Bench::new(90 + off, 0.0, 0.0);
+        for q in [q1, q2] {
+            b.set_qp(
+                q,
+                qp_state::RTS,
+                (access::REMOTE_WRITE | access::REMOTE_READ) as u8,
             );
-            for (c, at) in b.dma.cmds.iter().zip(&b.dma.cmd_cycles) {
-                let i = ((c.0 - MR_IOVA) / 64) as u32;
-                if i % 2 == 1 {
-                    worst = worst.max(at.saturating_sub(w));
-                    assert!(
-                        *at <= w + LAT,
-                        "offset {off}: QP 2 frame {i} executed at {at}, the write at {w}"
-                    );
-                }
-            }
-            // QP 1 goes on untouched
-            for i in (0..n).filter(|i| i % 2 == 0) {
+            b.set_rqs(q, PSN0, 0);
+        }
+        let mut r = rng(190 + off);
+        let d = bytes(&mut r, 64);
+        let n = 24u32;
+        let va = |i: u32| MR_IOVA + 64 * i as u64;
+        for i in 0..n {
+            b.send(&wr_only(
+                [q1, q2][i as usize % 2],
+                i / 2,
+                va(i),
+                rkey(),
+                &d,
+                false,
+            ));
+        }
+        for _ in 0..off {
+            b.cycle();
+        }
+        let w = b.m.cycle;
+        let mut rec = b.ctx.get(q2);
+        let f = QpContext::field("state").unwrap();
+        rec[f.offset] = qp_state::ERR;
+        b.ctx
+            .write(q2, &rec, 1 << f.offset, crate::common::bus::CTX_SRC_ACK);
+        b.run();
+        // QP 2's frames executed (their payload commands), in order
+        let done: Vec<bool> = (0..n)
+            .filter(|i| i % 2 == 1)
+            .map(|i| b.dma.cmds.iter().any(|c| c.0 == va(i)))
+            .collect();
+        let k = done.iter().take_while(|x| **x).count();
+        assert!(
+            done[k..].iter().all(|x| !x),
+            "offset {off}: QP 2 executed {done:?}"
+        );
+        for (c, at) in b.dma.cmds.iter().zip(&b.dma.cmd_cycles) {
+            let i = ((c.0 - MR_IOVA) / 64) as u32;
+            if i % 2 == 1 {
+                worst = worst.max(at.saturating_sub(w));
                 assert!(
-                    b.dma.cmds.iter().any(|c| c.0 == va(i)),
-                    "offset {off}: QP 1 frame {i}"
+                    *at <= w + LAT,
+                    "offset {off}: QP 2 frame {i} executed at {at}, the write at {w}"
                 );
             }
-            cut.push(k);
         }
-        eprintln!(
-            "read_ahead_follows_other_writers: QP 2 frames executed per offset {cut:?}, the latest command {worst} cycles after the write"
-        );
-        // later writes leave more of QP 2's frames executed
-        assert!(cut.windows(2).all(|p| p[0] <= p[1]), "{cut:?}");
-        assert!(cut[0] < *cut.last().unwrap(), "{cut:?}");
+        // QP 1 goes on untouched
+        for i in (0..n).filter(|i| i % 2 == 0) {
+            assert!(
+                b.dma.cmds.iter().any(|c| c.0 == va(i)),
+                "offset {off}: QP 1 frame {i}"
+            );
+        }
+        cut.push(k);
     }
+    eprintln!(
+        "read_ahead_follows_other_writers: QP 2 frames executed per offset {cut:?}, the latest command {worst} cycles after the write"
+    );
+    // later writes leave more of QP 2's frames executed
+    assert!(cut.windows(2).all(|p| p[0] <= p[1]), "{cut:?}");
+    assert!(cut[0] < *cut.last().unwrap(), "{cut:?}");
 }
 
 /// Receive-WQE read-ahead (`wa_*`): a SEND that completes WQE `ci` reads WQE `ci + 1` in
