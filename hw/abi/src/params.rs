@@ -147,6 +147,11 @@ impl BuildParams {
     pub const fn ctx_addr_bits(&self) -> u32 {
         32 - (self.ctx_records() - 1).leading_zeros()
     }
+    /// Address bits of the CQ table's own RAM bank (the context store keeps the CQ contexts
+    /// apart from the other tables, see `rnic_rtl::ctx::ctxstore`).
+    pub const fn cq_addr_bits(&self) -> u32 {
+        32 - (self.num_cqs - 1).leading_zeros()
+    }
     /// Nominal clock in Hz.
     pub const fn clock_hz(&self) -> u64 {
         self.clock_khz as u64 * 1000
@@ -174,6 +179,7 @@ impl BuildParams {
             && self.regions_aligned()
             && self.num_qps <= 65536
             && self.num_cqs <= 65536
+            && self.num_cqs >= 2
             && self.num_mrs <= 65536
             && self.max_mtu >= 256
             && self.max_mtu <= 4096

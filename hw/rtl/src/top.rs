@@ -191,11 +191,8 @@ impl Logic for RnicTop {
         self.rxr.sn.addr.next = self.ctxs.sn.addr.val();
         self.rxr.sn.wbe.next = self.ctxs.sn.wbe.val();
         self.rxr.sn.wdata.next = self.ctxs.sn.wdata.val();
-        self.cqw.sn.we.next = self.ctxs.sn.we.val();
-        self.cqw.sn.src.next = self.ctxs.sn.src.val();
-        self.cqw.sn.addr.next = self.ctxs.sn.addr.val();
-        self.cqw.sn.wbe.next = self.ctxs.sn.wbe.val();
-        self.cqw.sn.wdata.next = self.ctxs.sn.wdata.val();
+        // (the completion writer keeps a CQ record: it watches the CQ bank's writes)
+        CtxSnoopM::join(&mut self.ctxs.snc, &mut self.cqw.sn);
         self.ackp.snp_we.next = self.ctxs.sn.we.val();
         self.ackp.snp_addr.next = self.ctxs.sn.addr.val();
         RingPortM::join(&mut self.txq.ring, &mut self.ring.q0);

@@ -238,6 +238,8 @@ pub const RING_SLOT_BITS: usize = rnic_abi::params::DEFAULT.ring_slots_log2() as
 /// BAR2 address width in bits.
 pub const BAR2_ADDR_BITS: usize = RING_SLOT_BITS + 6;
 pub const CTX_ADDR_BITS: usize = rnic_abi::params::DEFAULT.ctx_addr_bits() as usize;
+/// Address bits of the context store's CQ bank (the CQ table's own RAM).
+pub const CQ_ADDR_BITS: usize = rnic_abi::params::DEFAULT.cq_addr_bits() as usize;
 
 /// Context-store port, client side. `req`/`gnt` are a valid/ready pair: hold `req` with
 /// `we/addr/wdata/wbe` stable until the store takes the request in a cycle with `req && gnt`

@@ -1,22 +1,31 @@
-//! Context store: one RAM of 64-byte records holding the QP contexts, CQ contexts, MR entries
-//! and QP responder states (tables stacked in that order, `BuildParams::ctx_base`). Clients:
-//! the driver through the BAR0 `context` mailbox, five data-path engine ports ([`CtxPortS`]:
-//! doorbell unit, TX requester, RX responder, ACK processor, completion writer) and the
-//! responder's read-only second port ([`CtxRdS`] `pr`, its `RqState` reads). Two accesses per
-//! cycle, at most one of them a write: port A of the RAM reads or writes for the client
-//! holding the rotating token if it requests, else for the lowest-numbered writer, else the
-//! lowest-numbered requester (no client waits more than 6 cycles; a reader passed over for a
-//! writer is port B's when it is the highest-numbered reader); port B reads for `pr` when it
-//! asks, else for the highest-numbered engine port asking to read, when that is another
-//! client and port A does not write the same record in that cycle. Reads answer 2 cycles
-//! after the grant on either port (RAM read + output register); writes take byte enables, so
-//! engines update only the fields they own. The mailbox writes whole records, or with
-//! `ctx::CMD_MASKED` only the bytes enabled in WBE_LO/WBE_HI (driver-owned fields).
-//! Contention counters (`cnt_*`, engstat `ctx_*`): writes and reads taken, and per engine
-//! port the cycles its request waited.
+//! Context store: 64-byte records holding the QP contexts, CQ contexts, MR entries and QP
+//! responder states, addressed as one space (tables stacked in that order,
+//! `BuildParams::ctx_base`) and kept in two RAM banks: the CQ table in its own RAM, the other
+//! three in a true dual-port one. Clients: the driver through the BAR0 `context` mailbox, five
+//! data-path engine ports ([`CtxPortS`]: doorbell unit, TX requester, RX responder, ACK
+//! processor, completion writer) and the responder's read-only second port ([`CtxRdS`] `pr`,
+//! its `RqState` reads). The completion writer addresses CQ records only; the doorbell unit
+//! (SQ/RQ and CQ doorbells) and the mailbox go to the bank their address names; the other
+//! engines never address CQ records.
+//!
+//! QP/MR/RQS bank: two accesses per cycle, at most one of them a write: port A of the RAM
+//! reads or writes for the client holding the rotating token if it requests, else for the
+//! lowest-numbered writer, else the lowest-numbered requester (no client waits more than 6
+//! cycles; a reader passed over for a writer is port B's when it is the highest-numbered
+//! reader); port B reads for `pr` when it asks, else for the highest-numbered engine port
+//! asking to read, when that is another client and port A does not write the same record in
+//! that cycle. CQ bank: one access per cycle (the token holder, else the doorbell unit, the
+//! completion writer, the mailbox), in the same cycle as the other bank's, so a completion's
+//! producer write-back and a CQ doorbell never hold up the QP-table writes of the requester,
+//! the responder and the ACK processor. Each bank has its own write snoop (`sn`, `snc`).
+//! Reads answer 2 cycles after the grant on any port (RAM read + output register); writes take
+//! byte enables, so engines update only the fields they own. The mailbox writes whole records,
+//! or with `ctx::CMD_MASKED` only the bytes enabled in WBE_LO/WBE_HI (driver-owned fields).
+//! Contention counters (`cnt_*`, engstat `ctx_*`): writes and reads taken (both banks), and
+//! per engine port the cycles its request waited.
 
-use crate::common::beram::BeRam2R;
-use crate::common::bus::{CtxPortS, CtxRdS, CtxSnoopM, RegBusS, reg_addr};
+use crate::common::beram::{BeRam, BeRam2R};
+use crate::common::bus::{CQ_ADDR_BITS, CtxPortS, CtxRdS, CtxSnoopM, RegBusS, reg_addr};
 use rnic_abi::params::{self, BuildParams};
 use rnic_abi::regs::ctx;
 use rust_hdl::prelude::*;
@@ -42,8 +51,10 @@ pub struct CtxStore {
     /// The responder's second, read-only port (its `RqState` reads): port B only, ahead of
     /// the other readers there.
     pub pr: CtxRdS,
-    /// Every write taken, a cycle later (see [`CtxSnoopM`]).
+    /// Every write taken in the QP/MR/RQS bank, a cycle later (see [`CtxSnoopM`]).
     pub sn: CtxSnoopM,
+    /// Every write taken in the CQ bank, a cycle later (the completion writer's snoop).
+    pub snc: CtxSnoopM,
     /// Contention counters (32-bit, wrapping; engstat `ctx_*`): writes taken (engines and
     /// mailbox), reads taken (port A or B), and per engine port the cycles its request waited
     /// without a grant.
@@ -67,6 +78,36 @@ pub struct CtxStore {
     snr_wbe: DFF<Bits<64>>,
     snr_wdata: DFF<Bits<512>>,
     ram: BeRam2R<CTX_ADDR_BITS>,
+    // the CQ bank: its own RAM, arbiter, read pipeline and write snoop
+    cram: BeRam<CQ_ADDR_BITS>,
+    c0: Signal<Local, Bit>,
+    q0: Signal<Local, Bit>,
+    h0: Signal<Local, Bit>,
+    h1: Signal<Local, Bit>,
+    h_cq: DFF<Bit>,
+    csel: Signal<Local, Bits<3>>,
+    cany: Signal<Local, Bit>,
+    c_we: Signal<Local, Bit>,
+    c_addr: Signal<Local, Bits<CTX_ADDR_BITS>>,
+    c_rel: Signal<Local, Bits<CTX_ADDR_BITS>>,
+    c_wdata: Signal<Local, Bits<512>>,
+    c_wbe: Signal<Local, Bits<64>>,
+    rvc1: DFF<Bit>,
+    rsc1: DFF<Bits<3>>,
+    rvc2: DFF<Bit>,
+    rsc2: DFF<Bits<3>>,
+    rqc: DFF<Bits<512>>,
+    scr_we: DFF<Bit>,
+    scr_src: DFF<Bits<3>>,
+    scr_addr: DFF<Bits<CTX_ADDR_BITS>>,
+    scr_wbe: DFF<Bits<64>>,
+    scr_wdata: DFF<Bits<512>>,
+    // writes and reads taken this cycle (counters)
+    wa2: Signal<Local, Bits<2>>,
+    wc2: Signal<Local, Bits<2>>,
+    ra2: Signal<Local, Bits<2>>,
+    rb2: Signal<Local, Bits<2>>,
+    rc2: Signal<Local, Bits<2>>,
     // the second (read-only) port: its client, whether it serves one, and its read pipeline
     bsel: Signal<Local, Bits<3>>,
     bany: Signal<Local, Bit>,
@@ -140,6 +181,7 @@ impl CtxStore {
             p4: Default::default(),
             pr: Default::default(),
             sn: Default::default(),
+            snc: Default::default(),
             cnt_wr: Default::default(),
             cnt_rd: Default::default(),
             cnt_wait0: Default::default(),
@@ -160,6 +202,34 @@ impl CtxStore {
             snr_wbe: Default::default(),
             snr_wdata: Default::default(),
             ram: Default::default(),
+            cram: Default::default(),
+            c0: Default::default(),
+            q0: Default::default(),
+            h0: Default::default(),
+            h1: Default::default(),
+            h_cq: Default::default(),
+            csel: Default::default(),
+            cany: Default::default(),
+            c_we: Default::default(),
+            c_addr: Default::default(),
+            c_rel: Default::default(),
+            c_wdata: Default::default(),
+            c_wbe: Default::default(),
+            rvc1: Default::default(),
+            rsc1: Default::default(),
+            rvc2: Default::default(),
+            rsc2: Default::default(),
+            rqc: Default::default(),
+            scr_we: Default::default(),
+            scr_src: Default::default(),
+            scr_addr: Default::default(),
+            scr_wbe: Default::default(),
+            scr_wdata: Default::default(),
+            wa2: Default::default(),
+            wc2: Default::default(),
+            ra2: Default::default(),
+            rb2: Default::default(),
+            rc2: Default::default(),
             bsel: Default::default(),
             bany: Default::default(),
             bgo: Default::default(),
@@ -234,15 +304,28 @@ impl Logic for CtxStore {
         dff_setup!(self, clock, rvb1, rsb1, rvb2, rsb2, rqb);
         dff_setup!(self, clock, wbe_lo, wbe_hi, h_wbe);
         dff_setup!(self, clock, snr_we, snr_src, snr_addr, snr_wbe, snr_wdata);
+        dff_setup!(self, clock, h_cq, rvc1, rsc1, rvc2, rsc2, rqc);
+        dff_setup!(self, clock, scr_we, scr_src, scr_addr, scr_wbe, scr_wdata);
         dff_setup!(
             self, clock, n_wr, n_rd, n_wait0, n_wait1, n_wait2, n_wait3, n_wait4
         );
         self.ram.clock.next = self.clock.val();
-        // ---- arbiter: token holder first, else the lowest-numbered writer (only port A
-        // writes; a reader passed over here is port B's), else the lowest-numbered requester
+        self.cram.clock.next = self.clock.val();
+        // ---- the two banks: the CQ table in its own RAM (the doorbell unit's CQ doorbells,
+        // the completion writer and the mailbox's CQ commands), every other table in `ram`.
+        // The completion writer (p4) addresses CQ records only; the doorbell unit (p0) and
+        // the mailbox go to the bank their address names.
+        self.c0.next =
+            (self.p0.addr.val() >= self.base_cq.val()) && (self.p0.addr.val() < self.base_mr.val());
+        self.q0.next = self.p0.req.val() && !self.c0.val();
+        self.h0.next = self.h_req.q.val() && !self.h_cq.q.val();
+        self.h1.next = self.h_req.q.val() && self.h_cq.q.val();
+        // ---- arbiter of `ram`: token holder first, else the lowest-numbered writer (only
+        // port A writes; a reader passed over here is port B's), else the lowest-numbered
+        // requester
         self.sel.next = 0.into();
         self.any.next = true;
-        if self.p0.req.val() && self.p0.we.val() {
+        if self.q0.val() && self.p0.we.val() {
             self.sel.next = 0.into();
         } else if self.p1.req.val() && self.p1.we.val() {
             self.sel.next = 1.into();
@@ -250,9 +333,7 @@ impl Logic for CtxStore {
             self.sel.next = 2.into();
         } else if self.p3.req.val() && self.p3.we.val() {
             self.sel.next = 3.into();
-        } else if self.p4.req.val() && self.p4.we.val() {
-            self.sel.next = 4.into();
-        } else if self.p0.req.val() {
+        } else if self.q0.val() {
             self.sel.next = 0.into();
         } else if self.p1.req.val() {
             self.sel.next = 1.into();
@@ -260,14 +341,12 @@ impl Logic for CtxStore {
             self.sel.next = 2.into();
         } else if self.p3.req.val() {
             self.sel.next = 3.into();
-        } else if self.p4.req.val() {
-            self.sel.next = 4.into();
-        } else if self.h_req.q.val() {
+        } else if self.h0.val() {
             self.sel.next = 5.into();
         } else {
             self.any.next = false;
         }
-        if (self.tok.q.val() == 0) && self.p0.req.val() {
+        if (self.tok.q.val() == 0) && self.q0.val() {
             self.sel.next = 0.into();
         }
         if (self.tok.q.val() == 1) && self.p1.req.val() {
@@ -279,10 +358,7 @@ impl Logic for CtxStore {
         if (self.tok.q.val() == 3) && self.p3.req.val() {
             self.sel.next = 3.into();
         }
-        if (self.tok.q.val() == 4) && self.p4.req.val() {
-            self.sel.next = 4.into();
-        }
-        if (self.tok.q.val() == 5) && self.h_req.q.val() {
+        if (self.tok.q.val() == 5) && self.h0.val() {
             self.sel.next = 5.into();
         }
         self.tok.d.next = self.tok.q.val() + 1;
@@ -313,11 +389,6 @@ impl Logic for CtxStore {
             self.m_addr.next = self.p3.addr.val();
             self.m_wdata.next = self.p3.wdata.val();
             self.m_wbe.next = self.p3.wbe.val();
-        } else if self.sel.val() == 4 {
-            self.m_we.next = self.p4.we.val();
-            self.m_addr.next = self.p4.addr.val();
-            self.m_wdata.next = self.p4.wdata.val();
-            self.m_wbe.next = self.p4.wbe.val();
         }
         self.ram.write_address.next = self.m_addr.val();
         self.ram.write_data.next = self.m_wdata.val();
@@ -335,9 +406,6 @@ impl Logic for CtxStore {
         if self.pr.req.val() {
             self.bsel.next = 6.into();
             self.b_addr.next = self.pr.addr.val();
-        } else if self.p4.req.val() && !self.p4.we.val() {
-            self.bsel.next = 4.into();
-            self.b_addr.next = self.p4.addr.val();
         } else if self.p3.req.val() && !self.p3.we.val() {
             self.bsel.next = 3.into();
             self.b_addr.next = self.p3.addr.val();
@@ -347,7 +415,7 @@ impl Logic for CtxStore {
         } else if self.p1.req.val() && !self.p1.we.val() {
             self.bsel.next = 1.into();
             self.b_addr.next = self.p1.addr.val();
-        } else if self.p0.req.val() && !self.p0.we.val() {
+        } else if self.q0.val() && !self.p0.we.val() {
             self.bsel.next = 0.into();
         } else {
             self.bany.next = false;
@@ -358,26 +426,83 @@ impl Logic for CtxStore {
                     || (self.m_we.val() && (self.m_addr.val() == self.b_addr.val()))));
         self.ram.read_address_b.next = self.b_addr.val();
         self.ram.read_enable_b.next = self.bgo.val();
-        self.p0.gnt.next =
-            (self.any.val() && (self.sel.val() == 0)) || (self.bgo.val() && (self.bsel.val() == 0));
+        // ---- arbiter of the CQ bank (one port, reads or writes): token holder first, else
+        // the doorbell unit, the completion writer, the mailbox
+        self.csel.next = 0.into();
+        self.cany.next = true;
+        if self.p0.req.val() && self.c0.val() {
+            self.csel.next = 0.into();
+        } else if self.p4.req.val() {
+            self.csel.next = 4.into();
+        } else if self.h1.val() {
+            self.csel.next = 5.into();
+        } else {
+            self.cany.next = false;
+        }
+        if (self.tok.q.val() == 4) && self.p4.req.val() {
+            self.csel.next = 4.into();
+        }
+        if (self.tok.q.val() == 5) && self.h1.val() {
+            self.csel.next = 5.into();
+        }
+        self.c_we.next = self.h_we.q.val();
+        self.c_addr.next = self.h_addr.q.val();
+        self.c_wdata.next = self.staging.q.val();
+        self.c_wbe.next = self.h_wbe.q.val();
+        if self.csel.val() == 0 {
+            self.c_we.next = self.p0.we.val();
+            self.c_addr.next = self.p0.addr.val();
+            self.c_wdata.next = self.p0.wdata.val();
+            self.c_wbe.next = self.p0.wbe.val();
+        } else if self.csel.val() == 4 {
+            self.c_we.next = self.p4.we.val();
+            self.c_addr.next = self.p4.addr.val();
+            self.c_wdata.next = self.p4.wdata.val();
+            self.c_wbe.next = self.p4.wbe.val();
+        }
+        self.c_rel.next = self.c_addr.val() - self.base_cq.val();
+        self.cram.write_address.next = self.c_rel.val().get_bits::<CQ_ADDR_BITS>(0);
+        self.cram.read_address.next = self.c_rel.val().get_bits::<CQ_ADDR_BITS>(0);
+        self.cram.write_data.next = self.c_wdata.val();
+        self.cram.write_enable.next = 0.into();
+        if self.cany.val() && self.c_we.val() {
+            self.cram.write_enable.next = self.c_wbe.val();
+        }
+        self.p0.gnt.next = (self.any.val() && (self.sel.val() == 0))
+            || (self.bgo.val() && (self.bsel.val() == 0))
+            || (self.cany.val() && (self.csel.val() == 0));
         self.p1.gnt.next =
             (self.any.val() && (self.sel.val() == 1)) || (self.bgo.val() && (self.bsel.val() == 1));
         self.p2.gnt.next =
             (self.any.val() && (self.sel.val() == 2)) || (self.bgo.val() && (self.bsel.val() == 2));
         self.p3.gnt.next =
             (self.any.val() && (self.sel.val() == 3)) || (self.bgo.val() && (self.bsel.val() == 3));
-        self.p4.gnt.next =
-            (self.any.val() && (self.sel.val() == 4)) || (self.bgo.val() && (self.bsel.val() == 4));
+        self.p4.gnt.next = self.cany.val() && (self.csel.val() == 4);
         self.pr.gnt.next = self.bgo.val() && (self.bsel.val() == 6);
-        // ---- contention counters
+        // ---- contention counters (up to two writes and three reads a cycle)
+        self.wa2.next = 0.into();
         if self.any.val() && self.m_we.val() {
-            self.n_wr.d.next = self.n_wr.q.val() + 1;
+            self.wa2.next = 1.into();
         }
-        if (self.any.val() && !self.m_we.val()) && self.bgo.val() {
-            self.n_rd.d.next = self.n_rd.q.val() + 2;
-        } else if (self.any.val() && !self.m_we.val()) || self.bgo.val() {
-            self.n_rd.d.next = self.n_rd.q.val() + 1;
+        self.wc2.next = 0.into();
+        if self.cany.val() && self.c_we.val() {
+            self.wc2.next = 1.into();
         }
+        self.ra2.next = 0.into();
+        if self.any.val() && !self.m_we.val() {
+            self.ra2.next = 1.into();
+        }
+        self.rb2.next = 0.into();
+        if self.bgo.val() {
+            self.rb2.next = 1.into();
+        }
+        self.rc2.next = 0.into();
+        if self.cany.val() && !self.c_we.val() {
+            self.rc2.next = 1.into();
+        }
+        self.n_wr.d.next = self.n_wr.q.val() + bit_cast::<32, 2>(self.wa2.val() + self.wc2.val());
+        self.n_rd.d.next =
+            self.n_rd.q.val() + bit_cast::<32, 2>(self.ra2.val() + self.rb2.val() + self.rc2.val());
         if self.p0.req.val() && !self.p0.gnt.val() {
             self.n_wait0.d.next = self.n_wait0.q.val() + 1;
         }
@@ -421,28 +546,47 @@ impl Logic for CtxStore {
         self.sn.addr.next = self.snr_addr.q.val();
         self.sn.wbe.next = self.snr_wbe.q.val();
         self.sn.wdata.next = self.snr_wdata.q.val();
+        self.rvc1.d.next = self.cany.val() && !self.c_we.val();
+        self.rsc1.d.next = self.csel.val();
+        self.rvc2.d.next = self.rvc1.q.val();
+        self.rsc2.d.next = self.rsc1.q.val();
+        if self.rvc1.q.val() {
+            self.rqc.d.next = self.cram.read_data.val();
+        }
+        self.scr_we.d.next = self.cany.val() && self.c_we.val();
+        if self.cany.val() && self.c_we.val() {
+            self.scr_src.d.next = self.csel.val();
+            self.scr_addr.d.next = self.c_addr.val();
+            self.scr_wbe.d.next = self.c_wbe.val();
+            self.scr_wdata.d.next = self.c_wdata.val();
+        }
+        self.snc.we.next = self.scr_we.q.val();
+        self.snc.src.next = self.scr_src.q.val();
+        self.snc.addr.next = self.scr_addr.q.val();
+        self.snc.wbe.next = self.scr_wbe.q.val();
+        self.snc.wdata.next = self.scr_wdata.q.val();
         self.rv1.d.next = self.any.val() && !self.m_we.val();
         self.rs1.d.next = self.sel.val();
         self.rv2.d.next = self.rv1.q.val();
         self.rs2.d.next = self.rs1.q.val();
         self.rq.d.next = self.ram.read_data.val();
         self.p0.rvalid.next = (self.rv2.q.val() && (self.rs2.q.val() == 0))
-            || (self.rvb2.q.val() && (self.rsb2.q.val() == 0));
+            || (self.rvb2.q.val() && (self.rsb2.q.val() == 0))
+            || (self.rvc2.q.val() && (self.rsc2.q.val() == 0));
         self.p1.rvalid.next = (self.rv2.q.val() && (self.rs2.q.val() == 1))
             || (self.rvb2.q.val() && (self.rsb2.q.val() == 1));
         self.p2.rvalid.next = (self.rv2.q.val() && (self.rs2.q.val() == 2))
             || (self.rvb2.q.val() && (self.rsb2.q.val() == 2));
         self.p3.rvalid.next = (self.rv2.q.val() && (self.rs2.q.val() == 3))
             || (self.rvb2.q.val() && (self.rsb2.q.val() == 3));
-        self.p4.rvalid.next = (self.rv2.q.val() && (self.rs2.q.val() == 4))
-            || (self.rvb2.q.val() && (self.rsb2.q.val() == 4));
+        self.p4.rvalid.next = self.rvc2.q.val() && (self.rsc2.q.val() == 4);
         self.pr.rvalid.next = self.rvb2.q.val() && (self.rsb2.q.val() == 6);
         self.pr.rdata.next = self.rqb.q.val();
         self.p0.rdata.next = self.rq.q.val();
         self.p1.rdata.next = self.rq.q.val();
         self.p2.rdata.next = self.rq.q.val();
         self.p3.rdata.next = self.rq.q.val();
-        self.p4.rdata.next = self.rq.q.val();
+        self.p4.rdata.next = self.rqc.q.val();
         if self.rvb2.q.val() && (self.rsb2.q.val() == 0) {
             self.p0.rdata.next = self.rqb.q.val();
         }
@@ -455,8 +599,8 @@ impl Logic for CtxStore {
         if self.rvb2.q.val() && (self.rsb2.q.val() == 3) {
             self.p3.rdata.next = self.rqb.q.val();
         }
-        if self.rvb2.q.val() && (self.rsb2.q.val() == 4) {
-            self.p4.rdata.next = self.rqb.q.val();
+        if self.rvc2.q.val() && (self.rsc2.q.val() == 0) {
+            self.p0.rdata.next = self.rqc.q.val();
         }
         // ---- mailbox (client 5)
         self.op.next = self.bus.wdata.val().get_bits::<2>(0);
@@ -480,15 +624,21 @@ impl Logic for CtxStore {
             | bit_cast::<64, 32>(self.wbe_lo.q.val());
         self.in_data.next = (self.bus.addr.val() & 0xFFC0) == self.a_data.val();
         self.word_off.next = bit_cast::<9, 4>(self.bus.addr.val().get_bits::<4>(2)) << 5;
-        if self.any.val() && (self.sel.val() == 5) {
+        if (self.any.val() && (self.sel.val() == 5)) || (self.cany.val() && (self.csel.val() == 5))
+        {
             self.h_req.d.next = false;
         }
         if self.rv2.q.val() && (self.rs2.q.val() == 5) {
             self.staging.d.next = self.rq.q.val();
             self.h_wait.d.next = false;
         }
+        if self.rvc2.q.val() && (self.rsc2.q.val() == 5) {
+            self.staging.d.next = self.rqc.q.val();
+            self.h_wait.d.next = false;
+        }
         if self.bus.wr.val() && !self.h_req.q.val() && !self.h_wait.q.val() {
             if self.bus.addr.val() == self.a_cmd.val() {
+                self.h_cq.d.next = self.tbl.val() == 1;
                 if self.valid.val() && (self.op.val() == 1) {
                     self.h_req.d.next = true;
                     self.h_we.d.next = true;
@@ -547,6 +697,9 @@ impl Logic for CtxStore {
             self.rvb1.d.next = false;
             self.rvb2.d.next = false;
             self.snr_we.d.next = false;
+            self.rvc1.d.next = false;
+            self.rvc2.d.next = false;
+            self.scr_we.d.next = false;
             self.tok.d.next = 0.into();
             self.n_wr.d.next = 0.into();
             self.n_rd.d.next = 0.into();
@@ -744,12 +897,102 @@ mod tests {
         assert_eq!(both, 10, "cycles with both granted");
     }
 
+    /// The CQ bank works beside the other one: the completion writer's CQ write-backs and the
+    /// requester's QP write-backs are both taken in every cycle, each bank's writes show on
+    /// its own snoop, and a CQ doorbell (the doorbell unit at a CQ address) lands in the
+    /// record the completion writer reads, a QP doorbell in the one the requester reads.
+    #[test]
+    fn cq_bank_writes_beside_the_qp_table() {
+        let p = params::DEFAULT;
+        let cq = p.ctx_base(ctx::TABLE_CQ) as u64;
+        let mut m = model(CtxStore::default(), "ctxstore_cq");
+        reset(&mut m);
+        let rec = |b: u8| [b; 64];
+        for k in 0..12u64 {
+            m.set("p1_req", 1);
+            m.set("p1_we", 1);
+            m.set("p1_addr", 3 + k);
+            m.set_bytes("p1_wdata", &rec(k as u8 + 1));
+            m.set("p1_wbe", u64::MAX);
+            m.set("p4_req", 1);
+            m.set("p4_we", 1);
+            m.set("p4_addr", cq + 5 + k);
+            m.set_bytes("p4_wdata", &rec(k as u8 + 101));
+            m.set("p4_wbe", u64::MAX);
+            m.tick();
+            assert!(m.bit("p1_gnt") && m.bit("p4_gnt"), "write {k}: both taken");
+            if k > 0 {
+                // last cycle's writes, one on each snoop
+                assert!(m.bit("sn_we") && m.bit("snc_we"), "snoops after write {k}");
+                assert_eq!(m.get("sn_addr"), 3 + k - 1);
+                assert_eq!(m.get("sn_src"), 1);
+                assert_eq!(m.get("snc_addr"), cq + 5 + k - 1);
+                assert_eq!(m.get("snc_src"), 4);
+                assert_eq!(m.get_bytes("snc_wdata"), rec(k as u8 + 100).to_vec());
+            }
+        }
+        m.set("p1_req", 0);
+        m.set("p4_req", 0);
+        m.tick();
+        assert!(
+            m.bit("sn_we") && m.bit("snc_we"),
+            "snoops of the last writes"
+        );
+        m.tick();
+        assert!(!m.bit("sn_we") && !m.bit("snc_we"), "no write, no snoop");
+        // doorbell-unit writes of one byte into each bank, read back by the bank's engine
+        for (addr, byte) in [(cq + 7, 0xC7u8), (4, 0x44)] {
+            m.set("p0_req", 1);
+            m.set("p0_we", 1);
+            m.set("p0_addr", addr);
+            m.set_bytes("p0_wdata", &rec(byte));
+            m.set("p0_wbe", 1);
+            let mut n = 0;
+            loop {
+                m.tick();
+                n += 1;
+                if m.bit("p0_gnt") {
+                    break;
+                }
+                assert!(n < 7, "doorbell write waited");
+            }
+            m.set("p0_req", 0);
+        }
+        let read = |m: &mut crate::vlt::DynModel, port: &str, addr: u64| -> Vec<u8> {
+            m.set(&format!("{port}_req"), 1);
+            m.set(&format!("{port}_we"), 0);
+            m.set(&format!("{port}_addr"), addr);
+            let mut n = 0;
+            loop {
+                m.tick();
+                n += 1;
+                if m.bit(&format!("{port}_gnt")) {
+                    break;
+                }
+                assert!(n < 7, "{port} read waited");
+            }
+            m.set(&format!("{port}_req"), 0);
+            m.tick();
+            m.tick();
+            assert!(m.bit(&format!("{port}_rvalid")), "{port} read data");
+            m.get_bytes(&format!("{port}_rdata"))
+        };
+        let mut want = rec(103);
+        want[0] = 0xC7;
+        assert_eq!(read(&mut m, "p4", cq + 7), want.to_vec(), "CQ record");
+        let mut want = rec(2);
+        want[0] = 0x44;
+        assert_eq!(read(&mut m, "p1", 4), want.to_vec(), "QP record");
+    }
+
     /// Five engine clients hammer a few records with random byte-enabled writes and reads
     /// (random idle between requests), the responder's read-only port `pr` reads them too,
     /// and the mailbox works: every read returns the record as of the cycle it was taken, in
     /// exactly 2 cycles, and no engine port request waits more than 6 cycles for its grant.
-    /// Two grants share a cycle often (port B), never two writes, never three grants, and
-    /// never a read and a write of one record.
+    /// In the QP/MR/RQS bank two grants share a cycle often (port B), never two writes, never
+    /// three grants, and never a read and a write of one record; the CQ bank (the completion
+    /// writer's records, half of the doorbell unit's) serves one access a cycle beside them,
+    /// a write in each bank in the same cycle included.
     #[test]
     fn engine_ports_arbitrate_fairly_and_keep_byte_enables() {
         let mut m = model(CtxStore::default(), "ctxstore_ports");
@@ -767,6 +1010,10 @@ mod tests {
         let mut pr: Option<u64> = None;
         let mut pr_due: std::collections::VecDeque<(u64, [u8; 64])> = Default::default();
         let mut pr_reads = 0;
+        let cq_base = params::DEFAULT.ctx_base(ctx::TABLE_CQ) as u64;
+        let cq_end = params::DEFAULT.ctx_base(ctx::TABLE_MR) as u64;
+        let in_cq = |a: u64| (cq_base..cq_end).contains(&a);
+        let mut two_writes = 0;
         for cycle in 0..6000u64 {
             for (i, c) in cur.iter_mut().enumerate() {
                 if c.is_none() && chance(&mut r, 0.5) {
@@ -777,7 +1024,17 @@ mod tests {
                     } else {
                         r.random()
                     };
-                    *c = Some((chance(&mut r, 0.5), r.random_range(0..6u64) * 37, d, be, 0));
+                    // the completion writer addresses CQ records only, the doorbell unit
+                    // both banks, the others the QP/MR/RQS bank
+                    let cq = i == 4 || (i == 0 && chance(&mut r, 0.5));
+                    let base = if cq { cq_base } else { 0 };
+                    *c = Some((
+                        chance(&mut r, 0.5),
+                        base + r.random_range(0..6u64) * 37,
+                        d,
+                        be,
+                        0,
+                    ));
                 }
                 let n = |s: &str| format!("p{i}_{s}");
                 match c {
@@ -811,12 +1068,19 @@ mod tests {
                 // which the test does not see; use a record no engine client touches
                 reference.insert(params::DEFAULT.ctx_base(ctx::TABLE_MR) as u64 + 7, [0; 64]);
             }
-            let granted: Vec<(bool, u64)> = cur
+            let all: Vec<(bool, u64)> = cur
                 .iter()
                 .enumerate()
                 .filter(|(i, _)| m.bit(&format!("p{i}_gnt")))
                 .filter_map(|(_, c)| c.map(|(we, a, ..)| (we, a)))
                 .collect();
+            // the CQ bank serves one access a cycle beside the other bank's two
+            let (cqg, granted): (Vec<(bool, u64)>, Vec<(bool, u64)>) =
+                all.into_iter().partition(|g| in_cq(g.1));
+            assert!(cqg.len() <= 1, "cycle {cycle}: CQ bank {cqg:?}");
+            if cqg.iter().any(|g| g.0) && granted.iter().any(|g| g.0) {
+                two_writes += 1;
+            }
             let pr_gnt = pr.is_some() && m.bit("pr_gnt");
             assert!(
                 granted.len() + pr_gnt as usize <= 2,
@@ -882,6 +1146,10 @@ mod tests {
             }
         }
         assert!(pr_reads > 500, "{pr_reads} reads on pr");
+        assert!(
+            two_writes > 300,
+            "{two_writes} cycles with a write in each bank"
+        );
         assert!(
             reads > 1000 && writes > 1000 && dual > 500,
             "{reads} reads, {writes} writes, {dual} cycles with two grants"
