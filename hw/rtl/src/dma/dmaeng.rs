@@ -147,15 +147,18 @@ pub struct DmaEng {
     rfun: Funnel,
     ar_busy: DFF<Bit>,
     ar_beat: DFF<Bits<58>>,
-    ar_end: DFF<Bits<58>>,
+    /// beats of the command after the one at `ar_beat` (its last beat minus `ar_beat`): the
+    /// burst length and the final-burst test come from it and the page offset alone, not from
+    /// 58-bit address arithmetic (which put 10 LUT levels between `ar_beat` and `cmd_ready`)
+    ar_rem: DFF<Bits<9>>,
     ar_out: DFF<Bits<7>>,
-    ar_blen: Signal<Local, Bits<58>>,
+    ar_blen: Signal<Local, Bits<9>>,
     ar_left: Signal<Local, Bits<6>>,
-    ar_topage: Signal<Local, Bits<58>>,
+    ar_left9: Signal<Local, Bits<9>>,
+    ar_last: Signal<Local, Bit>,
     ar_fire: Signal<Local, Bit>,
     ar_final: Signal<Local, Bit>,
     ar_take: Signal<Local, Bit>,
-    ar_endaddr: Signal<Local, Bits<64>>,
     ar_lo: Signal<Local, Bits<6>>,
     ar_endrel: Signal<Local, Bits<15>>,
     ar_lenm1: Signal<Local, Bits<14>>,
@@ -284,15 +287,15 @@ impl Default for DmaEng {
             rfun: Default::default(),
             ar_busy: Default::default(),
             ar_beat: Default::default(),
-            ar_end: Default::default(),
+            ar_rem: Default::default(),
             ar_out: Default::default(),
             ar_blen: Default::default(),
             ar_left: Default::default(),
-            ar_topage: Default::default(),
+            ar_left9: Default::default(),
+            ar_last: Default::default(),
             ar_fire: Default::default(),
             ar_final: Default::default(),
             ar_take: Default::default(),
-            ar_endaddr: Default::default(),
             ar_lo: Default::default(),
             ar_endrel: Default::default(),
             ar_lenm1: Default::default(),
@@ -388,7 +391,7 @@ impl Logic for DmaEng {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, ar_busy, ar_beat, ar_end, ar_out, r_j, r_flush, r_h, r_herr, o_v, o_data,
+            self, clock, ar_busy, ar_beat, ar_rem, ar_out, r_j, r_flush, r_h, r_herr, o_v, o_data,
             o_keep, o_last, o_err, rb_wp, rb_rp, rb_cnt, rb_wl, cr_used
         );
         dff_setup!(
@@ -410,12 +413,15 @@ impl Logic for DmaEng {
 
         // ================= read: AR issuer
         // burst: to the end of the command or of the 4 KiB page, whichever comes first
+        // (beats left in the page after ar_beat, and whether the command ends in it)
+        // (negated in 6 bits, then widened: see docs/ARCHITECTURE.md "rust-hdl")
         self.ar_left.next = !self.ar_beat.q.val().get_bits::<6>(0);
-        self.ar_topage.next = bit_cast::<58, 6>(self.ar_left.val());
-        if (self.ar_end.q.val() - self.ar_beat.q.val()) < self.ar_topage.val() {
-            self.ar_blen.next = self.ar_end.q.val() - self.ar_beat.q.val();
+        self.ar_left9.next = bit_cast::<9, 6>(self.ar_left.val());
+        self.ar_last.next = self.ar_rem.q.val() <= self.ar_left9.val();
+        if self.ar_last.val() {
+            self.ar_blen.next = self.ar_rem.q.val();
         } else {
-            self.ar_blen.next = self.ar_topage.val();
+            self.ar_blen.next = self.ar_left9.val();
         }
         self.m.arid.next = 0.into();
         self.m.araddr.next = bit_cast::<64, 58>(self.ar_beat.q.val()) << 6;
@@ -423,16 +429,16 @@ impl Logic for DmaEng {
         self.m.arsize.next = 6.into();
         self.m.arburst.next = 1.into();
         // completion credits: the burst's beats must fit into the unreserved buffer room
-        self.ar_n.next = self.ar_blen.val().get_bits::<10>(0) + 1;
+        self.ar_n.next = bit_cast::<10, 9>(self.ar_blen.val()) + 1;
         self.ar_room.next = (self.cr_used.q.val() + self.ar_n.val()) <= self.buf_beats.val();
         self.m.arvalid.next = self.ar_busy.q.val()
             && (self.ar_out.q.val() < self.max_bursts.val())
             && self.ar_room.val();
         self.ar_fire.next = self.m.arvalid.val() && self.m.arready.val();
-        self.ar_final.next = self.ar_fire.val()
-            && ((self.ar_beat.q.val() + self.ar_blen.val()) == self.ar_end.q.val());
+        self.ar_final.next = self.ar_fire.val() && self.ar_last.val();
         if self.ar_fire.val() {
-            self.ar_beat.d.next = self.ar_beat.q.val() + self.ar_blen.val() + 1;
+            self.ar_beat.d.next = self.ar_beat.q.val() + bit_cast::<58, 9>(self.ar_blen.val()) + 1;
+            self.ar_rem.d.next = self.ar_rem.q.val() - self.ar_blen.val() - 1;
             self.c_rd.d.next = self.c_rd.q.val() + 1;
             if self.ar_final.val() {
                 self.ar_busy.d.next = false;
@@ -442,8 +448,6 @@ impl Logic for DmaEng {
         self.rd.cmd_ready.next =
             (!self.ar_busy.q.val() || self.ar_final.val()) && !self.rq.full.val();
         self.ar_take.next = self.rd.cmd_valid.val() && self.rd.cmd_ready.val();
-        self.ar_endaddr.next =
-            self.rd.cmd_addr.val() + bit_cast::<64, 14>(self.rd.cmd_len.val()) - 1;
         self.ar_lo.next = self.rd.cmd_addr.val().get_bits::<6>(0);
         self.ar_lenm1.next = self.rd.cmd_len.val() - 1;
         self.ar_endrel.next =
@@ -467,7 +471,7 @@ impl Logic for DmaEng {
             self.rq.wr.next = true;
             self.ar_busy.d.next = true;
             self.ar_beat.d.next = self.rd.cmd_addr.val().get_bits::<58>(6);
-            self.ar_end.d.next = self.ar_endaddr.val().get_bits::<58>(6);
+            self.ar_rem.d.next = bit_cast::<9, 8>(self.ar_na.val());
         }
 
         // ================= read: completion buffer
