@@ -1075,7 +1075,8 @@ mod tests {
                 .filter_map(|(_, c)| c.map(|(we, a, ..)| (we, a)))
                 .collect();
             // the CQ bank serves one access a cycle beside the other bank's two
-            let (cqg, granted): (Vec<(bool, u64)>, Vec<(bool, u64)>) =
+            type Grant = (bool, u64);
+            let (cqg, granted): (Vec<Grant>, Vec<Grant>) =
                 all.into_iter().partition(|g| in_cq(g.1));
             assert!(cqg.len() <= 1, "cycle {cycle}: CQ bank {cqg:?}");
             if cqg.iter().any(|g| g.0) && granted.iter().any(|g| g.0) {
