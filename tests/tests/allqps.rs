@@ -119,7 +119,8 @@ fn ctx_counters(ctx: &rnic::verbs::Context<rnic_sim::SimNic>) -> Vec<(&'static s
 /// txreq run at about 3.55 cycles per frame: A's completion path (cqwriter at 3 cycles per
 /// CQE, ackproc's gaps between ACKs) is then saturated, completions lag their ACKs by about
 /// 740 cycles, 256 outstanding no longer cover that and A's SQ runs dry about 150 times
-/// (docs/BENCHMARKS.md, stop 35): budget 4.5. SEND: 16.34, then 12.2 (the
+/// (docs/BENCHMARKS.md, stop 35); 4.16 since cqwriter queues two data beats and no longer
+/// waits in Issue for the DMA engine to take the one before: budget 4.5. SEND: 16.34, then 12.2 (the
 /// responder's records kept), 9.16 (its receive WQE read with the decision, its MR kept),
 /// 8.16 (the responder's Emit leaves in the cycle its last item is taken), 6.15 (the
 /// responder reads the next receive WQE ahead and takes the kept MR from the WQE's read data:

@@ -7,8 +7,9 @@
 //! bit 0 is clear, as overflow (`cnt_cq_overflow`) when `producer - consumer == 2^log2` modulo
 //! 2^16 (the CQ doorbell writes the low 16 bits of `consumer`);
 //! otherwise one 32-byte DMA write (`wr`: the command from Issue; the data beat from a
-//! holding register, loaded when the command is taken and offered until taken, so Issue
-//! ends with its command and the beat before it gone) of the
+//! two-entry queue of holding registers, loaded when the command is taken and offered until
+//! taken, so Issue ends with its command taken and room for its beat, without waiting for the
+//! DMA engine to take the beat before it) of the
 //! `Cqe` image at `base_iova + 32 * (producer mod 2^log2)`, owner bit set on even passes
 //! (`(producer >> log2) & 1 == 0`), then the next completion while a byte-enable write of
 //! `producer + 1` goes to the store in the background (one still waiting for the port is
@@ -111,10 +112,14 @@ pub struct CqWriter {
     wb_addr: DFF<Bits<CTX_ADDR_BITS>>,
     wb_prod: DFF<Bits<32>>,
     cmd_ok: DFF<Bit>,
-    /// the data beat of the last write whose command was taken, offered until taken
-    /// (`dat_valid`): Issue ends when its command is taken and the beat before it is gone
+    /// the oldest data beat whose command was taken, offered until taken (`dat_valid`):
+    /// Issue ends when its command is taken and `hv1` is free (or its beat moves up now)
     hv: DFF<Bit>,
     hdata: DFF<Bits<512>>,
+    /// a second data beat behind it (the next command's), so Issue need not wait for the
+    /// DMA engine to take the one before
+    hv1: DFF<Bit>,
+    hdata1: DFF<Bits<512>>,
     pend: DFF<Bits<32>>,
     pend_n: DFF<Bits<6>>,
     irq_q: DFF<Bit>,
@@ -212,6 +217,8 @@ impl CqWriter {
             cmd_ok: Default::default(),
             hv: Default::default(),
             hdata: Default::default(),
+            hv1: Default::default(),
+            hdata1: Default::default(),
             pend: Default::default(),
             pend_n: Default::default(),
             irq_q: Default::default(),
@@ -255,8 +262,8 @@ impl Logic for CqWriter {
             wqe_idx
         );
         dff_setup!(
-            self, clock, base, log2, qflags, prod, cons, cmd_ok, hv, hdata, pend, pend_n, irq_q,
-            c_cqe, c_ovf, c_inv, kc_v, kc_cqn, wb_pend, wb_addr, wb_prod
+            self, clock, base, log2, qflags, prod, cons, cmd_ok, hv, hdata, hv1, hdata1, pend,
+            pend_n, irq_q, c_cqe, c_ovf, c_inv, kc_v, kc_cqn, wb_pend, wb_addr, wb_prod
         );
         // ---------------- context port
         // the producer write-back goes first, whenever one is pending
@@ -311,13 +318,29 @@ impl Logic for CqWriter {
         self.dat_fire.next = self.wr.dat_valid.val() && self.wr.dat_ready.val();
         self.fin.next = (self.st.q.val() == CqState::Issue)
             && (self.cmd_ok.q.val() || self.cmd_fire.val())
-            && (!self.hv.q.val() || self.dat_fire.val());
+            && (!self.hv1.q.val() || self.dat_fire.val());
+        // the beats queue in command order: `hdata` is offered, `hdata1` waits behind it
         if self.dat_fire.val() {
-            self.hv.d.next = false;
-        }
-        if self.fin.val() {
-            self.hv.d.next = true;
-            self.hdata.d.next = self.img.val();
+            self.hv.d.next = self.hv1.q.val();
+            self.hdata.d.next = self.hdata1.q.val();
+            self.hv1.d.next = false;
+            if self.fin.val() {
+                if self.hv1.q.val() {
+                    self.hv1.d.next = true;
+                    self.hdata1.d.next = self.img.val();
+                } else {
+                    self.hv.d.next = true;
+                    self.hdata.d.next = self.img.val();
+                }
+            }
+        } else if self.fin.val() {
+            if self.hv.q.val() {
+                self.hv1.d.next = true;
+                self.hdata1.d.next = self.img.val();
+            } else {
+                self.hv.d.next = true;
+                self.hdata.d.next = self.img.val();
+            }
         }
 
         // ---------------- round-robin pick (0 tx, 1 rx, 2 ack), starting after `last`
@@ -497,6 +520,7 @@ impl Logic for CqWriter {
             self.kc_v.d.next = false;
             self.wb_pend.d.next = false;
             self.hv.d.next = false;
+            self.hv1.d.next = false;
             self.last.d.next = 0.into();
             self.pend_n.d.next = 0.into();
             self.irq_q.d.next = false;
