@@ -191,12 +191,14 @@ pub struct DmaEng {
     wfun: Funnel,
     aw_busy: DFF<Bit>,
     aw_beat: DFF<Bits<58>>,
-    aw_end: DFF<Bits<58>>,
+    /// beats of the command after the one at `aw_beat` (as `ar_rem` for reads)
+    aw_rem: DFF<Bits<9>>,
     aw_cnt: DFF<Bits<16>>,
     pref: DFF<Bit>,
-    aw_blen: Signal<Local, Bits<58>>,
+    aw_blen: Signal<Local, Bits<9>>,
     aw_left: Signal<Local, Bits<6>>,
-    aw_topage: Signal<Local, Bits<58>>,
+    aw_left9: Signal<Local, Bits<9>>,
+    aw_last: Signal<Local, Bit>,
     aw_fire: Signal<Local, Bit>,
     aw_final: Signal<Local, Bit>,
     wc_room: Signal<Local, Bit>,
@@ -326,12 +328,13 @@ impl Default for DmaEng {
             wfun: Default::default(),
             aw_busy: Default::default(),
             aw_beat: Default::default(),
-            aw_end: Default::default(),
+            aw_rem: Default::default(),
             aw_cnt: Default::default(),
             pref: Default::default(),
             aw_blen: Default::default(),
             aw_left: Default::default(),
-            aw_topage: Default::default(),
+            aw_left9: Default::default(),
+            aw_last: Default::default(),
             aw_fire: Default::default(),
             aw_final: Default::default(),
             wc_room: Default::default(),
@@ -395,7 +398,7 @@ impl Logic for DmaEng {
             o_keep, o_last, o_err, rb_wp, rb_rp, rb_cnt, rb_wl, cr_used
         );
         dff_setup!(
-            self, clock, aw_busy, aw_beat, aw_end, aw_cnt, pref, w_j, w_prev, w_cnt, w_v, w_data,
+            self, clock, aw_busy, aw_beat, aw_rem, aw_cnt, pref, w_j, w_prev, w_cnt, w_v, w_data,
             w_strb, w_last, b_cnt, b_err, d0, e0, d1, e1, c_rd, c_wr, c_err
         );
         self.rq.clock.next = self.clock.val();
@@ -591,12 +594,14 @@ impl Logic for DmaEng {
         self.rd.dat_err.next = self.o_err.q.val();
 
         // ================= write: AW issuer
+        // (as for reads: the command's remaining beats against the page rest, 9 bits)
         self.aw_left.next = !self.aw_beat.q.val().get_bits::<6>(0);
-        self.aw_topage.next = bit_cast::<58, 6>(self.aw_left.val());
-        if (self.aw_end.q.val() - self.aw_beat.q.val()) < self.aw_topage.val() {
-            self.aw_blen.next = self.aw_end.q.val() - self.aw_beat.q.val();
+        self.aw_left9.next = bit_cast::<9, 6>(self.aw_left.val());
+        self.aw_last.next = self.aw_rem.q.val() <= self.aw_left9.val();
+        if self.aw_last.val() {
+            self.aw_blen.next = self.aw_rem.q.val();
         } else {
-            self.aw_blen.next = self.aw_topage.val();
+            self.aw_blen.next = self.aw_left9.val();
         }
         self.m.awid.next = 0.into();
         self.m.awaddr.next = bit_cast::<64, 58>(self.aw_beat.q.val()) << 6;
@@ -605,10 +610,10 @@ impl Logic for DmaEng {
         self.m.awburst.next = 1.into();
         self.m.awvalid.next = self.aw_busy.q.val();
         self.aw_fire.next = self.m.awvalid.val() && self.m.awready.val();
-        self.aw_final.next = self.aw_fire.val()
-            && ((self.aw_beat.q.val() + self.aw_blen.val()) == self.aw_end.q.val());
+        self.aw_final.next = self.aw_fire.val() && self.aw_last.val();
         if self.aw_fire.val() {
-            self.aw_beat.d.next = self.aw_beat.q.val() + self.aw_blen.val() + 1;
+            self.aw_beat.d.next = self.aw_beat.q.val() + bit_cast::<58, 9>(self.aw_blen.val()) + 1;
+            self.aw_rem.d.next = self.aw_rem.q.val() - self.aw_blen.val() - 1;
             self.aw_cnt.d.next = self.aw_cnt.q.val() + 1;
             self.c_wr.d.next = self.c_wr.q.val() + 1;
             if self.aw_final.val() {
@@ -664,7 +669,7 @@ impl Logic for DmaEng {
             self.pref.d.next = !self.wc_sel.val();
             self.aw_busy.d.next = true;
             self.aw_beat.d.next = self.wc_addr.val().get_bits::<58>(6);
-            self.aw_end.d.next = self.wc_endaddr.val().get_bits::<58>(6);
+            self.aw_rem.d.next = bit_cast::<9, 8>(self.wc_na.val());
         }
 
         // ================= write: W stage
