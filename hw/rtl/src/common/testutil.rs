@@ -211,7 +211,8 @@ pub struct CtxModel {
     /// Reads taken, by record.
     pub reads: Vec<u32>,
     pending: VecDeque<(u64, [u8; 64])>,
-    gnt: bool,
+    /// The grant driven in the current cycle (set by `drive`).
+    pub gnt: bool,
     /// The write snoop (`CtxSnoopS` port prefix, the client's own `src`) and its queue:
     /// (record, byte enables, writer), one shown per cycle with the record's bytes as they
     /// are when shown (a write queued behind others never shows older bytes than the store

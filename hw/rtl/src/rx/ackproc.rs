@@ -110,9 +110,18 @@
 //! in the walk's first cycle (`sp_rd`, `sp`); Idle takes nothing while a WQE read is out or
 //! held (`r_idle`: an event that then does not walk leaves its read to come back unused, and
 //! the WQE window is cleared at every take). A plain ACK (no retry, RNR, gap or error
-//! bookkeeping) does Post's work in the walk's last cycle and goes on to WriteBack. 5 cycles
-//! per ACK when every ACK is on another QP (`ack_stream_cycle_budget`: Idle, CtxWait,
-//! Walk x 2, WriteBack; 8 before the two, 12 before the read-ahead).
+//! bookkeeping) does Post's work in the walk's last cycle and goes on to WriteBack.
+//! WriteBack takes the next event itself (`tk_wb`: Idle's take in the same cycle) when the
+//! write-back is plain (no restart to queue, no RNR wait, no error, the timer re-arm taken
+//! beside it or none) and the next event's record was read ahead (so the take needs no
+//! context read; it is never the written QP's: the read ahead skips the current QP). A
+//! write-back not granted in that cycle is posted (`pw_v`: address, data and byte enables
+//! held and driven on the port until taken) and every other request of the FSM waits for it,
+//! so no later read of that record can pass it. The read ahead is asked for from CtxWait on
+//! (the port is free there too), so its record is in place when WriteBack takes. 4 cycles
+//! per ACK when every ACK is on another QP (`ack_stream_cycle_budget`: CtxWait, Walk x 2,
+//! WriteBack; 5 with an Idle cycle between, 8 before the walk shortcuts, 12 before the
+//! read-ahead).
 
 use crate::common::bus::{
     AckEvS, CTX_ADDR_BITS, CplM, CtxPortM, RSP_FIRST, RSP_LAST, RSP_MIDDLE, RSP_ONLY, RdVerdictM,
@@ -395,6 +404,20 @@ pub struct AckProc {
     tmo_go: Signal<Local, Bit>,
     /// the timer re-arm was taken beside the write-back (WriteBack)
     tsd: DFF<Bit>,
+    /// The posted write-back: a plain ACK's record write that was not granted in the cycle
+    /// WriteBack took the next event beside it (`tk_wb`) is held here {address, data, byte
+    /// enables} and driven on the context port until it is taken; every other request of the
+    /// FSM waits for it (`cgnt`).
+    pw_v: DFF<Bit>,
+    pw_addr: DFF<Bits<CTX_ADDR_BITS>>,
+    pw_data: DFF<Bits<512>>,
+    pw_be: DFF<Bits<64>>,
+    /// the context port's grant of the FSM's own requests (none while a posted write waits)
+    cgnt: Signal<Local, Bit>,
+    /// WriteBack takes the next event beside the write-back: a plain write-back (no restart,
+    /// no RNR wait, no error, the timer re-arm taken with it or none) and a waiting event
+    /// whose record was read ahead (so it needs no context read), with no write posted yet
+    tk_wb: Signal<Local, Bit>,
     /// The context store's writes (record address, a cycle after each write was taken): a
     /// record read ahead is stale once one of them hits it.
     pub snp_we: Signal<In, Bit>,
@@ -714,6 +737,12 @@ impl AckProc {
             ev_go: Default::default(),
             tmo_go: Default::default(),
             tsd: Default::default(),
+            pw_v: Default::default(),
+            pw_addr: Default::default(),
+            pw_data: Default::default(),
+            pw_be: Default::default(),
+            cgnt: Default::default(),
+            tk_wb: Default::default(),
             snp_we: Default::default(),
             snp_addr: Default::default(),
             pre_v: Default::default(),
@@ -816,6 +845,8 @@ impl Logic for AckProc {
             mtu_m1, stop, dirty, set_err
         );
         dff_setup!(self, clock, hold, sp, infl, fcnt, wp, rp, dq_r, tsd);
+        dff_setup!(self, clock, pw_v, pw_addr, pw_data, pw_be);
+        self.cgnt.next = self.ctx.gnt.val() && !self.pw_v.q.val();
         dff_setup!(
             self, clock, pre_v, pre_qpn, pre_g1, pre_g2, pre_ok, pre_dirty, pre_ctx, upre
         );
@@ -945,7 +976,7 @@ impl Logic for AckProc {
             }
         }
         if (self.st.q.val() == AckSt::WriteBack)
-            && self.ctx.gnt.val()
+            && self.cgnt.val()
             && self.set_wait.q.val()
             && !self.set_err.q.val()
         {
@@ -1033,11 +1064,13 @@ impl Logic for AckProc {
             && self.pre_v.q.val()
             && (self.snp_addr.val()
                 == self.pre_qpn.q.val().get_bits::<CTX_ADDR_BITS>(0) + self.qp_base.val());
-        self.pre_req.next = ((self.st.q.val() == AckSt::Walk) || (self.st.q.val() == AckSt::Post))
+        self.pre_req.next = ((self.st.q.val() == AckSt::CtxWait)
+            || (self.st.q.val() == AckSt::Walk)
+            || (self.st.q.val() == AckSt::Post))
             && self.ev_go.val()
             && !self.pre_v.q.val()
             && (self.ev.qpn.val() != self.qpn_r.q.val());
-        self.pre_tk.next = self.pre_req.val() && self.ctx.gnt.val();
+        self.pre_tk.next = self.pre_req.val() && self.cgnt.val();
         // taken in Idle with its record there (or coming this cycle) and clean
         self.pre_use.next = self.pre_v.q.val()
             && (self.pre_ok.q.val() || self.pre_g2.q.val())
@@ -1150,7 +1183,16 @@ impl Logic for AckProc {
             .val()
             .get_bits::<16>(self.o_sqci.val().index())
             - self.p_ackci.val();
-        self.sp_rd.next = (self.st.q.val() == AckSt::Idle)
+        self.tk_wb.next = (self.st.q.val() == AckSt::WriteBack)
+            && !self.pw_v.q.val()
+            && self.ev_go.val()
+            && self.pre_use.val()
+            && self.r_idle.val()
+            && !self.need_rs.q.val()
+            && !self.set_err.q.val()
+            && !self.set_wait.q.val()
+            && (!self.tset.valid.val() || self.tset.ready.val());
+        self.sp_rd.next = ((self.st.q.val() == AckSt::Idle) || self.tk_wb.val())
             && self.ev_go.val()
             && self.r_idle.val()
             && self.pre_use.val()
@@ -1159,7 +1201,7 @@ impl Logic for AckProc {
             && !self.p_gap.val().get_bit(15);
         self.sqslot.qpn.next = self.qpn_r.q.val();
         self.sqslot.idx.next = self.ii.q.val();
-        if self.st.q.val() == AckSt::Idle {
+        if (self.st.q.val() == AckSt::Idle) || self.tk_wb.val() {
             self.sqslot.qpn.next = self.pre_qpn.q.val();
             self.sqslot.idx.next = self.p_ackci.val();
         }
@@ -1414,105 +1456,11 @@ impl Logic for AckProc {
         // ---------------- control
         match self.st.q.val() {
             AckSt::Idle => {
-                // nothing is taken while the reset sweep runs (no restart may be queued), nor
-                // while a WQE read is out (see `r_idle`)
-                self.ev.ready.next = !self.sweeping.q.val() && self.r_idle.val();
-                // the walk's WQE window starts empty; with `sp_rd` its first read goes out now
-                self.sp.d.next = self.sp_rd.val();
-                self.ii.d.next = self.p_ackci.val();
-                if self.issue.val() {
-                    self.ii.d.next = self.p_ackci.val() + 1;
-                }
-                self.fcnt.d.next = 0.into();
-                self.wp.d.next = 0.into();
-                self.rp.d.next = 0.into();
-                // the context read of an event (or expiry) that needs it is asked for with
-                // its take (CtxRd retries it)
-                if !self.r_idle.val() {
-                    // (nothing taken this cycle)
-                } else if (self.ev_go.val() && !self.pre_use.val()) || self.tmo_go.val() {
-                    self.ctx.req.next = true;
-                    self.ctx.addr.next =
-                        self.ev.qpn.val().get_bits::<CTX_ADDR_BITS>(0) + self.qp_base.val();
-                    if self.tmo_go.val() {
-                        self.ctx.addr.next =
-                            self.tmo.qpn.val().get_bits::<CTX_ADDR_BITS>(0) + self.qp_base.val();
-                    }
-                }
-                self.tmo.ready.next =
-                    !self.ev.valid.val() && !self.sweeping.q.val() && self.r_idle.val();
-                self.is_tmo.d.next = false;
-                self.is_rsp.d.next = false;
-                self.v_ok.d.next = false;
-                self.v_early.d.next = true;
-                self.rc_err.d.next = false;
-                self.t_code.d.next = self.code.val();
-                if !self.ev.valid.val()
-                    && self.tmo.valid.val()
-                    && !self.sweeping.q.val()
-                    && self.r_idle.val()
-                {
-                    // an expired timer: the QP's context decides what it means
-                    self.qpn_r.d.next = self.tmo.qpn.val();
-                    self.is_tmo.d.next = true;
-                    self.is_nak.d.next = true;
-                    self.err_st.d.next = self.s_retry.val();
-                }
-                if self.ev.valid.val() && !self.sweeping.q.val() && self.r_idle.val() {
-                    self.qpn_r.d.next = self.ev.qpn.val();
-                    self.psn_r.d.next = self.ev.psn.val();
-                    self.k_r.d.next = self.kind.val();
-                    self.is_nak.d.next = self.kind.val() != 0;
-                    if self.kind.val() == 1 {
-                        self.err_st.d.next = self.s_rnr.val();
-                    } else if self.code.val() == 0 {
-                        self.err_st.d.next = self.s_retry.val();
-                    } else if self.code.val() == 1 {
-                        self.err_st.d.next = self.s_inv.val();
-                    } else if self.code.val() == 2 {
-                        self.err_st.d.next = self.s_acc.val();
-                    } else {
-                        self.err_st.d.next = self.s_op.val();
-                    }
-                    self.is_rsp.d.next = self.ev.rsp.val();
-                    self.rpos_r.d.next = self.ev.rpos.val();
-                    self.plen_r.d.next = self.ev.plen.val();
-                    self.atom_r.d.next = self.ev.rsp.val() && self.ev.atom.val();
-                    if self.ev.rsp.val() {
-                        // a READ RESPONSE: its target is p (the WQEs ending before p complete)
-                        self.k_r.d.next = 0.into();
-                        self.is_nak.d.next = true;
-                        if self.ev.qpn.val() >= self.num_qps.val() {
-                            self.n_rdd.d.next = self.n_rdd.q.val() + 1;
-                            self.st.d.next = AckSt::Verdict;
-                        }
-                    } else if (self.ev.qpn.val() >= self.num_qps.val())
-                        || !((self.kind.val() == 0)
-                            || (self.kind.val() == 1)
-                            || (self.kind.val() == 3))
-                    {
-                        self.n_ign.d.next = self.n_ign.q.val() + 1;
-                    }
-                    // a record read ahead serves this event or none
-                    self.pre_v.d.next = false;
-                }
-                // an event (or expiry) that needs its QP record (`ev_go`, `tmo_go`): the one
-                // read ahead (CtxWait decides on it next cycle), or the read asked for above
-                if !self.r_idle.val() {
-                    // (a WQE read still out: wait for it)
-                } else if self.ev_go.val() && self.pre_use.val() {
-                    self.upre.d.next = true;
-                    self.st.d.next = AckSt::CtxWait;
-                } else if self.ev_go.val() || self.tmo_go.val() {
-                    self.st.d.next = AckSt::CtxRd;
-                    if self.ctx.gnt.val() {
-                        self.st.d.next = AckSt::CtxWait;
-                    }
-                }
+                // (the take: below, shared with WriteBack's `tk_wb`)
             }
             AckSt::CtxRd => {
                 self.ctx.req.next = true;
-                if self.ctx.gnt.val() {
+                if self.cgnt.val() {
                     self.st.d.next = AckSt::CtxWait;
                 }
             }
@@ -1867,7 +1815,7 @@ impl Logic for AckProc {
             AckSt::WriteBack => {
                 self.ctx.req.next = true;
                 self.ctx.we.next = true;
-                if self.ctx.gnt.val() {
+                if self.cgnt.val() {
                     if self.need_rs.q.val() && !self.set_err.q.val() {
                         self.st.d.next = AckSt::Restart;
                     } else if self.need_ts.q.val()
@@ -1898,9 +1846,124 @@ impl Logic for AckProc {
                 self.st.d.next = AckSt::Idle;
             }
         }
+        // ---------------- the take (Idle; or WriteBack beside a plain write-back, `tk_wb`)
+        if (self.st.q.val() == AckSt::Idle) || self.tk_wb.val() {
+            // nothing is taken while the reset sweep runs (no restart may be queued), nor
+            // while a WQE read is out (see `r_idle`)
+            self.ev.ready.next = !self.sweeping.q.val() && self.r_idle.val();
+            // the walk's WQE window starts empty; with `sp_rd` its first read goes out now
+            self.sp.d.next = self.sp_rd.val();
+            self.ii.d.next = self.p_ackci.val();
+            if self.issue.val() {
+                self.ii.d.next = self.p_ackci.val() + 1;
+            }
+            self.fcnt.d.next = 0.into();
+            self.wp.d.next = 0.into();
+            self.rp.d.next = 0.into();
+            // the context read of an event (or expiry) that needs it is asked for with
+            // its take (CtxRd retries it)
+            if !self.r_idle.val() {
+                // (nothing taken this cycle)
+            } else if (self.ev_go.val() && !self.pre_use.val()) || self.tmo_go.val() {
+                self.ctx.req.next = true;
+                self.ctx.addr.next =
+                    self.ev.qpn.val().get_bits::<CTX_ADDR_BITS>(0) + self.qp_base.val();
+                if self.tmo_go.val() {
+                    self.ctx.addr.next =
+                        self.tmo.qpn.val().get_bits::<CTX_ADDR_BITS>(0) + self.qp_base.val();
+                }
+            }
+            self.tmo.ready.next =
+                !self.ev.valid.val() && !self.sweeping.q.val() && self.r_idle.val();
+            self.is_tmo.d.next = false;
+            self.is_rsp.d.next = false;
+            self.v_ok.d.next = false;
+            self.v_early.d.next = true;
+            self.rc_err.d.next = false;
+            self.t_code.d.next = self.code.val();
+            if !self.ev.valid.val()
+                && self.tmo.valid.val()
+                && !self.sweeping.q.val()
+                && self.r_idle.val()
+            {
+                // an expired timer: the QP's context decides what it means
+                self.qpn_r.d.next = self.tmo.qpn.val();
+                self.is_tmo.d.next = true;
+                self.is_nak.d.next = true;
+                self.err_st.d.next = self.s_retry.val();
+            }
+            if self.ev.valid.val() && !self.sweeping.q.val() && self.r_idle.val() {
+                self.qpn_r.d.next = self.ev.qpn.val();
+                self.psn_r.d.next = self.ev.psn.val();
+                self.k_r.d.next = self.kind.val();
+                self.is_nak.d.next = self.kind.val() != 0;
+                if self.kind.val() == 1 {
+                    self.err_st.d.next = self.s_rnr.val();
+                } else if self.code.val() == 0 {
+                    self.err_st.d.next = self.s_retry.val();
+                } else if self.code.val() == 1 {
+                    self.err_st.d.next = self.s_inv.val();
+                } else if self.code.val() == 2 {
+                    self.err_st.d.next = self.s_acc.val();
+                } else {
+                    self.err_st.d.next = self.s_op.val();
+                }
+                self.is_rsp.d.next = self.ev.rsp.val();
+                self.rpos_r.d.next = self.ev.rpos.val();
+                self.plen_r.d.next = self.ev.plen.val();
+                self.atom_r.d.next = self.ev.rsp.val() && self.ev.atom.val();
+                if self.ev.rsp.val() {
+                    // a READ RESPONSE: its target is p (the WQEs ending before p complete)
+                    self.k_r.d.next = 0.into();
+                    self.is_nak.d.next = true;
+                    if self.ev.qpn.val() >= self.num_qps.val() {
+                        self.n_rdd.d.next = self.n_rdd.q.val() + 1;
+                        self.st.d.next = AckSt::Verdict;
+                    }
+                } else if (self.ev.qpn.val() >= self.num_qps.val())
+                    || !((self.kind.val() == 0) || (self.kind.val() == 1) || (self.kind.val() == 3))
+                {
+                    self.n_ign.d.next = self.n_ign.q.val() + 1;
+                }
+                // a record read ahead serves this event or none
+                self.pre_v.d.next = false;
+            }
+            // an event (or expiry) that needs its QP record (`ev_go`, `tmo_go`): the one
+            // read ahead (CtxWait decides on it next cycle), or the read asked for above
+            if !self.r_idle.val() {
+                // (a WQE read still out: wait for it)
+            } else if self.ev_go.val() && self.pre_use.val() {
+                self.upre.d.next = true;
+                self.st.d.next = AckSt::CtxWait;
+            } else if self.ev_go.val() || self.tmo_go.val() {
+                self.st.d.next = AckSt::CtxRd;
+                if self.cgnt.val() {
+                    self.st.d.next = AckSt::CtxWait;
+                }
+            }
+        }
+        // ---------------- the posted write-back holds the port until it is taken
+        if self.pw_v.q.val() {
+            self.ctx.req.next = true;
+            self.ctx.we.next = true;
+            self.ctx.addr.next = self.pw_addr.q.val();
+            self.ctx.wdata.next = self.pw_data.q.val();
+            self.ctx.wbe.next = self.pw_be.q.val();
+            if self.ctx.gnt.val() {
+                self.pw_v.d.next = false;
+            }
+        }
+        if self.tk_wb.val() {
+            self.pw_v.d.next = !self.ctx.gnt.val();
+            self.pw_addr.d.next =
+                self.qpn_r.q.val().get_bits::<CTX_ADDR_BITS>(0) + self.qp_base.val();
+            self.pw_data.d.next = self.wb_data.val();
+            self.pw_be.d.next = self.be_walk.val();
+        }
         if self.rst.val() {
             self.st.d.next = AckSt::Idle;
             self.hold.d.next = false;
+            self.pw_v.d.next = false;
             self.sp.d.next = false;
             self.infl.d.next = 0.into();
             self.fcnt.d.next = 0.into();
@@ -1999,6 +2062,10 @@ mod tests {
         max_vd: u64,
         /// record addresses to show on the write snoop (`snp_we`/`snp_addr`), one a cycle
         snq: VecDeque<u32>,
+        /// events taken in the cycle of a write-back request (WriteBack's take), and of
+        /// those the write-backs not granted then (posted)
+        wb_takes: u64,
+        posted: u64,
     }
 
     impl Tb {
@@ -2030,6 +2097,8 @@ mod tests {
                 max_busy: 0,
                 max_vd: 0,
                 snq: VecDeque::new(),
+                wb_takes: 0,
+                posted: 0,
             }
         }
 
@@ -2257,6 +2326,10 @@ mod tests {
             self.m.set("rs_ready", !chance(r, self.ev_idle) as u64);
             self.m.set("rdv_ready", !chance(r, self.ev_idle) as u64);
             self.m.tick();
+            if self.m.bit("ev_ready") && self.m.bit("ctx_req") && self.m.bit("ctx_we") {
+                self.wb_takes += 1;
+                self.posted += !self.ctx.gnt as u64;
+            }
             self.ctx.observe(&mut self.m);
             self.ring.observe(&mut self.m);
             self.cpl.observe(&mut self.m);
@@ -2280,6 +2353,7 @@ mod tests {
                 let quiet = self.evq.is_empty()
                     && !self.ev_on
                     && self.m.bit("ev_ready")
+                    && !self.m.bit("ctx_req")
                     && self.cpl.got.len() >= self.want.len();
                 idle = if quiet { idle + 1 } else { 0 };
                 if idle == 8 {
@@ -2994,7 +3068,14 @@ mod tests {
             t.cnt,
             t.nak_errs
         );
+        println!(
+            "random_vs_model: {} events taken beside a write-back, {} of those write-backs \
+             posted",
+            t.wb_takes, t.posted
+        );
         assert!(t.want.len() > 2500 && t.cnt[0] > 500 && t.cnt[1] > 40 && t.cnt[2] > 100);
+        // the posted write-back and every read waiting for it ran, many times
+        assert!(t.wb_takes > 100 && t.posted > 30);
     }
 
     /// Cycles per WQE of the walk with no stalls: 64 one-packet WQEs completed by one ACK.
@@ -3099,8 +3180,9 @@ mod tests {
     /// record read ahead during the walk; 8 with the walk ending in the cycle that decides
     /// its last WQE (Idle, CtxWait, Walk x 4, Post, WriteBack); 7 with a plain ACK's Post
     /// work done in the walk's last cycle; 5 with the first WQE read asked for with the take
-    /// of an event whose record was read ahead (Idle, CtxWait, Walk x 2, WriteBack), the
-    /// budget.
+    /// of an event whose record was read ahead (Idle, CtxWait, Walk x 2, WriteBack); 4 with
+    /// the next event taken in WriteBack (its write-back posted if not granted at once, the
+    /// read ahead asked for from CtxWait on): CtxWait, Walk x 2, WriteBack, the budget.
     #[test]
     fn ack_stream_cycle_budget() {
         let mut t = Tb::new(7, 0.0);
@@ -3129,7 +3211,7 @@ mod tests {
         let h = at.len() / 2;
         let per = (at[at.len() - 1] - at[h]) as f64 / (at.len() - 1 - h) as f64;
         println!("ack_stream_cycle_budget: {per:.2} cycles per ACK, each on another QP");
-        assert!(per <= 5.0, "{per} cycles per ACK");
+        assert!(per <= 4.0, "{per} cycles per ACK");
     }
 
     // ---------------- RDMA READ
