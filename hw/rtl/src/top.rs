@@ -7,6 +7,7 @@ use crate::common::bus::{
     RdVerdictM, RestartM, RingPortM, RspJobM, RxCheckM, StreamM, StreamS, TimerExpM, TimerSetM,
     WqeAxiS,
 };
+use crate::cq::cplq::CplQ;
 use crate::cq::cqwriter::CqWriter;
 use crate::ctx::ctxstore::CtxStore;
 use crate::debug::engstat::EngStat;
@@ -59,6 +60,8 @@ pub struct RnicTop {
     rdr: RdResp,
     rxr: RxResp,
     aevq: AckEvQ,
+    /// the ACK processor's completions, queued for the completion writer
+    acplq: CplQ,
     ackp: AckProc,
     tmr: AckTimer,
     atu: AtomicUnit,
@@ -93,6 +96,7 @@ impl RnicTop {
             rdr: Default::default(),
             rxr: Default::default(),
             aevq: Default::default(),
+            acplq: Default::default(),
             ackp: Default::default(),
             tmr: Default::default(),
             atu: AtomicUnit::new(p),
@@ -206,7 +210,10 @@ impl Logic for RnicTop {
         DmaWrM::join(&mut self.cqw.wr, &mut self.dmae.wr1);
         CplM::join(&mut self.txq.cpl, &mut self.cqw.tx);
         CplM::join(&mut self.rxr.cpl, &mut self.cqw.rx);
-        CplM::join(&mut self.ackp.cpl, &mut self.cqw.ack);
+        self.acplq.clock.next = self.clk.val();
+        self.acplq.rst.next = self.rst.val();
+        CplM::join(&mut self.ackp.cpl, &mut self.acplq.i);
+        CplM::join(&mut self.acplq.o, &mut self.cqw.ack);
         // the responder's ACK/NAKs and READ jobs, in decision order, become ACKNOWLEDGE and
         // READ RESPONSE descriptors (rdresp), which txbuild takes before txreq's
         RspJobM::join(&mut self.rxr.rsp, &mut self.rdr.job);

@@ -1,3 +1,4 @@
 //! Completions: CQEs into host-memory rings.
 
+pub mod cplq;
 pub mod cqwriter;

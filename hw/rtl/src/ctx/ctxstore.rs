@@ -10,7 +10,8 @@
 //!
 //! QP/MR/RQS bank: two accesses per cycle, at most one of them a write: port A of the RAM
 //! reads or writes for the client holding the rotating token if it requests, else for the
-//! lowest-numbered writer, else the lowest-numbered requester (no client waits more than 6
+//! TX requester's write-back, else the lowest-numbered writer, else the lowest-numbered
+//! requester (no client waits more than 6
 //! cycles; a reader passed over for a writer is port B's when it is the highest-numbered
 //! reader); port B reads for `pr` when it asks, else for the highest-numbered engine port
 //! asking to read, when that is another client and port A does not write the same record in
@@ -320,15 +321,16 @@ impl Logic for CtxStore {
         self.q0.next = self.p0.req.val() && !self.c0.val();
         self.h0.next = self.h_req.q.val() && !self.h_cq.q.val();
         self.h1.next = self.h_req.q.val() && self.h_cq.q.val();
-        // ---- arbiter of `ram`: token holder first, else the lowest-numbered writer (only
-        // port A writes; a reader passed over here is port B's), else the lowest-numbered
-        // requester
+        // ---- arbiter of `ram`: token holder first, else the TX requester's write-back (a
+        // WQE's packets wait for it; the doorbell unit's sq_pi write behind it only delays a
+        // kick for a QP already being sent), else the lowest-numbered writer (only port A
+        // writes; a reader passed over here is port B's), else the lowest-numbered requester
         self.sel.next = 0.into();
         self.any.next = true;
-        if self.q0.val() && self.p0.we.val() {
-            self.sel.next = 0.into();
-        } else if self.p1.req.val() && self.p1.we.val() {
+        if self.p1.req.val() && self.p1.we.val() {
             self.sel.next = 1.into();
+        } else if self.q0.val() && self.p0.we.val() {
+            self.sel.next = 0.into();
         } else if self.p2.req.val() && self.p2.we.val() {
             self.sel.next = 2.into();
         } else if self.p3.req.val() && self.p3.we.val() {
