@@ -7,6 +7,7 @@ pub mod beram;
 pub mod bramfifo;
 pub mod bus;
 pub mod fifo;
+pub mod ftfifo;
 pub mod lutram;
 pub mod popcount;
 pub mod ringslot;

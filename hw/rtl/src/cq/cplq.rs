@@ -7,12 +7,12 @@
 //! left `cqwriter` idle; one deep QP's 64-byte WRITEs were paced by that chain
 //! (docs/BENCHMARKS.md, issue 12).
 //!
-//! `i.ready` = not full; `o.valid` = not empty or `i.valid`; `o` shows the head, or `i`
-//! when empty; a completion is queued when offered and not taken straight through. Order is
-//! kept, so the CQEs of one producer land in the order it completed them.
+//! The queue is a [`FtFifo`] (handshakes there); this block packs a completion into an
+//! entry and back. Order is kept, so the CQEs of one producer land in the order it
+//! completed them.
 
 use crate::common::bus::{CplM, CplS};
-use crate::common::fifo::Fifo;
+use crate::common::ftfifo::FtFifo;
 use rust_hdl::prelude::*;
 
 /// Bits of one queued completion: cqn 16, wr_id 64, byte_len 32, imm 32, qpn 24, src_qp 24,
@@ -29,10 +29,8 @@ pub struct CplQ {
     pub rst: Signal<In, Bit>,
     pub i: CplS,
     pub o: CplM,
-    q: Fifo<CW, DA>,
-    din: Signal<Local, Bits<CW>>,
+    q: FtFifo<CW, DA>,
     head: Signal<Local, Bits<CW>>,
-    thru: Signal<Local, Bit>,
 }
 
 impl Logic for CplQ {
@@ -40,7 +38,7 @@ impl Logic for CplQ {
     fn update(&mut self) {
         self.q.clock.next = self.clock.val();
         self.q.rst.next = self.rst.val();
-        self.din.next = bit_cast::<CW, 16>(self.i.cqn.val())
+        self.q.din.next = bit_cast::<CW, 16>(self.i.cqn.val())
             | (bit_cast::<CW, 64>(self.i.wr_id.val()) << 16)
             | (bit_cast::<CW, 32>(self.i.byte_len.val()) << 80)
             | (bit_cast::<CW, 32>(self.i.imm.val()) << 112)
@@ -50,12 +48,11 @@ impl Logic for CplQ {
             | (bit_cast::<CW, 8>(self.i.status.val()) << 200)
             | (bit_cast::<CW, 8>(self.i.flags.val()) << 208)
             | (bit_cast::<CW, 16>(self.i.wqe_idx.val()) << 216);
-        self.q.din.next = self.din.val();
+        self.q.in_valid.next = self.i.valid.val();
+        self.i.ready.next = self.q.in_ready.val();
+        self.o.valid.next = self.q.out_valid.val();
+        self.q.out_ready.next = self.o.ready.val();
         self.head.next = self.q.dout.val();
-        if self.q.empty.val() {
-            self.head.next = self.din.val();
-        }
-        self.o.valid.next = !self.q.empty.val() || self.i.valid.val();
         self.o.cqn.next = self.head.val().get_bits::<16>(0);
         self.o.wr_id.next = self.head.val().get_bits::<64>(16);
         self.o.byte_len.next = self.head.val().get_bits::<32>(80);
@@ -66,11 +63,6 @@ impl Logic for CplQ {
         self.o.status.next = self.head.val().get_bits::<8>(200);
         self.o.flags.next = self.head.val().get_bits::<8>(208);
         self.o.wqe_idx.next = self.head.val().get_bits::<16>(216);
-        self.i.ready.next = !self.q.full.val();
-        // straight through: offered into an empty queue and taken in the same cycle
-        self.thru.next = self.q.empty.val() && self.i.valid.val() && self.o.ready.val();
-        self.q.wr.next = self.i.valid.val() && !self.q.full.val() && !self.thru.val();
-        self.q.rd.next = !self.q.empty.val() && self.o.ready.val();
     }
 }
 
@@ -105,66 +97,31 @@ mod tests {
         c
     }
 
-    /// Random offers (random idle) and random backpressure: every completion comes out once,
-    /// in order, with every field (each bit of the packing exercised by random values); the
-    /// queue never holds more than its depth, fills up under a slow consumer, and a completion
-    /// offered into an empty queue with the consumer ready goes through in its cycle.
+    /// [`queue_stress`] with completions of random field values (every bit of the packing
+    /// exercised): each comes out once, in order, with every field; the queue fills up under
+    /// a slow consumer, and a completion offered into an empty queue with the consumer ready
+    /// goes through in its cycle.
     #[test]
     fn completions_in_order_under_random_idle_and_backpressure() {
         let mut m = model(CplQ::default(), "cplq");
-        let mut r = rng(47);
         reset(&mut m);
-        let mut sent = std::collections::VecDeque::new();
-        let (mut got, mut thru, mut full) = (0, 0, 0);
-        let mut cur: Option<[u64; 10]> = None;
-        for cyc in 0..30_000 {
-            // phases: a consumer faster, then slower than the producer
-            let (p_offer, p_ready) = if cyc % 6000 < 3000 {
-                (0.4, 0.7)
-            } else {
-                (0.8, 0.3)
-            };
-            if cur.is_none() && chance(&mut r, p_offer) {
-                cur = Some(cpl(&mut r));
-            }
-            m.set("i_valid", cur.is_some() as u64);
-            if let Some(c) = cur {
+        let st = queue_stress(
+            &mut m,
+            47,
+            30_000,
+            ("i_", "o_", DEPTH),
+            cpl,
+            |m, c| {
                 for (k, (f, _)) in F.iter().enumerate() {
                     m.set(&format!("i_{f}"), c[k]);
                 }
-            }
-            let rdy = chance(&mut r, p_ready);
-            m.set("o_ready", rdy as u64);
-            let was_empty = sent.is_empty();
-            m.tick();
-            if !m.bit("i_ready") {
-                full += 1;
-            }
-            let offered = cur.is_some() && m.bit("i_ready");
-            if offered {
-                sent.push_back(cur.take().unwrap());
-            }
-            if m.bit("o_valid") && rdy {
-                let want = sent.pop_front().expect("a completion out of nowhere");
+            },
+            |m, c| {
                 for (k, (f, _)) in F.iter().enumerate() {
-                    assert_eq!(m.get(&format!("o_{f}")), want[k], "field {f}");
+                    assert_eq!(m.get(&format!("o_{f}")), c[k], "field {f}");
                 }
-                got += 1;
-                if was_empty && offered {
-                    thru += 1;
-                }
-            } else {
-                assert_eq!(
-                    m.bit("o_valid"),
-                    !sent.is_empty(),
-                    "valid while (and only while) one is held"
-                );
-            }
-            assert!(sent.len() <= DEPTH, "{} completions held", sent.len());
-        }
-        assert!(
-            got > 10_000 && thru > 500 && full > 1000,
-            "{got} completions, {thru} straight through, {full} cycles full"
+            },
         );
+        assert!(st.got > 10_000 && st.thru > 500 && st.full > 1000);
     }
 }

@@ -4215,6 +4215,17 @@ pub(crate) mod tests {
         }
     }
 
+    /// A 64-byte RDMA WRITE WQE whose lkey names the first good MR (one MR for a whole
+    /// stream: txreq keeps its record).
+    fn write64_on_mr0(s: &Setup, r: &mut ChaCha8Rng) -> Wqe {
+        loop {
+            let w = gen_wqe(s, r, Some(wqe_op::RDMA_WRITE), 64, false, None);
+            if w.lkey >> 8 == GOOD_MRS[0] {
+                break w;
+            }
+        }
+    }
+
     /// Cycles per WQE of 16 WQEs back to back on QP 3 (no stalls), made by `make`: context, WQE
     /// and MR reads, the write-back, one descriptor, the requeue. Returns (cycles to the first
     /// descriptor, cycles per WQE after it); the descriptors are checked against the model.
@@ -4414,14 +4425,7 @@ pub(crate) mod tests {
     /// WqeWait x 2, Check, MrRd, Wb, Send).
     #[test]
     fn txreq_write64_one_mr_cycles() {
-        let per = cycles_per_wqe(75, "64-byte WRITE, one MR", |s, r, _| {
-            loop {
-                let w = gen_wqe(s, r, Some(wqe_op::RDMA_WRITE), 64, false, None);
-                if w.lkey >> 8 == GOOD_MRS[0] {
-                    break w;
-                }
-            }
-        });
+        let per = cycles_per_wqe(75, "64-byte WRITE, one MR", |s, r, _| write64_on_mr0(s, r));
         assert!(per <= 3.0, "{per} cycles per 64-byte WRITE WQE");
     }
 
@@ -4438,12 +4442,7 @@ pub(crate) mod tests {
             let mut s = new_setup(&mut r);
             add_qp(&mut s, &mut r, 3, 5, 100, 0);
             for _ in 0..16 {
-                let w = loop {
-                    let w = gen_wqe(&s, &mut r, Some(wqe_op::RDMA_WRITE), 64, false, None);
-                    if w.lkey >> 8 == GOOD_MRS[0] {
-                        break w;
-                    }
-                };
+                let w = write64_on_mr0(&s, &mut r);
                 s.wqes.get_mut(&3).unwrap().push(w);
             }
             let e = expect_all(&s);
@@ -4593,12 +4592,7 @@ pub(crate) mod tests {
         let mut s = new_setup(&mut r);
         add_qp(&mut s, &mut r, 3, 5, 100, 0);
         for _ in 0..16 {
-            let w = loop {
-                let w = gen_wqe(&s, &mut r, Some(wqe_op::RDMA_WRITE), 64, false, None);
-                if w.lkey >> 8 == GOOD_MRS[0] {
-                    break w;
-                }
-            };
+            let w = write64_on_mr0(&s, &mut r);
             s.wqes.get_mut(&3).unwrap().push(w);
         }
         let e = expect_all(&s);
