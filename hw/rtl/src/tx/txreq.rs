@@ -4226,6 +4226,17 @@ pub(crate) mod tests {
         }
     }
 
+    /// A setup with QP 3 and 16 64-byte WRITEs on one MR in its ring.
+    fn qp3_one_mr_writes(r: &mut ChaCha8Rng) -> Setup {
+        let mut s = new_setup(r);
+        add_qp(&mut s, r, 3, 5, 100, 0);
+        for _ in 0..16 {
+            let w = write64_on_mr0(&s, r);
+            s.wqes.get_mut(&3).unwrap().push(w);
+        }
+        s
+    }
+
     /// Cycles per WQE of 16 WQEs back to back on QP 3 (no stalls), made by `make`: context, WQE
     /// and MR reads, the write-back, one descriptor, the requeue. Returns (cycles to the first
     /// descriptor, cycles per WQE after it); the descriptors are checked against the model.
@@ -4439,12 +4450,7 @@ pub(crate) mod tests {
     fn txreq_chain_follows_ack_writes() {
         for case in 0..2 {
             let mut r = rng(121 + case);
-            let mut s = new_setup(&mut r);
-            add_qp(&mut s, &mut r, 3, 5, 100, 0);
-            for _ in 0..16 {
-                let w = write64_on_mr0(&s, &mut r);
-                s.wqes.get_mut(&3).unwrap().push(w);
-            }
+            let s = qp3_one_mr_writes(&mut r);
             let e = expect_all(&s);
             let mut g = Rig::new(&s, 123 + case, 0.0);
             post(&mut g.ctx, 3, 16);
@@ -4589,12 +4595,7 @@ pub(crate) mod tests {
     #[test]
     fn txreq_write64_one_mr_cycles_with_sq_pi_writes() {
         let mut r = rng(97);
-        let mut s = new_setup(&mut r);
-        add_qp(&mut s, &mut r, 3, 5, 100, 0);
-        for _ in 0..16 {
-            let w = write64_on_mr0(&s, &mut r);
-            s.wqes.get_mut(&3).unwrap().push(w);
-        }
+        let s = qp3_one_mr_writes(&mut r);
         let e = expect_all(&s);
         let mut g = Rig::new(&s, 98, 0.0);
         post(&mut g.ctx, 3, 4);
