@@ -39,6 +39,7 @@
 use crate::common::beram::BeRam;
 use crate::common::bus::{DmaRdS, DmaWrS, HostAxiM};
 use crate::common::fifo::Fifo;
+use crate::dma::burst::BurstSplit;
 use rust_hdl::prelude::*;
 use std::fmt::Write;
 
@@ -145,17 +146,9 @@ pub struct DmaEng {
     // ---------------- read: AR issuer
     rq: Fifo<32, CMD_FIFO_BITS>,
     rfun: Funnel,
-    ar_busy: DFF<Bit>,
-    ar_beat: DFF<Bits<58>>,
-    /// beats of the command after the one at `ar_beat` (its last beat minus `ar_beat`): the
-    /// burst length and the final-burst test come from it and the page offset alone, not from
-    /// 58-bit address arithmetic (which put 10 LUT levels between `ar_beat` and `cmd_ready`)
-    ar_rem: DFF<Bits<9>>,
+    /// the current read command's bursts
+    ars: BurstSplit,
     ar_out: DFF<Bits<7>>,
-    ar_blen: Signal<Local, Bits<9>>,
-    ar_left: Signal<Local, Bits<6>>,
-    ar_left9: Signal<Local, Bits<9>>,
-    ar_last: Signal<Local, Bit>,
     ar_fire: Signal<Local, Bit>,
     ar_final: Signal<Local, Bit>,
     ar_take: Signal<Local, Bit>,
@@ -189,16 +182,10 @@ pub struct DmaEng {
     wq: Fifo<32, CMD_FIFO_BITS>,
     bq: Fifo<32, CMD_FIFO_BITS>,
     wfun: Funnel,
-    aw_busy: DFF<Bit>,
-    aw_beat: DFF<Bits<58>>,
-    /// beats of the command after the one at `aw_beat` (as `ar_rem` for reads)
-    aw_rem: DFF<Bits<9>>,
+    /// the current write command's bursts
+    aws: BurstSplit,
     aw_cnt: DFF<Bits<16>>,
     pref: DFF<Bit>,
-    aw_blen: Signal<Local, Bits<9>>,
-    aw_left: Signal<Local, Bits<6>>,
-    aw_left9: Signal<Local, Bits<9>>,
-    aw_last: Signal<Local, Bit>,
     aw_fire: Signal<Local, Bit>,
     aw_final: Signal<Local, Bit>,
     wc_room: Signal<Local, Bit>,
@@ -287,14 +274,8 @@ impl Default for DmaEng {
             ar_room: Default::default(),
             rq: Default::default(),
             rfun: Default::default(),
-            ar_busy: Default::default(),
-            ar_beat: Default::default(),
-            ar_rem: Default::default(),
+            ars: Default::default(),
             ar_out: Default::default(),
-            ar_blen: Default::default(),
-            ar_left: Default::default(),
-            ar_left9: Default::default(),
-            ar_last: Default::default(),
             ar_fire: Default::default(),
             ar_final: Default::default(),
             ar_take: Default::default(),
@@ -326,15 +307,9 @@ impl Default for DmaEng {
             wq: Default::default(),
             bq: Default::default(),
             wfun: Default::default(),
-            aw_busy: Default::default(),
-            aw_beat: Default::default(),
-            aw_rem: Default::default(),
+            aws: Default::default(),
             aw_cnt: Default::default(),
             pref: Default::default(),
-            aw_blen: Default::default(),
-            aw_left: Default::default(),
-            aw_left9: Default::default(),
-            aw_last: Default::default(),
             aw_fire: Default::default(),
             aw_final: Default::default(),
             wc_room: Default::default(),
@@ -394,12 +369,12 @@ impl Logic for DmaEng {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, ar_busy, ar_beat, ar_rem, ar_out, r_j, r_flush, r_h, r_herr, o_v, o_data,
-            o_keep, o_last, o_err, rb_wp, rb_rp, rb_cnt, rb_wl, cr_used
+            self, clock, ar_out, r_j, r_flush, r_h, r_herr, o_v, o_data, o_keep, o_last, o_err,
+            rb_wp, rb_rp, rb_cnt, rb_wl, cr_used
         );
         dff_setup!(
-            self, clock, aw_busy, aw_beat, aw_rem, aw_cnt, pref, w_j, w_prev, w_cnt, w_v, w_data,
-            w_strb, w_last, b_cnt, b_err, d0, e0, d1, e1, c_rd, c_wr, c_err
+            self, clock, aw_cnt, pref, w_j, w_prev, w_cnt, w_v, w_data, w_strb, w_last, b_cnt,
+            b_err, d0, e0, d1, e1, c_rd, c_wr, c_err
         );
         self.rq.clock.next = self.clock.val();
         self.wq.clock.next = self.clock.val();
@@ -415,41 +390,30 @@ impl Logic for DmaEng {
         self.bq.rd.next = false;
 
         // ================= read: AR issuer
-        // burst: to the end of the command or of the 4 KiB page, whichever comes first
-        // (beats left in the page after ar_beat, and whether the command ends in it)
-        // (negated in 6 bits, then widened: see docs/ARCHITECTURE.md "rust-hdl")
-        self.ar_left.next = !self.ar_beat.q.val().get_bits::<6>(0);
-        self.ar_left9.next = bit_cast::<9, 6>(self.ar_left.val());
-        self.ar_last.next = self.ar_rem.q.val() <= self.ar_left9.val();
-        if self.ar_last.val() {
-            self.ar_blen.next = self.ar_rem.q.val();
-        } else {
-            self.ar_blen.next = self.ar_left9.val();
-        }
+        // bursts: to the end of the command or of the 4 KiB page, whichever comes first
+        // (`BurstSplit`, every output a register)
+        self.ars.clock.next = self.clock.val();
+        self.ars.rst.next = self.rst.val();
         self.m.arid.next = 0.into();
-        self.m.araddr.next = bit_cast::<64, 58>(self.ar_beat.q.val()) << 6;
-        self.m.arlen.next = self.ar_blen.val().get_bits::<8>(0);
+        self.m.araddr.next = bit_cast::<64, 58>(self.ars.beat.val()) << 6;
+        self.m.arlen.next = self.ars.blen.val().get_bits::<8>(0);
         self.m.arsize.next = 6.into();
         self.m.arburst.next = 1.into();
         // completion credits: the burst's beats must fit into the unreserved buffer room
-        self.ar_n.next = bit_cast::<10, 9>(self.ar_blen.val()) + 1;
+        self.ar_n.next = bit_cast::<10, 9>(self.ars.blen.val()) + 1;
         self.ar_room.next = (self.cr_used.q.val() + self.ar_n.val()) <= self.buf_beats.val();
-        self.m.arvalid.next = self.ar_busy.q.val()
+        self.m.arvalid.next = self.ars.busy.val()
             && (self.ar_out.q.val() < self.max_bursts.val())
             && self.ar_room.val();
         self.ar_fire.next = self.m.arvalid.val() && self.m.arready.val();
-        self.ar_final.next = self.ar_fire.val() && self.ar_last.val();
+        self.ar_final.next = self.ar_fire.val() && self.ars.last.val();
+        self.ars.fire.next = self.ar_fire.val();
         if self.ar_fire.val() {
-            self.ar_beat.d.next = self.ar_beat.q.val() + bit_cast::<58, 9>(self.ar_blen.val()) + 1;
-            self.ar_rem.d.next = self.ar_rem.q.val() - self.ar_blen.val() - 1;
             self.c_rd.d.next = self.c_rd.q.val() + 1;
-            if self.ar_final.val() {
-                self.ar_busy.d.next = false;
-            }
         }
         // command intake: one command per AR issuer run, its R-side record into rq
         self.rd.cmd_ready.next =
-            (!self.ar_busy.q.val() || self.ar_final.val()) && !self.rq.full.val();
+            (!self.ars.busy.val() || self.ar_final.val()) && !self.rq.full.val();
         self.ar_take.next = self.rd.cmd_valid.val() && self.rd.cmd_ready.val();
         self.ar_lo.next = self.rd.cmd_addr.val().get_bits::<6>(0);
         self.ar_lenm1.next = self.rd.cmd_len.val() - 1;
@@ -470,11 +434,11 @@ impl Logic for DmaEng {
         } else {
             self.rq.din.next = self.ar_entry.val();
         }
+        self.ars.load.next = self.ar_take.val();
+        self.ars.load_beat.next = self.rd.cmd_addr.val().get_bits::<58>(6);
+        self.ars.load_na.next = self.ar_na.val();
         if self.ar_take.val() {
             self.rq.wr.next = true;
-            self.ar_busy.d.next = true;
-            self.ar_beat.d.next = self.rd.cmd_addr.val().get_bits::<58>(6);
-            self.ar_rem.d.next = bit_cast::<9, 8>(self.ar_na.val());
         }
 
         // ================= read: completion buffer
@@ -594,34 +558,24 @@ impl Logic for DmaEng {
         self.rd.dat_err.next = self.o_err.q.val();
 
         // ================= write: AW issuer
-        // (as for reads: the command's remaining beats against the page rest, 9 bits)
-        self.aw_left.next = !self.aw_beat.q.val().get_bits::<6>(0);
-        self.aw_left9.next = bit_cast::<9, 6>(self.aw_left.val());
-        self.aw_last.next = self.aw_rem.q.val() <= self.aw_left9.val();
-        if self.aw_last.val() {
-            self.aw_blen.next = self.aw_rem.q.val();
-        } else {
-            self.aw_blen.next = self.aw_left9.val();
-        }
+        // (bursts as for reads: `BurstSplit`)
+        self.aws.clock.next = self.clock.val();
+        self.aws.rst.next = self.rst.val();
         self.m.awid.next = 0.into();
-        self.m.awaddr.next = bit_cast::<64, 58>(self.aw_beat.q.val()) << 6;
-        self.m.awlen.next = self.aw_blen.val().get_bits::<8>(0);
+        self.m.awaddr.next = bit_cast::<64, 58>(self.aws.beat.val()) << 6;
+        self.m.awlen.next = self.aws.blen.val().get_bits::<8>(0);
         self.m.awsize.next = 6.into();
         self.m.awburst.next = 1.into();
-        self.m.awvalid.next = self.aw_busy.q.val();
+        self.m.awvalid.next = self.aws.busy.val();
         self.aw_fire.next = self.m.awvalid.val() && self.m.awready.val();
-        self.aw_final.next = self.aw_fire.val() && self.aw_last.val();
+        self.aw_final.next = self.aw_fire.val() && self.aws.last.val();
+        self.aws.fire.next = self.aw_fire.val();
         if self.aw_fire.val() {
-            self.aw_beat.d.next = self.aw_beat.q.val() + bit_cast::<58, 9>(self.aw_blen.val()) + 1;
-            self.aw_rem.d.next = self.aw_rem.q.val() - self.aw_blen.val() - 1;
             self.aw_cnt.d.next = self.aw_cnt.q.val() + 1;
             self.c_wr.d.next = self.c_wr.q.val() + 1;
-            if self.aw_final.val() {
-                self.aw_busy.d.next = false;
-            }
         }
         // round-robin command intake
-        self.wc_room.next = (!self.aw_busy.q.val() || self.aw_final.val())
+        self.wc_room.next = (!self.aws.busy.val() || self.aw_final.val())
             && !self.wq.full.val()
             && !self.bq.full.val();
         self.wc_sel.next =
@@ -667,10 +621,10 @@ impl Logic for DmaEng {
             self.wq.wr.next = true;
             self.bq.wr.next = true;
             self.pref.d.next = !self.wc_sel.val();
-            self.aw_busy.d.next = true;
-            self.aw_beat.d.next = self.wc_addr.val().get_bits::<58>(6);
-            self.aw_rem.d.next = bit_cast::<9, 8>(self.wc_na.val());
         }
+        self.aws.load.next = self.wc_take.val();
+        self.aws.load_beat.next = self.wc_addr.val().get_bits::<58>(6);
+        self.aws.load_na.next = self.wc_na.val();
 
         // ================= write: W stage
         self.wh_c.next = self.wq.dout.val().get_bit(0);
@@ -777,7 +731,6 @@ impl Logic for DmaEng {
         self.cnt_bus_err.next = self.c_err.q.val();
 
         if self.rst.val() {
-            self.ar_busy.d.next = false;
             self.ar_out.d.next = 0.into();
             self.rb_wp.d.next = 0.into();
             self.rb_rp.d.next = 0.into();
@@ -787,7 +740,6 @@ impl Logic for DmaEng {
             self.r_j.d.next = 0.into();
             self.r_flush.d.next = false;
             self.o_v.d.next = false;
-            self.aw_busy.d.next = false;
             self.aw_cnt.d.next = 0.into();
             self.pref.d.next = false;
             self.w_j.d.next = 0.into();
