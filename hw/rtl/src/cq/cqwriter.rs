@@ -7,9 +7,9 @@
 //! bit 0 is clear, as overflow (`cnt_cq_overflow`) when `producer - consumer == 2^log2` modulo
 //! 2^16 (the CQ doorbell writes the low 16 bits of `consumer`);
 //! otherwise one 32-byte DMA write (`wr`: the command from Issue; the data beat from a
-//! two-entry queue of holding registers, loaded when the command is taken and offered until
-//! taken, so Issue ends with its command taken and room for its beat, without waiting for the
-//! DMA engine to take the beat before it) of the
+//! four-entry queue (`beats`, a [`Fifo`] of the CQEs' 32 bytes), pushed when the command is
+//! taken and offered until taken, so Issue ends with its command taken and room for its
+//! beat, without waiting for the DMA engine to take the beats before it) of the
 //! `Cqe` image at `base_iova + 32 * (producer mod 2^log2)`, owner bit set on even passes
 //! (`(producer >> log2) & 1 == 0`), then the next completion while a byte-enable write of
 //! `producer + 1` goes to the store in the background (one still waiting for the port is
@@ -25,9 +25,14 @@
 //! Record offsets come from the ABI `FIELDS` tables (`Cqe`, `CqContext`).
 
 use crate::common::bus::{CTX_ADDR_BITS, CTX_SRC_CQW, CplS, CtxPortM, CtxSnoopS, DmaWrM};
+use crate::common::fifo::Fifo;
 use rnic_abi::params::{self, BuildParams};
 use rnic_abi::queue::{CqContext, Cqe, cqe_flag};
 use rust_hdl::prelude::*;
+
+/// Bits of a queued CQE data beat: the CQE (the rest of the 512-bit beat is zero).
+const BEAT_Q_BITS: usize = 256;
+const _: () = assert!(Cqe::SIZE * 8 <= BEAT_Q_BITS);
 
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
 pub enum CqState {
@@ -112,14 +117,11 @@ pub struct CqWriter {
     wb_addr: DFF<Bits<CTX_ADDR_BITS>>,
     wb_prod: DFF<Bits<32>>,
     cmd_ok: DFF<Bit>,
-    /// the oldest data beat whose command was taken, offered until taken (`dat_valid`):
-    /// Issue ends when its command is taken and `hv1` is free (or its beat moves up now)
-    hv: DFF<Bit>,
-    hdata: DFF<Bits<512>>,
-    /// a second data beat behind it (the next command's), so Issue need not wait for the
-    /// DMA engine to take the one before
-    hv1: DFF<Bit>,
-    hdata1: DFF<Bits<512>>,
+    /// the CQE data beats whose commands were taken, in command order (the CQE's 32 bytes;
+    /// the beat's upper half is zero): the head is offered on `wr.dat_*` until taken, so
+    /// Issue ends when its command is taken and there is room, without waiting for the DMA
+    /// engine to take the beats before it
+    beats: Fifo<BEAT_Q_BITS, 2>,
     pend: DFF<Bits<32>>,
     pend_n: DFF<Bits<6>>,
     irq_q: DFF<Bit>,
@@ -215,10 +217,7 @@ impl CqWriter {
             wb_addr: Default::default(),
             wb_prod: Default::default(),
             cmd_ok: Default::default(),
-            hv: Default::default(),
-            hdata: Default::default(),
-            hv1: Default::default(),
-            hdata1: Default::default(),
+            beats: Default::default(),
             pend: Default::default(),
             pend_n: Default::default(),
             irq_q: Default::default(),
@@ -262,8 +261,8 @@ impl Logic for CqWriter {
             wqe_idx
         );
         dff_setup!(
-            self, clock, base, log2, qflags, prod, cons, cmd_ok, hv, hdata, hv1, hdata1, pend,
-            pend_n, irq_q, c_cqe, c_ovf, c_inv, kc_v, kc_cqn, wb_pend, wb_addr, wb_prod
+            self, clock, base, log2, qflags, prod, cons, cmd_ok, pend, pend_n, irq_q, c_cqe, c_ovf,
+            c_inv, kc_v, kc_cqn, wb_pend, wb_addr, wb_prod
         );
         // ---------------- context port
         // the producer write-back goes first, whenever one is pending
@@ -310,38 +309,20 @@ impl Logic for CqWriter {
             | (bit_cast::<512, 16>(self.wqe_idx.q.val()) << self.q_idx.val());
         self.wr.cmd_addr.next = self.base.q.val() + (bit_cast::<64, 32>(self.slot.val()) << 5);
         self.wr.cmd_len.next = self.cqe_len.val();
-        self.wr.dat_data.next = self.hdata.q.val();
+        self.beats.clock.next = self.clock.val();
+        self.beats.rst.next = self.rst.val();
+        self.wr.dat_data.next = bit_cast::<512, BEAT_Q_BITS>(self.beats.dout.val());
         self.wr.dat_last.next = true;
         self.wr.cmd_valid.next = (self.st.q.val() == CqState::Issue) && !self.cmd_ok.q.val();
-        self.wr.dat_valid.next = self.hv.q.val();
+        self.wr.dat_valid.next = !self.beats.empty.val();
         self.cmd_fire.next = self.wr.cmd_valid.val() && self.wr.cmd_ready.val();
         self.dat_fire.next = self.wr.dat_valid.val() && self.wr.dat_ready.val();
         self.fin.next = (self.st.q.val() == CqState::Issue)
             && (self.cmd_ok.q.val() || self.cmd_fire.val())
-            && (!self.hv1.q.val() || self.dat_fire.val());
-        // the beats queue in command order: `hdata` is offered, `hdata1` waits behind it
-        if self.dat_fire.val() {
-            self.hv.d.next = self.hv1.q.val();
-            self.hdata.d.next = self.hdata1.q.val();
-            self.hv1.d.next = false;
-            if self.fin.val() {
-                if self.hv1.q.val() {
-                    self.hv1.d.next = true;
-                    self.hdata1.d.next = self.img.val();
-                } else {
-                    self.hv.d.next = true;
-                    self.hdata.d.next = self.img.val();
-                }
-            }
-        } else if self.fin.val() {
-            if self.hv.q.val() {
-                self.hv1.d.next = true;
-                self.hdata1.d.next = self.img.val();
-            } else {
-                self.hv.d.next = true;
-                self.hdata.d.next = self.img.val();
-            }
-        }
+            && !self.beats.full.val();
+        self.beats.wr.next = self.fin.val();
+        self.beats.din.next = self.img.val().get_bits::<BEAT_Q_BITS>(0);
+        self.beats.rd.next = self.dat_fire.val();
 
         // ---------------- round-robin pick (0 tx, 1 rx, 2 ack), starting after `last`
         self.any.next = self.tx.valid.val() || self.rx.valid.val() || self.ack.valid.val();
@@ -519,8 +500,6 @@ impl Logic for CqWriter {
             self.st.d.next = CqState::Idle;
             self.kc_v.d.next = false;
             self.wb_pend.d.next = false;
-            self.hv.d.next = false;
-            self.hv1.d.next = false;
             self.last.d.next = 0.into();
             self.pend_n.d.next = 0.into();
             self.irq_q.d.next = false;
