@@ -162,8 +162,13 @@ fn one_deep_qp_message_rate() {
             op.name()
         );
         if op == BenchOp::Write {
-            // the wire limit: 138 + 24 bytes at 100 Gb/s = 3.24 cycles
-            assert!(steady <= 3.3, "WRITE frames {steady:.3} cycles apart");
+            // one frame per message at the wire limit: 64 bytes of goodput at
+            // `wire_limit_gbps`, 4 ns a cycle (3.24 cycles for a 64-byte WRITE ONLY)
+            let wire = 64.0 * 8.0 / wire_limit_gbps(op, 64, 4096) / 4.0;
+            assert!(
+                steady <= 3.3 && steady >= wire,
+                "WRITE frames {steady:.3} cycles apart (wire limit {wire:.3})"
+            );
         }
         let per = r.cycles as f64 / r.iters as f64;
         eprintln!(

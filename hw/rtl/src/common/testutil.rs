@@ -33,7 +33,6 @@ pub fn reset(m: &mut DynModel) {
     m.set("rst", 0);
 }
 
-/// One register-bus write pulse.
 /// What [`queue_stress`] saw: entries taken out, of those the ones that went straight
 /// through an empty queue in their cycle, and cycles the queue was full.
 pub struct QueueStress {
@@ -84,9 +83,9 @@ pub fn queue_stress<T: Clone>(
         m.tick();
         let in_ready = m.bit(&format!("{i}ready"));
         st.full += !in_ready as u64;
-        let offered = cur.is_some() && in_ready;
-        if offered {
-            held.push_back(cur.take().unwrap());
+        let offered = in_ready && cur.is_some();
+        if in_ready && let Some(e) = cur.take() {
+            held.push_back(e);
         }
         let valid = m.bit(&format!("{o}valid"));
         assert_eq!(
@@ -94,8 +93,9 @@ pub fn queue_stress<T: Clone>(
             !held.is_empty(),
             "valid while (and only while) one is held"
         );
-        if valid && rdy {
-            check(m, &held.pop_front().unwrap());
+        // (`valid` is `!held.is_empty()`, asserted above)
+        if rdy && let Some(e) = held.pop_front() {
+            check(m, &e);
             st.got += 1;
             st.thru += (was_empty && offered) as u64;
         }
@@ -104,6 +104,7 @@ pub fn queue_stress<T: Clone>(
     st
 }
 
+/// One register-bus write pulse.
 pub fn bus_write(m: &mut DynModel, addr: u32, data: u32) {
     m.set("bus_addr", addr as u64);
     m.set("bus_wdata", data as u64);

@@ -30,7 +30,6 @@ pub struct CplQ {
     pub i: CplS,
     pub o: CplM,
     q: FtFifo<CW, DA>,
-    head: Signal<Local, Bits<CW>>,
 }
 
 impl Logic for CplQ {
@@ -52,17 +51,16 @@ impl Logic for CplQ {
         self.i.ready.next = self.q.in_ready.val();
         self.o.valid.next = self.q.out_valid.val();
         self.q.out_ready.next = self.o.ready.val();
-        self.head.next = self.q.dout.val();
-        self.o.cqn.next = self.head.val().get_bits::<16>(0);
-        self.o.wr_id.next = self.head.val().get_bits::<64>(16);
-        self.o.byte_len.next = self.head.val().get_bits::<32>(80);
-        self.o.imm.next = self.head.val().get_bits::<32>(112);
-        self.o.qpn.next = self.head.val().get_bits::<24>(144);
-        self.o.src_qp.next = self.head.val().get_bits::<24>(168);
-        self.o.opcode.next = self.head.val().get_bits::<8>(192);
-        self.o.status.next = self.head.val().get_bits::<8>(200);
-        self.o.flags.next = self.head.val().get_bits::<8>(208);
-        self.o.wqe_idx.next = self.head.val().get_bits::<16>(216);
+        self.o.cqn.next = self.q.dout.val().get_bits::<16>(0);
+        self.o.wr_id.next = self.q.dout.val().get_bits::<64>(16);
+        self.o.byte_len.next = self.q.dout.val().get_bits::<32>(80);
+        self.o.imm.next = self.q.dout.val().get_bits::<32>(112);
+        self.o.qpn.next = self.q.dout.val().get_bits::<24>(144);
+        self.o.src_qp.next = self.q.dout.val().get_bits::<24>(168);
+        self.o.opcode.next = self.q.dout.val().get_bits::<8>(192);
+        self.o.status.next = self.q.dout.val().get_bits::<8>(200);
+        self.o.flags.next = self.q.dout.val().get_bits::<8>(208);
+        self.o.wqe_idx.next = self.q.dout.val().get_bits::<16>(216);
     }
 }
 

@@ -2,8 +2,8 @@
 //! 4 KiB page (so at most 64 beats each), for `dmaeng`'s AR and AW issuers alike.
 //!
 //! `load` takes a command (the cycle the issuer takes it): its first beat (`load_beat`, the
-//! byte address / 64) and `load_na`, its beats after the first (beats - 1, at most 128 + 1
-//! for an 8 KiB command at any alignment). The current burst is on `beat` (its first beat)
+//! byte address / 64) and `load_na`, its beats after the first (beats - 1: at most 128, an
+//! 8 KiB command at any alignment touching 129 beats). The current burst is on `beat` (its first beat)
 //! and `blen` (beats - 1, the AXI `AxLEN`), `last` when it ends the command; `fire` (its
 //! address handshake) moves to the next burst, and `busy` falls when the last one fired
 //! (a `load` in that very cycle takes the next command: the issuer's intake is

@@ -28,7 +28,6 @@ pub struct AckEvQ {
     pub i: AckEvS,
     pub o: AckEvM,
     q: FtFifo<EW, DA>,
-    head: Signal<Local, Bits<EW>>,
 }
 
 impl Logic for AckEvQ {
@@ -48,15 +47,14 @@ impl Logic for AckEvQ {
         self.i.ready.next = self.q.in_ready.val();
         self.o.valid.next = self.q.out_valid.val();
         self.q.out_ready.next = self.o.ready.val();
-        self.head.next = self.q.dout.val();
-        self.o.qpn.next = self.head.val().get_bits::<24>(0);
-        self.o.psn.next = self.head.val().get_bits::<24>(24);
-        self.o.syndrome.next = self.head.val().get_bits::<8>(48);
-        self.o.msn.next = self.head.val().get_bits::<24>(56);
-        self.o.rsp.next = self.head.val().get_bit(80);
-        self.o.rpos.next = self.head.val().get_bits::<2>(81);
-        self.o.plen.next = self.head.val().get_bits::<13>(83);
-        self.o.atom.next = self.head.val().get_bit(96);
+        self.o.qpn.next = self.q.dout.val().get_bits::<24>(0);
+        self.o.psn.next = self.q.dout.val().get_bits::<24>(24);
+        self.o.syndrome.next = self.q.dout.val().get_bits::<8>(48);
+        self.o.msn.next = self.q.dout.val().get_bits::<24>(56);
+        self.o.rsp.next = self.q.dout.val().get_bit(80);
+        self.o.rpos.next = self.q.dout.val().get_bits::<2>(81);
+        self.o.plen.next = self.q.dout.val().get_bits::<13>(83);
+        self.o.atom.next = self.q.dout.val().get_bit(96);
     }
 }
 
