@@ -256,6 +256,10 @@ pub struct Responder {
     n_mr_idx: Signal<Local, Bits<24>>,
     n_hit: Signal<Local, Bit>,
     n_end: Signal<Local, Bits<65>>,
+    /// the entry behind the head: a SEND ONLY (with or without immediate) of the kept QP
+    /// whose receive WQE was read ahead (the one this frame's write-back leaves at `rq_ci`)
+    n_sendo: Signal<Local, Bit>,
+    n_hit_s: Signal<Local, Bit>,
     em_cmd: Signal<Local, Bit>,
     em_ctx: Signal<Local, Bit>,
     /// the receive WQE's MR (MrRd) is the kept one
@@ -417,8 +421,9 @@ pub struct Responder {
     p_qp: DFF<Bits<512>>,
     p_rqs: DFF<Bits<512>>,
     pf_go: Signal<Local, Bit>,
-    /// Receive-WQE read-ahead: a frame in Check that completes its receive WQE asks for the
-    /// next one (`wa_go`: QP `wa_qpn`, index `wa_idx` = ci + 1, posted: not the kept rq_pi);
+    /// Receive-WQE read-ahead: a frame in Decide (or in Check, when Decide's was not taken)
+    /// that would complete its receive WQE asks for the next one (`wa_go`: QP `wa_qpn`, index
+    /// `wa_idx` = ci + 1, when both are posted: ci and ci + 1 are not the kept rq_pi);
     /// its data in `wa_data` (`wa_h`) 2 cycles after the grant (`wa1/wa2`). A posted WQE does
     /// not change until it is consumed, so the tag alone says it is current; it is dropped
     /// when the kept RqState is read again, handed over, or written by another writer. A
@@ -434,6 +439,27 @@ pub struct Responder {
     wq_got: DFF<Bit>,
     wa_go: Signal<Local, Bit>,
     wa_hit: Signal<Local, Bit>,
+    /// the read-ahead WQE's L_Key, address, range end and whether its MR index is in range,
+    /// registered with `wa_data` (the kept-MR check of a SEND that takes it needs no cycle
+    /// of its own: Decide compares the range, Check follows)
+    wa_key: DFF<Bits<32>>,
+    wa_addr: DFF<Bits<64>>,
+    wa_end: DFF<Bits<65>>,
+    wa_iok: DFF<Bit>,
+    /// the read-ahead WQE as Idle or `em_fast` take it: from its registers, or from the
+    /// ring's read data in the cycle it arrives (`wx_now`)
+    wx_now: Signal<Local, Bit>,
+    wx_h: Signal<Local, Bit>,
+    wx_data: Signal<Local, Bits<512>>,
+    wx_key: Signal<Local, Bits<32>>,
+    wx_addr: Signal<Local, Bits<64>>,
+    wx_end: Signal<Local, Bits<65>>,
+    wx_iok: Signal<Local, Bit>,
+    /// a read-ahead of this frame's next WQE was already taken (Decide's; Check asks only
+    /// when it was not)
+    wa_same: Signal<Local, Bit>,
+    /// this frame takes the read-ahead WQE (`wx_*`) into `wqe` and `rq_*`
+    take_wx: Signal<Local, Bit>,
     /// the receive WQE on the ring's read data (WqeWait): its MR index, whether that is the
     /// kept MR, its range's end
     rw_key: Signal<Local, Bits<32>>,
@@ -819,6 +845,19 @@ impl Responder {
             wq_got: Default::default(),
             wa_go: Default::default(),
             wa_hit: Default::default(),
+            wa_key: Default::default(),
+            wa_addr: Default::default(),
+            wa_end: Default::default(),
+            wa_iok: Default::default(),
+            wx_now: Default::default(),
+            wx_h: Default::default(),
+            wx_data: Default::default(),
+            wx_key: Default::default(),
+            wx_addr: Default::default(),
+            wx_end: Default::default(),
+            wx_iok: Default::default(),
+            wa_same: Default::default(),
+            take_wx: Default::default(),
             rw_key: Default::default(),
             rw_idx: Default::default(),
             rw_hit: Default::default(),
@@ -846,6 +885,8 @@ impl Responder {
             n_reth: Default::default(),
             n_mr_idx: Default::default(),
             n_hit: Default::default(),
+            n_sendo: Default::default(),
+            n_hit_s: Default::default(),
             n_end: Default::default(),
             em_cmd: Default::default(),
             em_ctx: Default::default(),
@@ -1067,7 +1108,11 @@ impl Logic for Responder {
             wa_data,
             wa1,
             wa2,
-            wq_got
+            wq_got,
+            wa_key,
+            wa_addr,
+            wa_end,
+            wa_iok
         );
         // =========================================================== head fields
         self.pay.next = self.head.data_len.val();
@@ -1367,6 +1412,24 @@ impl Logic for Responder {
                 .val()
                 .get_bits::<32>(self.o_w_len.val().index()),
         );
+        self.wx_now.next = self.wa2.q.val() && self.ring.rvalid.val();
+        self.wx_h.next = self.wa_h.q.val() || self.wx_now.val();
+        self.wx_data.next = self.wa_data.q.val();
+        self.wx_key.next = self.wa_key.q.val();
+        self.wx_addr.next = self.wa_addr.q.val();
+        self.wx_end.next = self.wa_end.q.val();
+        self.wx_iok.next = self.wa_iok.q.val();
+        if self.wx_now.val() {
+            self.wx_data.next = self.ring.rdata.val();
+            self.wx_key.next = self.rw_key.val();
+            self.wx_addr.next = self
+                .ring
+                .rdata
+                .val()
+                .get_bits::<64>(self.o_w_addr.val().index());
+            self.wx_end.next = self.rw_end.val();
+            self.wx_iok.next = self.rw_idx.val() < self.k_nmr.val();
+        }
         // the frame behind the head, for `em_fast`: a WRITE without immediate that the
         // dispatcher would pass (no verdict drop, our P_Key, a QP number in range) and that
         // finds the kept records as `hit` does (the kept QP, its RqState, for a RETH the kept
@@ -1392,6 +1455,22 @@ impl Logic for Responder {
             && !self.sn_rqs_kill.val()
             && (!self.n_reth.val()
                 || (self.km_ok.val() && (self.n_mr_idx.val() == self.km_idx.q.val())));
+        self.n_sendo.next = (self.head.n_opcode.val() == self.k_op_so.val())
+            || (self.head.n_opcode.val() == self.k_op_soi.val());
+        self.n_hit_s.next = self.head.n_valid.val()
+            && !self.head.n_drop.val()
+            && ((self.head.n_pkey.val() & self.k_pkey15.val()) == self.k_pkey15.val())
+            && self.n_sendo.val()
+            && (self.head.n_qpn.val() < self.k_nqp.val())
+            && self.kq_v.q.val()
+            && !self.sn_qp.val()
+            && (self.head.n_qpn.val() == self.kq_qpn.q.val())
+            && self.ks_v.q.val()
+            && !self.sn_rqs_kill.val()
+            && self.wa_v.q.val()
+            && self.wx_h.val()
+            && (self.wa_qpn.q.val() == self.kq_qpn.q.val())
+            && (self.wa_idx.q.val() == self.next_ci.q.val());
         // read ahead (`p_*`): the frame behind the head is of another QP (its reads are asked
         // for in Decide; an RqState unless it is an ACK, READ RESPONSE or ATOMIC ACKNOWLEDGE),
         // and this frame reads nothing more on `ctx` (no receive WQE, so no WQE MR read)
@@ -1429,14 +1508,21 @@ impl Logic for Responder {
             && (!self.pre_mr.val() || self.hit_m.val());
         self.p_swap.next = false;
         self.wa_hit.next = self.wa_v.q.val()
-            && self.wa_h.q.val()
+            && self.wx_h.val()
             && (self.head.qpn.val() == self.wa_qpn.q.val())
             && (self.s_ci.val() == self.wa_idx.q.val());
-        self.wa_go.next = (self.st.q.val() == St::Check)
+        self.wa_same.next = self.wa_v.q.val()
+            && (self.head.qpn.val() == self.wa_qpn.q.val())
+            && (self.s_ci.val() + 1 == self.wa_idx.q.val());
+        // asked for in Decide (its data then comes in time for a next SEND that goes from
+        // Emit straight to Decide), again in Check when Decide's was not taken
+        self.wa_go.next = ((self.st.q.val() == St::Decide)
+            || ((self.st.q.val() == St::Check) && !self.wa_same.val()))
             && self.need_wqe.val()
             && (self.is_last.val() || self.is_only.val())
             && self.ks_v.q.val()
             && (self.head.qpn.val() == self.kq_qpn.q.val())
+            && (self.s_ci.val() != self.s_pi.val())
             && (self.s_ci.val() + 1 != self.s_pi.val());
 
         // =========================================================== responder FSM
@@ -1564,6 +1650,7 @@ impl Logic for Responder {
         self.head.pop.next = false;
         self.capture_ctx.next = false;
         self.take_qp.next = false;
+        self.take_wx.next = false;
         self.take_rqs.next = false;
         self.rec_rd.next = false;
         self.q_have.next = (self.st.q.val() == St::QpRd) && self.q_got.q.val();
@@ -1634,7 +1721,7 @@ impl Logic for Responder {
                             self.need_wqe.val() && !self.wa_hit.val() && self.ring.gnt.val();
                         if self.need_wqe.val() && self.wa_hit.val() {
                             self.wq_got.d.next = true;
-                            self.wqe.d.next = self.wa_data.q.val();
+                            self.take_wx.next = true;
                         }
                         self.hitp.d.next = true;
                         self.pdiff.d.next = self.head.psn.val() - self.s_psn.val();
@@ -1815,14 +1902,12 @@ impl Logic for Responder {
                             self.st.d.next = St::WqeWait;
                         }
                         if self.wq_got.q.val() {
-                            // the WQE read ahead is in `wqe` (since Idle): WqeWait's choice
-                            // now, its range and key loaded from `wqe` this cycle
+                            // the WQE read ahead is in `wqe` and its range and key in
+                            // `rq_*` (both loaded as it was taken): WqeWait's choice now;
+                            // the kept MR's bounds are compared above, so on to Check
                             self.st.d.next = St::Check;
-                            if self.wqe_mr.val() {
+                            if self.wqe_mr.val() && !self.hit_m.val() {
                                 self.st.d.next = St::MrRd;
-                                if self.hit_m.val() {
-                                    self.st.d.next = St::MrKeep;
-                                }
                             }
                         }
                     } else {
@@ -1893,10 +1978,6 @@ impl Logic for Responder {
                 }
             }
             St::Check => {
-                if self.wa_go.val() {
-                    self.ring.req.next = true;
-                    self.rqslot.idx.next = self.s_ci.val() + 1;
-                }
                 // every outcome here sends a job (ACK/NAK, READ, or the atomic to the unit,
                 // then its ATOMIC ACKNOWLEDGE or NAK) but an executed SEND/WRITE without
                 // AckReq and a duplicate READ failing its checks
@@ -2160,9 +2241,13 @@ impl Logic for Responder {
                 if self.cmd_ready.val() {
                     self.pend_cmd.d.next = false;
                 }
-                // the completion follows its payload's DMA command
-                self.cpl.valid.next = self.pend_cpl.q.val() && !self.pend_cmd.q.val();
-                if self.cpl.ready.val() && !self.pend_cmd.q.val() {
+                // the completion goes with or after its payload's DMA command: the engine
+                // takes that command before the completion writer can issue the CQE's
+                // write (several cycles after it takes the completion), so the CQE's write
+                // follows the payload's on the one AXI ID
+                self.cpl.valid.next =
+                    self.pend_cpl.q.val() && (!self.pend_cmd.q.val() || self.cmd_ready.val());
+                if self.cpl.ready.val() && (!self.pend_cmd.q.val() || self.cmd_ready.val()) {
                     self.pend_cpl.d.next = false;
                 }
                 // the job: room was seen at the commit point and only this push can take it,
@@ -2203,7 +2288,7 @@ impl Logic for Responder {
                 self.em_ctx.next = !(self.pend_wr.q.val() || self.pend_qerr.q.val())
                     || (!(self.pend_wr.q.val() && self.pend_qerr.q.val()) && self.ctx.gnt.val());
                 if self.em_cmd.val()
-                    && !(self.pend_cpl.q.val() && (self.pend_cmd.q.val() || !self.cpl.ready.val()))
+                    && !(self.pend_cpl.q.val() && !self.cpl.ready.val())
                     && (!self.pend_ack.q.val() || self.rsp.ready.val())
                     && (!self.pend_aev.q.val() || self.ackev.ready.val())
                     && self.em_ctx.val()
@@ -2218,6 +2303,11 @@ impl Logic for Responder {
             _ => {
                 self.st.d.next = St::Idle;
             }
+        }
+        // the next receive WQE read ahead (Decide, Check: neither asks for a ring read)
+        if self.wa_go.val() {
+            self.ring.req.next = true;
+            self.rqslot.idx.next = self.s_ci.val() + 1;
         }
         // the QP's records asked for (Idle, QpRd): each taken once; with both taken, on to
         // WaitCtx, or first the request's MR (the kept record, or read now)
@@ -2360,8 +2450,12 @@ impl Logic for Responder {
         // ---- receive-WQE read-ahead (Check): the data 2 cycles after the grant
         self.wa1.d.next = self.wa_go.val() && self.ring.gnt.val();
         self.wa2.d.next = self.wa1.q.val();
-        if self.wa2.q.val() && self.ring.rvalid.val() {
-            self.wa_data.d.next = self.ring.rdata.val();
+        if self.wx_now.val() {
+            self.wa_data.d.next = self.wx_data.val();
+            self.wa_key.d.next = self.wx_key.val();
+            self.wa_addr.d.next = self.wx_addr.val();
+            self.wa_end.d.next = self.wx_end.val();
+            self.wa_iok.d.next = self.wx_iok.val();
             self.wa_h.d.next = true;
         }
         if self.wa_go.val() && self.ring.gnt.val() {
@@ -2415,7 +2509,7 @@ impl Logic for Responder {
         // request's MR bounds (`rq_*`, compared in Decide). A frame ending in an error (QP
         // to ERR) never hands on. 4 -> 3 cycles per WRITE of one QP.
         self.em_fast.next = self.em_exit.val()
-            && self.n_hit.val()
+            && (self.n_hit.val() || self.n_hit_s.val())
             && !self.pend_qerr.q.val()
             && (self.wr_done.q.val() || (self.pend_wr.q.val() && self.ctx.gnt.val()));
         if self.em_fast.val() {
@@ -2423,12 +2517,19 @@ impl Logic for Responder {
             self.hitp.d.next = true;
             self.hitm.d.next = false;
             self.wq_pre.d.next = false;
+            self.wq_got.d.next = false;
             self.pdiff.d.next = self.head.n_psn.val() - self.next_psn.q.val();
-            self.rq_key.d.next = self.head.n_rkey.val();
-            self.rq_addr.d.next = self.head.n_va.val();
-            self.rq_end.d.next = self.n_end.val();
-            self.rq_acc.d.next = self.k_acc_rw.val();
-            self.rq_idx_ok.d.next = self.n_mr_idx.val() < self.k_nmr.val();
+            if self.n_hit_s.val() {
+                // a SEND ONLY: its receive WQE, the one read ahead (`wx_*`, below)
+                self.wq_got.d.next = true;
+                self.take_wx.next = true;
+            } else {
+                self.rq_key.d.next = self.head.n_rkey.val();
+                self.rq_addr.d.next = self.head.n_va.val();
+                self.rq_end.d.next = self.n_end.val();
+                self.rq_acc.d.next = self.k_acc_rw.val();
+                self.rq_idx_ok.d.next = self.n_mr_idx.val() < self.k_nmr.val();
+            }
             // Idle's clears
             self.rd_cnt.d.next = 0.into();
             self.q_got.d.next = false;
@@ -2449,6 +2550,17 @@ impl Logic for Responder {
             self.at_dup.d.next = false;
             self.resp_atom.d.next = false;
             self.pend_job.d.next = true;
+        }
+
+        // a frame takes the read-ahead WQE (Idle, `em_fast`): the WQE, and its range and key
+        // as Decide would load them from it (a SEND's MR check: L_Key, LOCAL_WRITE)
+        if self.take_wx.val() {
+            self.wqe.d.next = self.wx_data.val();
+            self.rq_key.d.next = self.wx_key.val();
+            self.rq_addr.d.next = self.wx_addr.val();
+            self.rq_end.d.next = self.wx_end.val();
+            self.rq_idx_ok.d.next = self.wx_iok.val();
+            self.rq_acc.d.next = self.k_acc_lw.val();
         }
 
         // =========================================================== counters, reset

@@ -239,6 +239,9 @@ struct Bench {
     frame_beats: Vec<usize>,
     /// cycles a beat was held by flow control (tready low)
     held: u64,
+    /// each posted receive WQE's buffer, by wr_id: a receive completion with payload comes
+    /// with or after the DMA command that writes the message's last byte (checked in `cycle`)
+    rbuf: HashMap<u64, u64>,
 }
 
 fn mac48(m: [u8; 6]) -> u64 {
@@ -288,6 +291,7 @@ impl Bench {
             frames: 0,
             frame_beats: vec![],
             held: 0,
+            rbuf: HashMap::new(),
         };
         b.set_qp(
             QPN,
@@ -408,6 +412,7 @@ impl Bench {
         self.ring
             .slots
             .insert(P.rq_slot(qpn, idx as u32) / 64, w.encode());
+        self.rbuf.insert(wr_id, addr);
         let a = P.ctx_base(3) + qpn;
         let mut rec = self.ctx.get(a);
         let f = RqState::field("rq_pi").unwrap();
@@ -532,7 +537,23 @@ impl Bench {
         let ncmd = self.dma.cmds.len();
         self.dma.observe(&mut self.m, &mut self.r);
         let cmd_taken = self.dma.cmds.len() > ncmd;
+        let ncpl = self.cpl.got.len();
         self.cpl.observe(&mut self.m);
+        // a SEND's receive completion never passes its payload's write command (the CQE's
+        // write must land after the data: the same AXI ID, the engine takes the command first)
+        if let Some((_, c)) = self.cpl.got.get(ncpl) {
+            if c.opcode == wc_op::RECV && c.status == 0 && c.byte_len > 0 {
+                let end = self.rbuf.get(&c.wr_id).map(|a| a + c.byte_len as u64);
+                assert!(
+                    self.dma
+                        .cmds
+                        .iter()
+                        .any(|&(a, l)| Some(a + l as u64) == end),
+                    "completion of wr_id {:#x} before its payload's DMA command",
+                    c.wr_id
+                );
+            }
+        }
         // the verdict stub: `placed` once per ok verdict, in the cycle its DMA command is
         // taken (at once for an empty payload), never without one
         if self.m.bit("rdv_placed") {
@@ -3653,8 +3674,12 @@ fn write_stream_many_qps_cycle_budget() {
 /// its MR read every time; 8 since Emit leaves in the cycle its completion is taken; 7 since
 /// WqeWait goes straight to MrKeep when the WQE's L_Key (on the ring's read data) names the
 /// kept MR; 6 since a SEND that completes its WQE reads the next one ahead in Check (the next
-/// SEND takes it in Idle: Idle, Decide, MrKeep, Check, Emit's command, its completion), the
-/// budget (measured on the DMA commands, `stream_cycles`).
+/// SEND takes it in Idle: Idle, Decide, MrKeep, Check, Emit's command, its completion); 3
+/// since the read-ahead is asked for in Decide, the WQE's range is registered with it (Decide
+/// compares it with the kept MR: no MrKeep), the completion goes with its command and the
+/// next SEND ONLY goes from Emit straight to Decide with the read-ahead WQE (Decide, Check,
+/// Emit), the budget (measured on the DMA commands, `stream_cycles`). A 64-byte SEND ONLY is
+/// 2 input beats; on a 100 Gb/s wire it takes 2.92 cycles.
 #[test]
 fn send_stream_cycle_budget() {
     let mut b = Bench::new(75, 0.0, 0.0);
@@ -3694,7 +3719,7 @@ fn send_stream_cycle_budget() {
             );
         }
     }
-    assert!(per <= 6, "{per} cycles per SEND ONLY");
+    assert!(per <= 3, "{per} cycles per SEND ONLY");
 }
 
 /// 256-byte READ RESPONSE MIDDLE frames (5 input beats each): 5 cycles per frame, the
