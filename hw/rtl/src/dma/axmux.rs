@@ -2,9 +2,13 @@
 //! host-memory port `m`. Both use one AXI ID, so the slave must answer in order (AXI's rule
 //! for one ID); the mux records which master issued each read burst and each write burst in
 //! two order queues (one bit per burst) and routes R beats and B responses by them.
-//! AR: `s0` first unless the token (toggling on every taken AR) says `s1`. AW/W: a write
-//! burst is locked from its AW to its WLAST (W beats of one burst are never interleaved
-//! with another master's). At most 64 bursts outstanding per direction. An address offered
+//! AR and AW: `s0` first unless the direction's token (toggling on every taken address) says
+//! `s1`. W: the beats follow AW order, a third order queue (one bit per burst whose AW was
+//! taken and whose WLAST was not) naming the master whose beats pass, so AWs run ahead of
+//! their data and the W beats of one burst are never interleaved with another's. (Until stop
+//! 37 a write burst was locked from its AW to its WLAST: one single-beat burst every 3
+//! cycles, which held a 64-byte SEND, its payload and its CQE two bursts, to 6 cycles.)
+//! At most 64 bursts outstanding per direction. An address offered
 //! on `m` and not yet taken keeps its master (`ar_pend`/`aw_pend`): the other master raising
 //! its valid meanwhile does not change ARADDR/AWADDR under a held valid (AXI's rule that a
 //! valid payload is stable until its handshake).
@@ -23,13 +27,13 @@ pub struct AxMux {
     rq: DFF<Bits<64>>,
     rn: DFF<Bits<7>>,
     rtok: DFF<Bit>,
-    // write order queue
+    // write order queue (B routing: bursts whose AW was taken and whose B was not)
     wq: DFF<Bits<64>>,
     wn: DFF<Bits<7>>,
-    // write lock: a burst's W beats in progress (wsel = its master), AW taken
-    wlock: DFF<Bit>,
-    wsel: DFF<Bit>,
-    aw_done: DFF<Bit>,
+    wtok: DFF<Bit>,
+    // W order queue: bursts whose AW was taken and whose WLAST was not
+    dq: DFF<Bits<64>>,
+    dn: DFF<Bits<7>>,
     // an AR / AW offered on `m` and not taken: its master, held until the handshake
     ar_pend: DFF<Bit>,
     ar_psel: DFF<Bit>,
@@ -47,14 +51,17 @@ pub struct AxMux {
     wq_sh: Signal<Local, Bits<64>>,
     rn_sh: Signal<Local, Bits<7>>,
     wn_sh: Signal<Local, Bits<7>>,
+    w_sel: Signal<Local, Bit>,
+    w_pop: Signal<Local, Bit>,
+    dq_sh: Signal<Local, Bits<64>>,
+    dn_sh: Signal<Local, Bits<7>>,
 }
 
 impl Logic for AxMux {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, rq, rn, rtok, wq, wn, wlock, wsel, aw_done, ar_pend, ar_psel, aw_pend,
-            aw_psel
+            self, clock, rq, rn, rtok, wq, wn, wtok, dq, dn, ar_pend, ar_psel, aw_pend, aw_psel
         );
         // ---------------- reads
         self.ar_sel.next = false;
@@ -116,18 +123,15 @@ impl Logic for AxMux {
             self.rtok.d.next = !self.rtok.q.val();
         }
         // ---------------- writes
-        self.aw_sel.next = self.wsel.q.val();
-        if !self.wlock.q.val() {
-            self.aw_sel.next = self.s1.awvalid.val() && !self.s0.awvalid.val();
-            if self.aw_pend.q.val() {
-                self.aw_sel.next = self.aw_psel.q.val();
-            }
+        self.aw_sel.next = false;
+        if self.s1.awvalid.val() && (self.wtok.q.val() || !self.s0.awvalid.val()) {
+            self.aw_sel.next = true;
         }
-        self.aw_go.next = !self.aw_done.q.val()
-            && (self.wn.q.val() < 64)
-            && ((self.wlock.q.val() && self.wsel.q.val() && self.s1.awvalid.val())
-                || (self.wlock.q.val() && !self.wsel.q.val() && self.s0.awvalid.val())
-                || (!self.wlock.q.val() && (self.s0.awvalid.val() || self.s1.awvalid.val())));
+        if self.aw_pend.q.val() {
+            self.aw_sel.next = self.aw_psel.q.val();
+        }
+        self.aw_go.next =
+            (self.s0.awvalid.val() || self.s1.awvalid.val()) && (self.wn.q.val() < 64);
         self.m.awvalid.next = self.aw_go.val();
         self.m.awid.next = 0.into();
         self.m.awaddr.next = self.s0.awaddr.val();
@@ -144,15 +148,17 @@ impl Logic for AxMux {
         self.aw_psel.d.next = self.aw_sel.val();
         self.s0.awready.next = self.aw_go.val() && !self.aw_sel.val() && self.m.awready.val();
         self.s1.awready.next = self.aw_go.val() && self.aw_sel.val() && self.m.awready.val();
-        // W beats of the locked burst (the lock starts with the AW handshake or earlier W)
+        // W beats of the oldest burst whose AW was taken (none before: a master's W waits
+        // for its AW here)
+        self.w_sel.next = self.dq.q.val().get_bit(0);
         self.m.wvalid.next = false;
         self.m.wdata.next = self.s0.wdata.val();
         self.m.wstrb.next = self.s0.wstrb.val();
         self.m.wlast.next = self.s0.wlast.val();
         self.s0.wready.next = false;
         self.s1.wready.next = false;
-        if self.wlock.q.val() {
-            if self.wsel.q.val() {
+        if self.dn.q.val().any() {
+            if self.w_sel.val() {
                 self.m.wvalid.next = self.s1.wvalid.val();
                 self.m.wdata.next = self.s1.wdata.val();
                 self.m.wstrb.next = self.s1.wstrb.val();
@@ -163,14 +169,22 @@ impl Logic for AxMux {
                 self.s0.wready.next = self.m.wready.val();
             }
         }
-        if self.aw_go.val() && self.m.awready.val() {
-            self.aw_done.d.next = true;
-            self.wlock.d.next = true;
-            self.wsel.d.next = self.aw_sel.val();
+        self.w_pop.next = self.m.wvalid.val() && self.m.wready.val() && self.m.wlast.val();
+        self.dq_sh.next = self.dq.q.val();
+        self.dn_sh.next = self.dn.q.val();
+        if self.w_pop.val() {
+            self.dq_sh.next = self.dq.q.val() >> 1;
+            self.dn_sh.next = self.dn.q.val() - 1;
         }
-        if self.wlock.q.val() && self.m.wvalid.val() && self.m.wready.val() && self.m.wlast.val() {
-            self.wlock.d.next = false;
-            self.aw_done.d.next = false;
+        self.dq.d.next = self.dq_sh.val();
+        self.dn.d.next = self.dn_sh.val();
+        if self.aw_go.val() && self.m.awready.val() {
+            self.dq.d.next = self
+                .dq_sh
+                .val()
+                .replace_bit(self.dn_sh.val().index(), self.aw_sel.val());
+            self.dn.d.next = self.dn_sh.val() + 1;
+            self.wtok.d.next = !self.wtok.q.val();
         }
         // B responses go to the master of the oldest write burst
         self.b_sel.next = self.wq.q.val().get_bit(0);
@@ -203,8 +217,8 @@ impl Logic for AxMux {
         if self.rst.val() {
             self.rn.d.next = 0.into();
             self.wn.d.next = 0.into();
-            self.wlock.d.next = false;
-            self.aw_done.d.next = false;
+            self.dn.d.next = 0.into();
+            self.wtok.d.next = false;
             self.rtok.d.next = false;
             self.ar_pend.d.next = false;
             self.aw_pend.d.next = false;
@@ -224,7 +238,11 @@ mod tests {
     struct Master {
         p: &'static str,
         writes: VecDeque<(u64, u32, Vec<[u8; 64]>)>,
-        aw_done: bool,
+        /// bursts whose AW was taken and whose W beats are not all taken (AWs run up to 3
+        /// bursts ahead of the data)
+        aw_ahead: usize,
+        /// chance of an idle cycle before an address, of a W beat held, of R/B not taken
+        idle: f64,
         w_beat: u32,
         reads: VecDeque<(u64, u32)>,
         r_pending: VecDeque<(u64, u32)>,
@@ -243,18 +261,21 @@ mod tests {
             // random idle before an address, never under one offered (AXI: a valid stays
             // until its handshake)
             let (awv0, _, arv0, _, _) = self.drv;
-            let awv = !self.aw_done && !self.writes.is_empty() && (awv0 || !chance(r, 0.3));
-            let wv = self.aw_done && !chance(r, 0.3);
-            let arv = !self.reads.is_empty() && (arv0 || !chance(r, 0.3));
-            let (rr, br) = (!chance(r, 0.3), !chance(r, 0.3));
+            let i = self.idle;
+            let awv = self.aw_ahead < self.writes.len().min(3) && (awv0 || !chance(r, i));
+            let wv = self.aw_ahead > 0 && !chance(r, i);
+            let arv = !self.reads.is_empty() && (arv0 || !chance(r, i));
+            let (rr, br) = (!chance(r, i), !chance(r, i));
             self.drv = (awv, wv, arv, rr, br);
             m.set(&self.n("awvalid"), awv as u64);
             m.set(&self.n("wvalid"), wv as u64);
-            if let Some((a, beats, d)) = self.writes.front() {
+            if let Some((a, beats, _)) = self.writes.get(self.aw_ahead) {
                 m.set(&self.n("awaddr"), *a);
                 m.set(&self.n("awlen"), *beats as u64 - 1);
                 m.set(&self.n("awsize"), 6);
                 m.set(&self.n("awburst"), 1);
+            }
+            if let Some((_, beats, d)) = self.writes.front() {
                 m.set_bytes(&self.n("wdata"), &d[self.w_beat as usize]);
                 m.set(&self.n("wstrb"), u64::MAX);
                 m.set(&self.n("wlast"), (self.w_beat + 1 == *beats) as u64);
@@ -276,7 +297,7 @@ mod tests {
         ) {
             let (awv, wv, arv, rr, br) = self.drv;
             if awv && m.bit(&self.n("awready")) {
-                self.aw_done = true;
+                self.aw_ahead += 1;
                 self.drv.0 = false;
             }
             if wv && m.bit(&self.n("wready")) {
@@ -284,7 +305,7 @@ mod tests {
                 self.w_beat += 1;
                 if self.w_beat == beats {
                     self.writes.pop_front();
-                    self.aw_done = false;
+                    self.aw_ahead -= 1;
                     self.w_beat = 0;
                     self.b_want += 1;
                 }
@@ -361,7 +382,8 @@ mod tests {
                 Master {
                     p,
                     writes,
-                    aw_done: false,
+                    aw_ahead: 0,
+                    idle: 0.3,
                     w_beat: 0,
                     reads,
                     r_pending: VecDeque::new(),
@@ -446,5 +468,65 @@ mod tests {
             held > 100,
             "the slave held few addresses ({held}): the check saw little"
         );
+    }
+
+    /// Single-beat write bursts from both masters into a slave that never stalls: the AWs
+    /// run ahead of their data, so the port takes a burst every cycle (a burst locked from
+    /// its AW to its WLAST took 3 cycles each).
+    #[test]
+    fn single_beat_writes_one_per_cycle() {
+        let mut m = model(AxMux::default(), "axmux");
+        let mut r = rng(32);
+        let mut mem = MemSlave::new("m", 0.0);
+        let n = 64u64;
+        let mut ms: Vec<Master> = ["s0", "s1"]
+            .iter()
+            .enumerate()
+            .map(|(k, p)| Master {
+                p,
+                writes: (0..n)
+                    .map(|i| {
+                        let a = 65536 * (k as u64 + 1) + 64 * i;
+                        (a, 1, vec![std::array::from_fn(|j| (i as usize + j) as u8)])
+                    })
+                    .collect(),
+                aw_ahead: 0,
+                idle: 0.0,
+                reads: VecDeque::new(),
+                r_pending: VecDeque::new(),
+                r_beat: 0,
+                b_want: 0,
+                b_got: 0,
+                r_got: 0,
+                w_beat: 0,
+                drv: Default::default(),
+            })
+            .collect();
+        reset(&mut m);
+        let mut cycles = 0u64;
+        while ms.iter().any(|x| !x.writes.is_empty()) {
+            for x in ms.iter_mut() {
+                x.drive(&mut m, &mut r);
+            }
+            mem.drive(&mut m, &mut r);
+            m.tick();
+            mem.observe(&mut m, &mut r);
+            for x in ms.iter_mut() {
+                x.observe(&m, &std::collections::HashMap::new());
+            }
+            cycles += 1;
+            assert!(cycles < 10 * n, "writes stuck");
+        }
+        for (k, _) in ms.iter().enumerate() {
+            for i in 0..n {
+                let a = 65536 * (k as u64 + 1) + 64 * i;
+                assert_eq!(mem.mem[&(a + 5)], (i as usize + 5) as u8);
+            }
+        }
+        eprintln!(
+            "single_beat_writes_one_per_cycle: {cycles} cycles for {} bursts",
+            2 * n
+        );
+        assert!(cycles <= 2 * n + 8, "{cycles} cycles for {} bursts", 2 * n);
     }
 }
