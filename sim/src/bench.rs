@@ -153,6 +153,9 @@ pub struct BenchJson {
     /// 64-byte RDMA WRITE message rate spread round robin over `qps` QPs, 8 per QP, one
     /// outstanding on each.
     pub write_64_mpps_all_qps: f64,
+    /// 64-byte RDMA READ message rate spread the same way (one outstanding READ per QP: the
+    /// NIC's READ rate, not one QP's `max_rd_atomic` over a round trip).
+    pub read_64_mpps_all_qps: f64,
     /// Simulator speed during the RDMA runs (wall clock, this machine).
     pub sim_cycles_per_s: f64,
     /// 64-byte WRITE, host to host: SQ doorbell on A to the write response at B (ns at the
@@ -533,7 +536,7 @@ fn sweep(out: &mut String, json: &mut BenchJson, cfg: WorldConfig) -> Result<(),
     ensure!(!pairs.is_empty(), "sweep: no QP pair could be made");
     let refs: Vec<_> = pairs.iter().map(|(a, b)| (a, b)).collect();
     let per_qp = 4;
-    let r = rig.measure_spread(&refs, 4096, per_qp, 4)?;
+    let r = rig.measure_spread(&refs, BenchOp::Write, 4096, per_qp, 4)?;
     rig.audit()?;
     let limit = wire_limit_gbps(BenchOp::Write, 4096, 4096);
     json.qps = refs.len();
@@ -551,13 +554,26 @@ fn sweep(out: &mut String, json: &mut BenchJson, cfg: WorldConfig) -> Result<(),
     // of ~500 cycles (payload read, link, ACK, CQE write) bound the single-QP rows above
     // (the rig's CQs hold a completion for 4 WQEs on every QP)
     let per_qp = 8;
-    let r = rig.measure_spread(&refs, 64, per_qp, 1)?;
+    let r = rig.measure_spread(&refs, BenchOp::Write, 64, per_qp, 1)?;
     rig.audit()?;
     json.write_64_mpps_all_qps = r.mpps();
     writeln!(
         out,
         "\n64-byte WRITEs round robin over {} QPs ({per_qp} per QP, one outstanding on each, {} in flight: the NIC's message rate, not one QP's round trip): {} messages in {} cycles, {:.2} cycles per message, {:.2} Mpps.",
         refs.len(),
+        refs.len(),
+        r.iters,
+        r.cycles,
+        r.cycles as f64 / r.iters as f64,
+        r.mpps()
+    )?;
+    // the same for 64-byte READs: requests out of A, responses (B's host reads) back
+    let r = rig.measure_spread(&refs, BenchOp::Read, 64, per_qp, 1)?;
+    rig.audit()?;
+    json.read_64_mpps_all_qps = r.mpps();
+    writeln!(
+        out,
+        "\n64-byte READs round robin over {} QPs ({per_qp} per QP, one outstanding on each): {} messages in {} cycles, {:.2} cycles per message, {:.2} Mpps.",
         refs.len(),
         r.iters,
         r.cycles,
@@ -955,7 +971,7 @@ mod tests {
         let pairs: Vec<_> = (0..6).map(|_| rig.connect(Mtu::Mtu1024).unwrap()).collect();
         let refs: Vec<_> = pairs.iter().map(|(a, b)| (a, b)).collect();
         let r = rig
-            .measure_spread(&refs, 4096, 3, 2)
+            .measure_spread(&refs, BenchOp::Write, 4096, 3, 2)
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(r.iters, 18);
         assert!(r.gbps() > 10.0, "{}", r.gbps());
@@ -985,6 +1001,7 @@ mod tests {
             "write_4k_wire_share",
             "write_4k_wire_share_all_qps",
             "write_64_mpps_all_qps",
+            "read_64_mpps_all_qps",
             "qps",
             "sim_cycles_per_s",
             "one_way_64_ns",

@@ -704,30 +704,49 @@ impl<'c> Rig<'c> {
 }
 
 impl Rig<'_> {
-    /// RDMA WRITEs of `size` bytes A -> B spread round robin over `pairs` QP pairs: `per_qp`
-    /// messages per QP with at most `depth` outstanding on each, every QP writing its own slot
-    /// of B's buffer (slots reused when there are more QPs than slots). Completions are checked
-    /// per QP, in order; the data of every slot used is checked at the end. One `Row` for all
-    /// (iters = every message).
+    /// RDMA WRITEs (or READs) of `size` bytes spread round robin over `pairs` QP pairs:
+    /// `per_qp` messages per QP with at most `depth` outstanding on each. A WRITE goes from A's
+    /// source buffer into the QP's own slot of B's buffer; a READ brings B's slot into the QP's
+    /// own slot of A's buffer (slots reused when there are more QPs than slots). Completions
+    /// are checked per QP, in order; the data of every slot used is checked at the end. One
+    /// `Row` for all (iters = every message).
     pub fn measure_spread(
         &self,
         pairs: &[(&QueuePair<'_, SimNic>, &QueuePair<'_, SimNic>)],
+        op: BenchOp,
         size: usize,
         per_qp: usize,
         depth: usize,
     ) -> Result<Row, Error> {
         let nq = pairs.len();
-        let what = format!("WRITE {size} B x {nq} QPs");
-        let slots = (self.dst.len() / size.max(1)).min(nq).max(1);
+        let what = format!("{} {size} B x {nq} QPs", op.name());
         ensure!(
-            size > 0 && size <= self.src.len(),
+            op == BenchOp::Write || op == BenchOp::Read,
+            "{what}: WRITE or READ only"
+        );
+        let read = op == BenchOp::Read;
+        // the destination: B's buffer for a WRITE, A's for a READ
+        let (src, dst) = if read {
+            (&self.dst, &self.a_dst)
+        } else {
+            (&self.src, &self.dst)
+        };
+        let slots = (dst.len() / size.max(1))
+            .min(src.len() / size.max(1))
+            .min(nq)
+            .max(1);
+        ensure!(
+            size > 0 && size <= src.len() && size <= dst.len(),
             "{what}: size out of range"
         );
         self.seed.set(self.seed.get() + 1);
         let data = pattern(self.seed.get(), size);
-        self.src.write(0, &data)?;
-        self.dst
-            .write(0, &vec![FILL; (slots * size + 1).min(self.dst.len())])?;
+        if read {
+            src.write(0, &data.repeat(slots))?;
+        } else {
+            src.write(0, &data)?;
+        }
+        dst.write(0, &vec![FILL; (slots * size + 1).min(dst.len())])?;
         let depth = depth.clamp(1, 64);
         let qpns: Vec<u32> = pairs.iter().map(|p| p.0.qpn()).collect();
         let mut posted = vec![0usize; nq];
@@ -740,19 +759,26 @@ impl Rig<'_> {
             for (q, p) in pairs.iter().enumerate() {
                 let room = (per_qp - posted[q]).min(depth - (posted[q] - done[q]));
                 if room > 0 {
-                    let sge = self.src.sge(0, size)?;
-                    let remote_addr = self.dst.iova() + ((q % slots) * size) as u64;
+                    let slot = ((q % slots) * size) as u64;
+                    let (sge, o) = if read {
+                        (
+                            self.a_dst.sge(slot as usize, size)?,
+                            SendOp::RdmaRead {
+                                remote_addr: self.dst.iova() + slot,
+                                rkey: self.dst.rkey(),
+                            },
+                        )
+                    } else {
+                        (
+                            self.src.sge(0, size)?,
+                            SendOp::RdmaWrite {
+                                remote_addr: self.dst.iova() + slot,
+                                rkey: self.dst.rkey(),
+                            },
+                        )
+                    };
                     let wrs: Vec<SendWr> = (posted[q]..posted[q] + room)
-                        .map(|i| {
-                            SendWr::new(
-                                i as u64,
-                                SendOp::RdmaWrite {
-                                    remote_addr,
-                                    rkey: self.dst.rkey(),
-                                },
-                            )
-                            .sge(sge)
-                        })
+                        .map(|i| SendWr::new(i as u64, o).sge(sge))
                         .collect();
                     p.0.post_send(&wrs)?;
                     posted[q] += room;
@@ -764,7 +790,12 @@ impl Rig<'_> {
                 ensure!(
                     q.is_some_and(|q| w.wr_id == done[q] as u64)
                         && w.status == WcStatus::Success
-                        && w.opcode == WcOpcode::RdmaWrite
+                        && w.opcode
+                            == if read {
+                                WcOpcode::RdmaRead
+                            } else {
+                                WcOpcode::RdmaWrite
+                            }
                         && w.byte_len as usize == size,
                     "{what}: requester completion {w:?}"
                 );
@@ -789,9 +820,23 @@ impl Rig<'_> {
             }
         }
         // every slot used holds the data, the byte after the last one is untouched
-        self.wait_dst(0, &data.repeat(slots), &what)?;
+        if read {
+            // (a READ completes after its data was placed)
+            let mut got = vec![0u8; (slots * size + 1).min(dst.len())];
+            dst.read(0, &mut got)?;
+            ensure!(
+                got[..slots * size] == data.repeat(slots)[..],
+                "{what}: READ data differs from the source"
+            );
+            ensure!(
+                got.len() == slots * size || got[slots * size] == FILL,
+                "{what}: byte after the destination written"
+            );
+        } else {
+            self.wait_dst(0, &data.repeat(slots), &what)?;
+        }
         Ok(Row {
-            op: BenchOp::Write,
+            op,
             mtu: pairs[0]
                 .0
                 .query_device()

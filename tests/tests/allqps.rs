@@ -42,7 +42,9 @@ fn every_qp_at_line_rate() {
     assert!(!DEFAULT.is_deep(pairs[0].0.qpn()));
     let refs: Vec<_> = pairs.iter().map(|(a, b)| (a, b)).collect();
 
-    let r = rig.measure_spread(&refs, 4096, 4, 4).expect("4 KiB spread");
+    let r = rig
+        .measure_spread(&refs, BenchOp::Write, 4096, 4, 4)
+        .expect("4 KiB spread");
     rig.audit().expect("audit after 4 KiB");
     let limit = wire_limit_gbps(BenchOp::Write, 4096, 4096);
     let share = r.gbps() / limit;
@@ -57,7 +59,9 @@ fn every_qp_at_line_rate() {
 
     let before = [ctx_counters(&ca), ctx_counters(&cb)];
     let mmio0 = w.borrow().nics[0].mmio.stats;
-    let r = rig.measure_spread(&refs, 64, 4, 1).expect("64 B spread");
+    let r = rig
+        .measure_spread(&refs, BenchOp::Write, 64, 4, 1)
+        .expect("64 B spread");
     rig.audit().expect("audit after 64 B");
     let per = r.cycles as f64 / r.iters as f64;
     // the context store's load per message on both NICs (engstat ctx_* counters)
@@ -93,7 +97,28 @@ fn every_qp_at_line_rate() {
         "every_qp_at_line_rate: 4 KiB {:.1}% of the wire limit; 64 B {per:.2} cycles per message",
         100.0 * share
     );
+
+    // 64-byte READs the same way: the NIC's READ rate (A's requests, B's responses and host
+    // reads, A's placement), not one QP's max_rd_atomic over a round trip
+    let r = rig
+        .measure_spread(&refs, BenchOp::Read, 64, 4, 1)
+        .expect("64 B READ spread");
+    rig.audit().expect("audit after 64 B READs");
+    let per_rd = r.cycles as f64 / r.iters as f64;
+    eprintln!(
+        "every_qp_at_line_rate: 64 B READs {per_rd:.2} cycles per message, {:.2} Mpps",
+        r.mpps()
+    );
+    assert!(
+        per_rd <= READ_SPREAD_BUDGET,
+        "64 B READs over {want} QPs: {per_rd:.2} cycles per message ({} in {} cycles)",
+        r.iters,
+        r.cycles
+    );
 }
+
+/// Cycles per 64-byte READ round robin over every QP, one outstanding on each.
+const READ_SPREAD_BUDGET: f64 = 100.0;
 
 /// The context store's counters (engstat `ctx_*`) of one NIC.
 fn ctx_counters(ctx: &rnic::verbs::Context<rnic_sim::SimNic>) -> Vec<(&'static str, u32)> {
