@@ -458,8 +458,11 @@ pub struct Responder {
     /// a read-ahead of this frame's next WQE was already taken (Decide's; Check asks only
     /// when it was not)
     wa_same: Signal<Local, Bit>,
-    /// this frame takes the read-ahead WQE (`wx_*`) into `wqe` and `rq_*`
+    /// this frame takes the read-ahead WQE (`wx_*`) into `wqe`, and (a SEND: its MR check is
+    /// the WQE's) its range and key into `rq_*` (`take_wr`; a WRITE with immediate checks its
+    /// RETH)
     take_wx: Signal<Local, Bit>,
+    take_wr: Signal<Local, Bit>,
     /// the receive WQE on the ring's read data (WqeWait): its MR index, whether that is the
     /// kept MR, its range's end
     rw_key: Signal<Local, Bits<32>>,
@@ -858,6 +861,7 @@ impl Responder {
             wx_iok: Default::default(),
             wa_same: Default::default(),
             take_wx: Default::default(),
+            take_wr: Default::default(),
             rw_key: Default::default(),
             rw_idx: Default::default(),
             rw_hit: Default::default(),
@@ -1651,6 +1655,7 @@ impl Logic for Responder {
         self.capture_ctx.next = false;
         self.take_qp.next = false;
         self.take_wx.next = false;
+        self.take_wr.next = false;
         self.take_rqs.next = false;
         self.rec_rd.next = false;
         self.q_have.next = (self.st.q.val() == St::QpRd) && self.q_got.q.val();
@@ -1722,6 +1727,7 @@ impl Logic for Responder {
                         if self.need_wqe.val() && self.wa_hit.val() {
                             self.wq_got.d.next = true;
                             self.take_wx.next = true;
+                            self.take_wr.next = self.is_send.val();
                         }
                         self.hitp.d.next = true;
                         self.pdiff.d.next = self.head.psn.val() - self.s_psn.val();
@@ -2447,7 +2453,7 @@ impl Logic for Responder {
         if self.sn_rqs_kill.val() && !self.p_swap.val() {
             self.ks_v.d.next = false;
         }
-        // ---- receive-WQE read-ahead (Check): the data 2 cycles after the grant
+        // ---- receive-WQE read-ahead (Decide, Check): the data 2 cycles after the grant
         self.wa1.d.next = self.wa_go.val() && self.ring.gnt.val();
         self.wa2.d.next = self.wa1.q.val();
         if self.wx_now.val() {
@@ -2523,6 +2529,7 @@ impl Logic for Responder {
                 // a SEND ONLY: its receive WQE, the one read ahead (`wx_*`, below)
                 self.wq_got.d.next = true;
                 self.take_wx.next = true;
+                self.take_wr.next = true;
             } else {
                 self.rq_key.d.next = self.head.n_rkey.val();
                 self.rq_addr.d.next = self.head.n_va.val();
@@ -2552,10 +2559,12 @@ impl Logic for Responder {
             self.pend_job.d.next = true;
         }
 
-        // a frame takes the read-ahead WQE (Idle, `em_fast`): the WQE, and its range and key
-        // as Decide would load them from it (a SEND's MR check: L_Key, LOCAL_WRITE)
+        // a frame takes the read-ahead WQE (Idle, `em_fast`): the WQE, and for a SEND its
+        // range and key as Decide would load them from it (its MR check: L_Key, LOCAL_WRITE)
         if self.take_wx.val() {
             self.wqe.d.next = self.wx_data.val();
+        }
+        if self.take_wr.val() {
             self.rq_key.d.next = self.wx_key.val();
             self.rq_addr.d.next = self.wx_addr.val();
             self.rq_end.d.next = self.wx_end.val();

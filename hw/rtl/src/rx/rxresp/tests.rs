@@ -3578,6 +3578,53 @@ fn wqe_read_ahead_is_current() {
     }
 }
 
+/// WRITE ONLY with immediate on the kept records whose receive WQE was read ahead: its
+/// bounds check is its RETH's, never the WQE's buffer. The second WRITE (in the MR, its WQE's
+/// buffer outside it) must land; the third (past the MR's end, its WQE's buffer inside it)
+/// must get NAK remote access error, nothing written, QP to ERR. (When taking the read-ahead
+/// WQE also loaded its range for the check, the second was NAKed and the third written.)
+#[test]
+fn write_imm_checks_its_reth_with_a_read_ahead_wqe() {
+    for (seed, idle, stall) in [(97, 0.0, 0.0), (98, 0.3, 0.3)] {
+        let mut b = Bench::new(seed, idle, stall);
+        let mut r = rng(seed + 100);
+        b.post_recv(QPN, 0, RBUF_IOVA, 256, 0x8000);
+        b.post_recv(QPN, 1, RBUF_IOVA + 0x100, 256, 0x8001);
+        b.post_recv(QPN, 2, MR_IOVA, 4096, 0x8002);
+        b.post_recv(QPN, 3, RBUF_IOVA + 0x300, 256, 0x8003);
+        let d = bytes(&mut r, 50);
+        let vas = [MR_IOVA + 0x100, MR_IOVA + 0x200, MR_IOVA + MR_LEN - 16];
+        for (i, va) in vas.iter().enumerate() {
+            let mut p = wr_only(QPN, i as u32, *va, rkey(), &d, i == 2);
+            p.op = opcode::WRITE_ONLY_IMM;
+            p.imm = Some(0x4400 + i as u32);
+            b.send(&p);
+        }
+        b.run();
+        for va in &vas[..2] {
+            for (k, x) in d.iter().enumerate() {
+                assert_eq!(b.dma.mem.get(&(va + k as u64)), Some(x), "seed {seed}");
+            }
+        }
+        assert_eq!(b.dma.mem.len(), 2 * d.len(), "seed {seed}: bytes written");
+        let got: Vec<Cqe> = b.cpl.got.iter().map(|x| x.1).collect();
+        assert_eq!(
+            got,
+            vec![
+                cqe(0x8000, 50, Some(0x4400), wc_op::RECV_RDMA_WITH_IMM, 0, 0),
+                cqe(0x8001, 50, Some(0x4401), wc_op::RECV_RDMA_WITH_IMM, 0, 1),
+            ],
+            "seed {seed}"
+        );
+        assert_eq!(
+            b.acks,
+            vec![b.ack(psn(2), aeth::NAK_REM_ACCESS, 2)],
+            "seed {seed}"
+        );
+        assert_eq!(b.cnt("cnt_nak_acc"), 1, "seed {seed}");
+    }
+}
+
 // ======================================================= per-packet cycle budgets
 
 /// Steady-state cycles per frame of a back-to-back stream (idle ports, a ready sink, and an
