@@ -554,32 +554,27 @@ fn sweep(out: &mut String, json: &mut BenchJson, cfg: WorldConfig) -> Result<(),
     // of ~500 cycles (payload read, link, ACK, CQE write) bound the single-QP rows above
     // (the rig's CQs hold a completion for 4 WQEs on every QP)
     let per_qp = 8;
-    let r = rig.measure_spread(&refs, BenchOp::Write, 64, per_qp, 1)?;
-    rig.audit()?;
-    json.write_64_mpps_all_qps = r.mpps();
-    writeln!(
-        out,
-        "\n64-byte WRITEs round robin over {} QPs ({per_qp} per QP, one outstanding on each, {} in flight: the NIC's message rate, not one QP's round trip): {} messages in {} cycles, {:.2} cycles per message, {:.2} Mpps.",
-        refs.len(),
-        refs.len(),
-        r.iters,
-        r.cycles,
-        r.cycles as f64 / r.iters as f64,
-        r.mpps()
-    )?;
-    // the same for 64-byte READs: requests out of A, responses (B's host reads) back
-    let r = rig.measure_spread(&refs, BenchOp::Read, 64, per_qp, 1)?;
-    rig.audit()?;
-    json.read_64_mpps_all_qps = r.mpps();
-    writeln!(
-        out,
-        "\n64-byte READs round robin over {} QPs ({per_qp} per QP, one outstanding on each): {} messages in {} cycles, {:.2} cycles per message, {:.2} Mpps.",
-        refs.len(),
-        r.iters,
-        r.cycles,
-        r.cycles as f64 / r.iters as f64,
-        r.mpps()
-    )?;
+    for op in [BenchOp::Write, BenchOp::Read] {
+        // (READs: requests out of A, responses with B's host reads back, placed on A)
+        let r = rig.measure_spread(&refs, op, 64, per_qp, 1)?;
+        rig.audit()?;
+        if op == BenchOp::Write {
+            json.write_64_mpps_all_qps = r.mpps();
+        } else {
+            json.read_64_mpps_all_qps = r.mpps();
+        }
+        writeln!(
+            out,
+            "\n64-byte {}s round robin over {} QPs ({per_qp} per QP, one outstanding on each, {} in flight: the NIC's message rate, not one QP's round trip): {} messages in {} cycles, {:.2} cycles per message, {:.2} Mpps.",
+            op.name(),
+            refs.len(),
+            refs.len(),
+            r.iters,
+            r.cycles,
+            r.cycles as f64 / r.iters as f64,
+            r.mpps()
+        )?;
+    }
     Ok(())
 }
 

@@ -246,8 +246,9 @@ pub struct Responder {
     /// the frame leaves Emit (the header FIFO pop)
     em_exit: Signal<Local, Bit>,
     /// ... and the frame behind it goes straight to Decide (no Idle): a WRITE (no
-    /// immediate) of the same QP on the kept records and MR, the RqState write of this frame
-    /// taken, no error (see `n_hit`)
+    /// immediate) of the same QP on the kept records and MR (see `n_hit`), or a SEND ONLY of
+    /// the same QP whose receive WQE was read ahead (`n_hit_s`); the RqState write of this
+    /// frame taken, no error
     em_fast: Signal<Local, Bit>,
     /// the entry behind the head (`head.n_*`): a WRITE FIRST/MIDDLE/LAST/ONLY; with a RETH;
     /// its MR index; it finds the kept records (as `hit` for the head); its request's end
@@ -260,6 +261,10 @@ pub struct Responder {
     /// whose receive WQE was read ahead (the one this frame's write-back leaves at `rq_ci`)
     n_sendo: Signal<Local, Bit>,
     n_hit_s: Signal<Local, Bit>,
+    /// the entry behind the head is a frame the dispatcher would pass (no verdict drop, our
+    /// P_Key, a QP number in range) of the kept QP, whose records (QpContext, RqState) no
+    /// other writer writes now: what `n_hit` and `n_hit_s` share
+    n_kept: Signal<Local, Bit>,
     em_cmd: Signal<Local, Bit>,
     em_ctx: Signal<Local, Bit>,
     /// the receive WQE's MR (MrRd) is the kept one
@@ -891,6 +896,7 @@ impl Responder {
             n_hit: Default::default(),
             n_sendo: Default::default(),
             n_hit_s: Default::default(),
+            n_kept: Default::default(),
             n_end: Default::default(),
             em_cmd: Default::default(),
             em_ctx: Default::default(),
@@ -1447,30 +1453,23 @@ impl Logic for Responder {
         self.n_mr_idx.next = bit_cast::<24, 32>(self.head.n_rkey.val() >> 8);
         self.n_end.next =
             bit_cast::<65, 64>(self.head.n_va.val()) + bit_cast::<65, 32>(self.head.n_rlen.val());
-        self.n_hit.next = self.head.n_valid.val()
+        self.n_kept.next = self.head.n_valid.val()
             && !self.head.n_drop.val()
             && ((self.head.n_pkey.val() & self.k_pkey15.val()) == self.k_pkey15.val())
-            && self.n_write.val()
             && (self.head.n_qpn.val() < self.k_nqp.val())
             && self.kq_v.q.val()
             && !self.sn_qp.val()
             && (self.head.n_qpn.val() == self.kq_qpn.q.val())
             && self.ks_v.q.val()
-            && !self.sn_rqs_kill.val()
+            && !self.sn_rqs_kill.val();
+        self.n_hit.next = self.n_kept.val()
+            && self.n_write.val()
             && (!self.n_reth.val()
                 || (self.km_ok.val() && (self.n_mr_idx.val() == self.km_idx.q.val())));
         self.n_sendo.next = (self.head.n_opcode.val() == self.k_op_so.val())
             || (self.head.n_opcode.val() == self.k_op_soi.val());
-        self.n_hit_s.next = self.head.n_valid.val()
-            && !self.head.n_drop.val()
-            && ((self.head.n_pkey.val() & self.k_pkey15.val()) == self.k_pkey15.val())
+        self.n_hit_s.next = self.n_kept.val()
             && self.n_sendo.val()
-            && (self.head.n_qpn.val() < self.k_nqp.val())
-            && self.kq_v.q.val()
-            && !self.sn_qp.val()
-            && (self.head.n_qpn.val() == self.kq_qpn.q.val())
-            && self.ks_v.q.val()
-            && !self.sn_rqs_kill.val()
             && self.wa_v.q.val()
             && self.wx_h.val()
             && (self.wa_qpn.q.val() == self.kq_qpn.q.val())
@@ -2512,8 +2511,10 @@ impl Logic for Responder {
         // the same QP behind it (`n_hit`) goes to Decide at once, with what Idle would have
         // loaded for it: its PSN difference against the rq_psn this frame's RqState write
         // leaves (that write taken, merged into `rqs` at this edge: `own_rqs`), and its
-        // request's MR bounds (`rq_*`, compared in Decide). A frame ending in an error (QP
-        // to ERR) never hands on. 4 -> 3 cycles per WRITE of one QP.
+        // request's MR bounds (`rq_*`, compared in Decide); for a SEND ONLY (`n_hit_s`) its
+        // receive WQE read ahead, with its range (`take_wx`, `take_wr`). A frame ending in an
+        // error (QP to ERR) never hands on. 4 -> 3 cycles per WRITE of one QP, 6 -> 3 per SEND
+        // ONLY.
         self.em_fast.next = self.em_exit.val()
             && (self.n_hit.val() || self.n_hit_s.val())
             && !self.pend_qerr.q.val()
