@@ -2293,7 +2293,7 @@ impl Logic for Responder {
                 self.em_ctx.next = !(self.pend_wr.q.val() || self.pend_qerr.q.val())
                     || (!(self.pend_wr.q.val() && self.pend_qerr.q.val()) && self.ctx.gnt.val());
                 if self.em_cmd.val()
-                    && !(self.pend_cpl.q.val() && !self.cpl.ready.val())
+                    && (!self.pend_cpl.q.val() || self.cpl.ready.val())
                     && (!self.pend_ack.q.val() || self.rsp.ready.val())
                     && (!self.pend_aev.q.val() || self.ackev.ready.val())
                     && self.em_ctx.val()

@@ -541,18 +541,20 @@ impl Bench {
         self.cpl.observe(&mut self.m);
         // a SEND's receive completion never passes its payload's write command (the CQE's
         // write must land after the data: the same AXI ID, the engine takes the command first)
-        if let Some((_, c)) = self.cpl.got.get(ncpl) {
-            if c.opcode == wc_op::RECV && c.status == 0 && c.byte_len > 0 {
-                let end = self.rbuf.get(&c.wr_id).map(|a| a + c.byte_len as u64);
-                assert!(
-                    self.dma
-                        .cmds
-                        .iter()
-                        .any(|&(a, l)| Some(a + l as u64) == end),
-                    "completion of wr_id {:#x} before its payload's DMA command",
-                    c.wr_id
-                );
-            }
+        if let Some((_, c)) = self.cpl.got.get(ncpl)
+            && c.opcode == wc_op::RECV
+            && c.status == 0
+            && c.byte_len > 0
+        {
+            let end = self.rbuf.get(&c.wr_id).map(|a| a + c.byte_len as u64);
+            assert!(
+                self.dma
+                    .cmds
+                    .iter()
+                    .any(|&(a, l)| Some(a + l as u64) == end),
+                "completion of wr_id {:#x} before its payload's DMA command",
+                c.wr_id
+            );
         }
         // the verdict stub: `placed` once per ok verdict, in the cycle its DMA command is
         // taken (at once for an empty payload), never without one
