@@ -8,13 +8,58 @@
 //! their data and the W beats of one burst are never interleaved with another's. (Until stop
 //! 37 a write burst was locked from its AW to its WLAST: one single-beat burst every 3
 //! cycles, which held a 64-byte SEND, its payload and its CQE two bursts, to 6 cycles.)
-//! At most 64 bursts outstanding per direction. An address offered
-//! on `m` and not yet taken keeps its master (`ar_pend`/`aw_pend`): the other master raising
-//! its valid meanwhile does not change ARADDR/AWADDR under a held valid (AXI's rule that a
-//! valid payload is stable until its handshake).
+//! At most 64 bursts outstanding per direction; the three queues are one block, [`OrderQ`].
+//! An address offered on `m` and not yet taken keeps its master (`ar_pend`/`aw_pend`): the
+//! other master raising its valid meanwhile does not change ARADDR/AWADDR under a held valid
+//! (AXI's rule that a valid payload is stable until its handshake).
 
 use crate::common::bus::{HostAxiM, HostAxiS};
 use rust_hdl::prelude::*;
+
+/// An order queue of up to 64 one-bit entries (the master of each outstanding burst, oldest
+/// at `head`): `push` appends `din`, `pop` drops the head, both in one cycle allowed; `count`
+/// entries. The user keeps `count` below 64 before pushing.
+#[derive(LogicBlock, Default)]
+pub struct OrderQ {
+    pub clock: Signal<In, Clock>,
+    pub rst: Signal<In, Bit>,
+    pub push: Signal<In, Bit>,
+    pub din: Signal<In, Bit>,
+    pub pop: Signal<In, Bit>,
+    pub head: Signal<Out, Bit>,
+    pub count: Signal<Out, Bits<7>>,
+    ent: DFF<Bits<64>>,
+    cnt: DFF<Bits<7>>,
+    ent_sh: Signal<Local, Bits<64>>,
+    cnt_sh: Signal<Local, Bits<7>>,
+}
+
+impl Logic for OrderQ {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, ent, cnt);
+        self.head.next = self.ent.q.val().get_bit(0);
+        self.count.next = self.cnt.q.val();
+        self.ent_sh.next = self.ent.q.val();
+        self.cnt_sh.next = self.cnt.q.val();
+        if self.pop.val() {
+            self.ent_sh.next = self.ent.q.val() >> 1;
+            self.cnt_sh.next = self.cnt.q.val() - 1;
+        }
+        self.ent.d.next = self.ent_sh.val();
+        self.cnt.d.next = self.cnt_sh.val();
+        if self.push.val() {
+            self.ent.d.next = self
+                .ent_sh
+                .val()
+                .replace_bit(self.cnt_sh.val().index(), self.din.val());
+            self.cnt.d.next = self.cnt_sh.val() + 1;
+        }
+        if self.rst.val() {
+            self.cnt.d.next = 0.into();
+        }
+    }
+}
 
 #[derive(LogicBlock, Default)]
 pub struct AxMux {
@@ -24,16 +69,13 @@ pub struct AxMux {
     pub s1: HostAxiS,
     pub m: HostAxiM,
     // read order queue: bit k = master of the k-th oldest outstanding read burst
-    rq: DFF<Bits<64>>,
-    rn: DFF<Bits<7>>,
+    rq: OrderQ,
     rtok: DFF<Bit>,
     // write order queue (B routing: bursts whose AW was taken and whose B was not)
-    wq: DFF<Bits<64>>,
-    wn: DFF<Bits<7>>,
+    wq: OrderQ,
     wtok: DFF<Bit>,
     // W order queue: bursts whose AW was taken and whose WLAST was not
-    dq: DFF<Bits<64>>,
-    dn: DFF<Bits<7>>,
+    dq: OrderQ,
     // an AR / AW offered on `m` and not taken: its master, held until the handshake
     ar_pend: DFF<Bit>,
     ar_psel: DFF<Bit>,
@@ -47,22 +89,20 @@ pub struct AxMux {
     b_pop: Signal<Local, Bit>,
     aw_sel: Signal<Local, Bit>,
     aw_go: Signal<Local, Bit>,
-    rq_sh: Signal<Local, Bits<64>>,
-    wq_sh: Signal<Local, Bits<64>>,
-    rn_sh: Signal<Local, Bits<7>>,
-    wn_sh: Signal<Local, Bits<7>>,
     w_sel: Signal<Local, Bit>,
     w_pop: Signal<Local, Bit>,
-    dq_sh: Signal<Local, Bits<64>>,
-    dn_sh: Signal<Local, Bits<7>>,
 }
 
 impl Logic for AxMux {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(
-            self, clock, rq, rn, rtok, wq, wn, wtok, dq, dn, ar_pend, ar_psel, aw_pend, aw_psel
-        );
+        dff_setup!(self, clock, rtok, wtok, ar_pend, ar_psel, aw_pend, aw_psel);
+        self.rq.clock.next = self.clock.val();
+        self.wq.clock.next = self.clock.val();
+        self.dq.clock.next = self.clock.val();
+        self.rq.rst.next = self.rst.val();
+        self.wq.rst.next = self.rst.val();
+        self.dq.rst.next = self.rst.val();
         // ---------------- reads
         self.ar_sel.next = false;
         if self.s1.arvalid.val() && (self.rtok.q.val() || !self.s0.arvalid.val()) {
@@ -72,7 +112,7 @@ impl Logic for AxMux {
             self.ar_sel.next = self.ar_psel.q.val();
         }
         self.ar_go.next =
-            (self.s0.arvalid.val() || self.s1.arvalid.val()) && (self.rn.q.val() < 64);
+            (self.s0.arvalid.val() || self.s1.arvalid.val()) && (self.rq.count.val() < 64);
         self.m.arvalid.next = self.ar_go.val();
         self.m.arid.next = 0.into();
         self.m.araddr.next = self.s0.araddr.val();
@@ -90,7 +130,7 @@ impl Logic for AxMux {
         self.s0.arready.next = self.ar_go.val() && !self.ar_sel.val() && self.m.arready.val();
         self.s1.arready.next = self.ar_go.val() && self.ar_sel.val() && self.m.arready.val();
         // R beats go to the master of the oldest read burst
-        self.r_sel.next = self.rq.q.val().get_bit(0);
+        self.r_sel.next = self.rq.head.val();
         self.s0.rvalid.next = self.m.rvalid.val() && !self.r_sel.val();
         self.s1.rvalid.next = self.m.rvalid.val() && self.r_sel.val();
         self.s0.rdata.next = self.m.rdata.val();
@@ -106,20 +146,10 @@ impl Logic for AxMux {
             self.m.rready.next = self.s1.rready.val();
         }
         self.r_pop.next = self.m.rvalid.val() && self.m.rready.val() && self.m.rlast.val();
-        self.rq_sh.next = self.rq.q.val();
-        self.rn_sh.next = self.rn.q.val();
-        if self.r_pop.val() {
-            self.rq_sh.next = self.rq.q.val() >> 1;
-            self.rn_sh.next = self.rn.q.val() - 1;
-        }
-        self.rq.d.next = self.rq_sh.val();
-        self.rn.d.next = self.rn_sh.val();
+        self.rq.pop.next = self.r_pop.val();
+        self.rq.push.next = self.ar_go.val() && self.m.arready.val();
+        self.rq.din.next = self.ar_sel.val();
         if self.ar_go.val() && self.m.arready.val() {
-            self.rq.d.next = self
-                .rq_sh
-                .val()
-                .replace_bit(self.rn_sh.val().index(), self.ar_sel.val());
-            self.rn.d.next = self.rn_sh.val() + 1;
             self.rtok.d.next = !self.rtok.q.val();
         }
         // ---------------- writes
@@ -131,7 +161,7 @@ impl Logic for AxMux {
             self.aw_sel.next = self.aw_psel.q.val();
         }
         self.aw_go.next =
-            (self.s0.awvalid.val() || self.s1.awvalid.val()) && (self.wn.q.val() < 64);
+            (self.s0.awvalid.val() || self.s1.awvalid.val()) && (self.wq.count.val() < 64);
         self.m.awvalid.next = self.aw_go.val();
         self.m.awid.next = 0.into();
         self.m.awaddr.next = self.s0.awaddr.val();
@@ -150,14 +180,14 @@ impl Logic for AxMux {
         self.s1.awready.next = self.aw_go.val() && self.aw_sel.val() && self.m.awready.val();
         // W beats of the oldest burst whose AW was taken (none before: a master's W waits
         // for its AW here)
-        self.w_sel.next = self.dq.q.val().get_bit(0);
+        self.w_sel.next = self.dq.head.val();
         self.m.wvalid.next = false;
         self.m.wdata.next = self.s0.wdata.val();
         self.m.wstrb.next = self.s0.wstrb.val();
         self.m.wlast.next = self.s0.wlast.val();
         self.s0.wready.next = false;
         self.s1.wready.next = false;
-        if self.dn.q.val().any() {
+        if self.dq.count.val().any() {
             if self.w_sel.val() {
                 self.m.wvalid.next = self.s1.wvalid.val();
                 self.m.wdata.next = self.s1.wdata.val();
@@ -170,24 +200,14 @@ impl Logic for AxMux {
             }
         }
         self.w_pop.next = self.m.wvalid.val() && self.m.wready.val() && self.m.wlast.val();
-        self.dq_sh.next = self.dq.q.val();
-        self.dn_sh.next = self.dn.q.val();
-        if self.w_pop.val() {
-            self.dq_sh.next = self.dq.q.val() >> 1;
-            self.dn_sh.next = self.dn.q.val() - 1;
-        }
-        self.dq.d.next = self.dq_sh.val();
-        self.dn.d.next = self.dn_sh.val();
+        self.dq.pop.next = self.w_pop.val();
+        self.dq.push.next = self.aw_go.val() && self.m.awready.val();
+        self.dq.din.next = self.aw_sel.val();
         if self.aw_go.val() && self.m.awready.val() {
-            self.dq.d.next = self
-                .dq_sh
-                .val()
-                .replace_bit(self.dn_sh.val().index(), self.aw_sel.val());
-            self.dn.d.next = self.dn_sh.val() + 1;
             self.wtok.d.next = !self.wtok.q.val();
         }
         // B responses go to the master of the oldest write burst
-        self.b_sel.next = self.wq.q.val().get_bit(0);
+        self.b_sel.next = self.wq.head.val();
         self.s0.bvalid.next = self.m.bvalid.val() && !self.b_sel.val();
         self.s1.bvalid.next = self.m.bvalid.val() && self.b_sel.val();
         self.s0.bresp.next = self.m.bresp.val();
@@ -199,25 +219,10 @@ impl Logic for AxMux {
             self.m.bready.next = self.s1.bready.val();
         }
         self.b_pop.next = self.m.bvalid.val() && self.m.bready.val();
-        self.wq_sh.next = self.wq.q.val();
-        self.wn_sh.next = self.wn.q.val();
-        if self.b_pop.val() {
-            self.wq_sh.next = self.wq.q.val() >> 1;
-            self.wn_sh.next = self.wn.q.val() - 1;
-        }
-        self.wq.d.next = self.wq_sh.val();
-        self.wn.d.next = self.wn_sh.val();
-        if self.aw_go.val() && self.m.awready.val() {
-            self.wq.d.next = self
-                .wq_sh
-                .val()
-                .replace_bit(self.wn_sh.val().index(), self.aw_sel.val());
-            self.wn.d.next = self.wn_sh.val() + 1;
-        }
+        self.wq.pop.next = self.b_pop.val();
+        self.wq.push.next = self.aw_go.val() && self.m.awready.val();
+        self.wq.din.next = self.aw_sel.val();
         if self.rst.val() {
-            self.rn.d.next = 0.into();
-            self.wn.d.next = 0.into();
-            self.dn.d.next = 0.into();
             self.wtok.d.next = false;
             self.rtok.d.next = false;
             self.ar_pend.d.next = false;
