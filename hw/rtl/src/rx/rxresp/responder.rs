@@ -474,6 +474,10 @@ pub struct Responder {
     rw_idx: Signal<Local, Bits<24>>,
     rw_hit: Signal<Local, Bit>,
     rw_end: Signal<Local, Bits<65>>,
+    /// ... its buffer address, and whether its MR index is in range (WqeWait and the
+    /// read-ahead's capture load these)
+    rw_addr: Signal<Local, Bits<64>>,
+    rw_iok: Signal<Local, Bit>,
     /// the entry behind the head is a frame of another QP (registered: the head did not
     /// change at that edge, no frame left Emit)
     n_oth: DFF<Bit>,
@@ -871,6 +875,8 @@ impl Responder {
             rw_idx: Default::default(),
             rw_hit: Default::default(),
             rw_end: Default::default(),
+            rw_addr: Default::default(),
+            rw_iok: Default::default(),
             n_oth: Default::default(),
             n_rsp: Default::default(),
             take_pq: Default::default(),
@@ -1410,18 +1416,20 @@ impl Logic for Responder {
             .val()
             .get_bits::<32>(self.o_w_lkey.val().index());
         self.rw_idx.next = bit_cast::<24, 32>(self.rw_key.val() >> 8);
+        self.rw_iok.next = self.rw_idx.val() < self.k_nmr.val();
+        self.rw_addr.next = self
+            .ring
+            .rdata
+            .val()
+            .get_bits::<64>(self.o_w_addr.val().index());
         self.rw_hit.next = self.km_ok.val() && (self.rw_idx.val() == self.km_idx.q.val());
-        self.rw_end.next = bit_cast::<65, 64>(
-            self.ring
-                .rdata
-                .val()
-                .get_bits::<64>(self.o_w_addr.val().index()),
-        ) + bit_cast::<65, 32>(
-            self.ring
-                .rdata
-                .val()
-                .get_bits::<32>(self.o_w_len.val().index()),
-        );
+        self.rw_end.next = bit_cast::<65, 64>(self.rw_addr.val())
+            + bit_cast::<65, 32>(
+                self.ring
+                    .rdata
+                    .val()
+                    .get_bits::<32>(self.o_w_len.val().index()),
+            );
         self.wx_now.next = self.wa2.q.val() && self.ring.rvalid.val();
         self.wx_h.next = self.wa_h.q.val() || self.wx_now.val();
         self.wx_data.next = self.wa_data.q.val();
@@ -1432,13 +1440,9 @@ impl Logic for Responder {
         if self.wx_now.val() {
             self.wx_data.next = self.ring.rdata.val();
             self.wx_key.next = self.rw_key.val();
-            self.wx_addr.next = self
-                .ring
-                .rdata
-                .val()
-                .get_bits::<64>(self.o_w_addr.val().index());
+            self.wx_addr.next = self.rw_addr.val();
             self.wx_end.next = self.rw_end.val();
-            self.wx_iok.next = self.rw_idx.val() < self.k_nmr.val();
+            self.wx_iok.next = self.rw_iok.val();
         }
         // the frame behind the head, for `em_fast`: a WRITE without immediate that the
         // dispatcher would pass (no verdict drop, our P_Key, a QP number in range) and that
@@ -1940,13 +1944,9 @@ impl Logic for Responder {
                         if self.rw_hit.val() {
                             self.st.d.next = St::MrKeep;
                             self.rq_key.d.next = self.rw_key.val();
-                            self.rq_addr.d.next = self
-                                .ring
-                                .rdata
-                                .val()
-                                .get_bits::<64>(self.o_w_addr.val().index());
+                            self.rq_addr.d.next = self.rw_addr.val();
                             self.rq_end.d.next = self.rw_end.val();
-                            self.rq_idx_ok.d.next = self.rw_idx.val() < self.k_nmr.val();
+                            self.rq_idx_ok.d.next = self.rw_iok.val();
                         }
                     } else {
                         self.st.d.next = St::Check;
