@@ -9,9 +9,10 @@
 //! 37 a write burst was locked from its AW to its WLAST: one single-beat burst every 3
 //! cycles, which held a 64-byte SEND, its payload and its CQE two bursts, to 6 cycles.)
 //! At most 64 bursts outstanding per direction; the three queues are one block, [`OrderQ`].
-//! An address offered on `m` and not yet taken keeps its master (`ar_pend`/`aw_pend`): the
-//! other master raising its valid meanwhile does not change ARADDR/AWADDR under a held valid
-//! (AXI's rule that a valid payload is stable until its handshake).
+//! An address offered on `m` and not yet taken keeps its master (`pend`): the other master
+//! raising its valid meanwhile does not change ARADDR/AWADDR under a held valid (AXI's rule
+//! that a valid payload is stable until its handshake). AR and AW are each arbitrated by one
+//! block, [`AddrArb`].
 
 use crate::common::bus::{HostAxiM, HostAxiS};
 use rust_hdl::prelude::*;
@@ -61,6 +62,53 @@ impl Logic for OrderQ {
     }
 }
 
+/// One address channel's arbiter (AR or AW) for two masters: `s0` first unless the token
+/// (toggled by every address taken) says `s1`; an address offered on `m` and not taken keeps
+/// its master (`pend`, `psel`). `sel` = the master on `m`, `go` = an address offered (one of
+/// `v0`/`v1`, and `room` for one more burst), `take` = its handshake with `m_ready`,
+/// `ready0`/`ready1` = the masters' readies.
+#[derive(LogicBlock, Default)]
+pub struct AddrArb {
+    pub clock: Signal<In, Clock>,
+    pub rst: Signal<In, Bit>,
+    pub v0: Signal<In, Bit>,
+    pub v1: Signal<In, Bit>,
+    pub room: Signal<In, Bit>,
+    pub m_ready: Signal<In, Bit>,
+    pub sel: Signal<Out, Bit>,
+    pub go: Signal<Out, Bit>,
+    pub take: Signal<Out, Bit>,
+    pub ready0: Signal<Out, Bit>,
+    pub ready1: Signal<Out, Bit>,
+    tok: DFF<Bit>,
+    pend: DFF<Bit>,
+    psel: DFF<Bit>,
+}
+
+impl Logic for AddrArb {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, tok, pend, psel);
+        self.sel.next = self.v1.val() && (self.tok.q.val() || !self.v0.val());
+        if self.pend.q.val() {
+            self.sel.next = self.psel.q.val();
+        }
+        self.go.next = (self.v0.val() || self.v1.val()) && self.room.val();
+        self.take.next = self.go.val() && self.m_ready.val();
+        self.ready0.next = self.take.val() && !self.sel.val();
+        self.ready1.next = self.take.val() && self.sel.val();
+        self.pend.d.next = self.go.val() && !self.m_ready.val();
+        self.psel.d.next = self.sel.val();
+        if self.take.val() {
+            self.tok.d.next = !self.tok.q.val();
+        }
+        if self.rst.val() {
+            self.tok.d.next = false;
+            self.pend.d.next = false;
+        }
+    }
+}
+
 #[derive(LogicBlock, Default)]
 pub struct AxMux {
     pub clock: Signal<In, Clock>,
@@ -68,27 +116,20 @@ pub struct AxMux {
     pub s0: HostAxiS,
     pub s1: HostAxiS,
     pub m: HostAxiM,
+    // the AR and AW arbiters
+    ara: AddrArb,
+    awa: AddrArb,
     // read order queue: bit k = master of the k-th oldest outstanding read burst
     rq: OrderQ,
-    rtok: DFF<Bit>,
     // write order queue (B routing: bursts whose AW was taken and whose B was not)
     wq: OrderQ,
-    wtok: DFF<Bit>,
     // W order queue: bursts whose AW was taken and whose WLAST was not
     dq: OrderQ,
     // an AR / AW offered on `m` and not taken: its master, held until the handshake
-    ar_pend: DFF<Bit>,
-    ar_psel: DFF<Bit>,
-    aw_pend: DFF<Bit>,
-    aw_psel: DFF<Bit>,
-    ar_sel: Signal<Local, Bit>,
-    ar_go: Signal<Local, Bit>,
     r_sel: Signal<Local, Bit>,
     r_pop: Signal<Local, Bit>,
     b_sel: Signal<Local, Bit>,
     b_pop: Signal<Local, Bit>,
-    aw_sel: Signal<Local, Bit>,
-    aw_go: Signal<Local, Bit>,
     w_sel: Signal<Local, Bit>,
     w_pop: Signal<Local, Bit>,
 }
@@ -96,7 +137,10 @@ pub struct AxMux {
 impl Logic for AxMux {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, rtok, wtok, ar_pend, ar_psel, aw_pend, aw_psel);
+        self.ara.clock.next = self.clock.val();
+        self.awa.clock.next = self.clock.val();
+        self.ara.rst.next = self.rst.val();
+        self.awa.rst.next = self.rst.val();
         self.rq.clock.next = self.clock.val();
         self.wq.clock.next = self.clock.val();
         self.dq.clock.next = self.clock.val();
@@ -104,31 +148,24 @@ impl Logic for AxMux {
         self.wq.rst.next = self.rst.val();
         self.dq.rst.next = self.rst.val();
         // ---------------- reads
-        self.ar_sel.next = false;
-        if self.s1.arvalid.val() && (self.rtok.q.val() || !self.s0.arvalid.val()) {
-            self.ar_sel.next = true;
-        }
-        if self.ar_pend.q.val() {
-            self.ar_sel.next = self.ar_psel.q.val();
-        }
-        self.ar_go.next =
-            (self.s0.arvalid.val() || self.s1.arvalid.val()) && (self.rq.count.val() < 64);
-        self.m.arvalid.next = self.ar_go.val();
+        self.ara.v0.next = self.s0.arvalid.val();
+        self.ara.v1.next = self.s1.arvalid.val();
+        self.ara.room.next = self.rq.count.val() < 64;
+        self.ara.m_ready.next = self.m.arready.val();
+        self.m.arvalid.next = self.ara.go.val();
         self.m.arid.next = 0.into();
         self.m.araddr.next = self.s0.araddr.val();
         self.m.arlen.next = self.s0.arlen.val();
         self.m.arsize.next = self.s0.arsize.val();
         self.m.arburst.next = self.s0.arburst.val();
-        if self.ar_sel.val() {
+        if self.ara.sel.val() {
             self.m.araddr.next = self.s1.araddr.val();
             self.m.arlen.next = self.s1.arlen.val();
             self.m.arsize.next = self.s1.arsize.val();
             self.m.arburst.next = self.s1.arburst.val();
         }
-        self.ar_pend.d.next = self.ar_go.val() && !self.m.arready.val();
-        self.ar_psel.d.next = self.ar_sel.val();
-        self.s0.arready.next = self.ar_go.val() && !self.ar_sel.val() && self.m.arready.val();
-        self.s1.arready.next = self.ar_go.val() && self.ar_sel.val() && self.m.arready.val();
+        self.s0.arready.next = self.ara.ready0.val();
+        self.s1.arready.next = self.ara.ready1.val();
         // R beats go to the master of the oldest read burst
         self.r_sel.next = self.rq.head.val();
         self.s0.rvalid.next = self.m.rvalid.val() && !self.r_sel.val();
@@ -147,37 +184,27 @@ impl Logic for AxMux {
         }
         self.r_pop.next = self.m.rvalid.val() && self.m.rready.val() && self.m.rlast.val();
         self.rq.pop.next = self.r_pop.val();
-        self.rq.push.next = self.ar_go.val() && self.m.arready.val();
-        self.rq.din.next = self.ar_sel.val();
-        if self.ar_go.val() && self.m.arready.val() {
-            self.rtok.d.next = !self.rtok.q.val();
-        }
+        self.rq.push.next = self.ara.take.val();
+        self.rq.din.next = self.ara.sel.val();
         // ---------------- writes
-        self.aw_sel.next = false;
-        if self.s1.awvalid.val() && (self.wtok.q.val() || !self.s0.awvalid.val()) {
-            self.aw_sel.next = true;
-        }
-        if self.aw_pend.q.val() {
-            self.aw_sel.next = self.aw_psel.q.val();
-        }
-        self.aw_go.next =
-            (self.s0.awvalid.val() || self.s1.awvalid.val()) && (self.wq.count.val() < 64);
-        self.m.awvalid.next = self.aw_go.val();
+        self.awa.v0.next = self.s0.awvalid.val();
+        self.awa.v1.next = self.s1.awvalid.val();
+        self.awa.room.next = self.wq.count.val() < 64;
+        self.awa.m_ready.next = self.m.awready.val();
+        self.m.awvalid.next = self.awa.go.val();
         self.m.awid.next = 0.into();
         self.m.awaddr.next = self.s0.awaddr.val();
         self.m.awlen.next = self.s0.awlen.val();
         self.m.awsize.next = self.s0.awsize.val();
         self.m.awburst.next = self.s0.awburst.val();
-        if self.aw_sel.val() {
+        if self.awa.sel.val() {
             self.m.awaddr.next = self.s1.awaddr.val();
             self.m.awlen.next = self.s1.awlen.val();
             self.m.awsize.next = self.s1.awsize.val();
             self.m.awburst.next = self.s1.awburst.val();
         }
-        self.aw_pend.d.next = self.aw_go.val() && !self.m.awready.val();
-        self.aw_psel.d.next = self.aw_sel.val();
-        self.s0.awready.next = self.aw_go.val() && !self.aw_sel.val() && self.m.awready.val();
-        self.s1.awready.next = self.aw_go.val() && self.aw_sel.val() && self.m.awready.val();
+        self.s0.awready.next = self.awa.ready0.val();
+        self.s1.awready.next = self.awa.ready1.val();
         // W beats of the oldest burst whose AW was taken (none before: a master's W waits
         // for its AW here)
         self.w_sel.next = self.dq.head.val();
@@ -201,11 +228,8 @@ impl Logic for AxMux {
         }
         self.w_pop.next = self.m.wvalid.val() && self.m.wready.val() && self.m.wlast.val();
         self.dq.pop.next = self.w_pop.val();
-        self.dq.push.next = self.aw_go.val() && self.m.awready.val();
-        self.dq.din.next = self.aw_sel.val();
-        if self.aw_go.val() && self.m.awready.val() {
-            self.wtok.d.next = !self.wtok.q.val();
-        }
+        self.dq.push.next = self.awa.take.val();
+        self.dq.din.next = self.awa.sel.val();
         // B responses go to the master of the oldest write burst
         self.b_sel.next = self.wq.head.val();
         self.s0.bvalid.next = self.m.bvalid.val() && !self.b_sel.val();
@@ -220,14 +244,8 @@ impl Logic for AxMux {
         }
         self.b_pop.next = self.m.bvalid.val() && self.m.bready.val();
         self.wq.pop.next = self.b_pop.val();
-        self.wq.push.next = self.aw_go.val() && self.m.awready.val();
-        self.wq.din.next = self.aw_sel.val();
-        if self.rst.val() {
-            self.wtok.d.next = false;
-            self.rtok.d.next = false;
-            self.ar_pend.d.next = false;
-            self.aw_pend.d.next = false;
-        }
+        self.wq.push.next = self.awa.take.val();
+        self.wq.din.next = self.awa.sel.val();
     }
 }
 
