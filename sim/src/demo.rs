@@ -402,6 +402,22 @@ impl<'c> Rig<'c> {
         Ok(())
     }
 
+    /// Check that A's READ destination holds `want` at 0 and the byte after it is untouched
+    /// (no waiting: a READ completes after its data was placed).
+    fn check_read_dst(&self, want: &[u8], what: &str) -> Result<(), Error> {
+        let mut got = vec![0u8; (want.len() + 1).min(self.a_dst.len())];
+        self.a_dst.read(0, &mut got)?;
+        ensure!(
+            got[..want.len()] == want[..],
+            "{what}: READ data differs from the source"
+        );
+        ensure!(
+            got.len() == want.len() || got[want.len()] == FILL,
+            "{what}: byte after the READ buffer written"
+        );
+        Ok(())
+    }
+
     /// Message rate of 8-byte operations (FETCH_ADD, CMP_SWAP, or READ for comparison) on
     /// the QP pairs `pairs`, `iters` per QP with `depth` (at most 64) outstanding each: QP q
     /// works on the word at `64 q` of B's buffer, its originals (or READ data) land at
@@ -671,18 +687,7 @@ impl<'c> Rig<'c> {
             }
         }
         if op == BenchOp::Read {
-            // the READ completions were written after the data: it is there
-            let mut got = vec![0u8; size + 1];
-            let n = (size + 1).min(self.a_dst.len());
-            self.a_dst.read(0, &mut got[..n])?;
-            ensure!(
-                got[..size] == data[..],
-                "{what}: READ data differs from the source"
-            );
-            ensure!(
-                n == size || got[size] == FILL,
-                "{what}: byte after the READ buffer written"
-            );
+            self.check_read_dst(&data, &what)?;
         } else {
             self.wait_dst(0, &data, &what)?;
         }
@@ -821,17 +826,7 @@ impl Rig<'_> {
         }
         // every slot used holds the data, the byte after the last one is untouched
         if read {
-            // (a READ completes after its data was placed)
-            let mut got = vec![0u8; (slots * size + 1).min(dst.len())];
-            dst.read(0, &mut got)?;
-            ensure!(
-                got[..slots * size] == data.repeat(slots)[..],
-                "{what}: READ data differs from the source"
-            );
-            ensure!(
-                got.len() == slots * size || got[slots * size] == FILL,
-                "{what}: byte after the destination written"
-            );
+            self.check_read_dst(&data.repeat(slots), &what)?;
         } else {
             self.wait_dst(0, &data.repeat(slots), &what)?;
         }
