@@ -560,6 +560,9 @@ pub struct DmaWrModel {
     pub p: &'static str,
     pub mem: HashMap<u64, u8>,
     pub stall: f64,
+    /// Cycles from a command's last data beat to its `done` (uniform in the range; 3..30
+    /// unless set).
+    pub done_lat: std::ops::Range<u64>,
     pub cmds: Vec<(u64, u32)>,
     pub cmd_cycles: Vec<u64>,
     open: VecDeque<(u64, u32, u32)>,
@@ -573,6 +576,7 @@ impl DmaWrModel {
             p,
             mem: HashMap::new(),
             stall,
+            done_lat: 3..30,
             cmds: vec![],
             cmd_cycles: vec![],
             open: VecDeque::new(),
@@ -626,7 +630,8 @@ impl DmaWrModel {
             );
             if last {
                 self.open.pop_front();
-                self.done_at.push_back(m.cycle + r.random_range(3..30));
+                self.done_at
+                    .push_back(m.cycle + r.random_range(self.done_lat.clone()));
             } else {
                 self.open[0].2 += 1;
             }

@@ -32,6 +32,8 @@
 //! a byte funnel shifts it up to the address alignment, `wstrb` masks the first and last beat.
 //! A W beat is only sent for a burst whose AW was accepted. `done` pulses (registered) per
 //! command, in order, once all its B responses are back, with `err` if any BRESP != OKAY.
+//! Up to 128 write commands wait for their B responses ([`WR_OUT_BITS`]); the AW issuer
+//! takes no command while that queue is full.
 //!
 //! The byte funnels are Verilog text generated from Rust ([`funnel_verilog`]) with a Rust
 //! model ([`funnel_model`]).
@@ -114,6 +116,13 @@ pub fn funnel_verilog() -> String {
 /// entries, so 64 read bursts can be in flight.
 pub const CMD_FIFO_BITS: usize = 6;
 
+/// Address bits of the write-response queue (`bq`: per write command taken, its client and
+/// burst count, until its B responses are back): 128 commands in flight. Posted writes need
+/// no PCIe tag, so only the round trip to the B response bounds them: at the simulator's
+/// host memory about 110 cycles, and a 64-byte SEND stream writes two commands per message
+/// on the receiving side (payload, CQE) every 3 cycles, about 75 in flight; 64 held it.
+pub const WR_OUT_BITS: usize = 7;
+
 #[derive(LogicBlock)]
 pub struct DmaEng {
     pub clock: Signal<In, Clock>,
@@ -180,7 +189,7 @@ pub struct DmaEng {
     o_err: DFF<Bit>,
     // ---------------- write: AW issuer and arbiter
     wq: Fifo<32, CMD_FIFO_BITS>,
-    bq: Fifo<32, CMD_FIFO_BITS>,
+    bq: Fifo<3, WR_OUT_BITS>,
     wfun: Funnel,
     /// the current write command's bursts
     aws: BurstSplit,
@@ -201,7 +210,7 @@ pub struct DmaEng {
     wc_ni: Signal<Local, Bits<8>>,
     wc_entry: Signal<Local, Bits<32>>,
     wc_nb: Signal<Local, Bits<2>>,
-    wc_bentry: Signal<Local, Bits<32>>,
+    wc_bentry: Signal<Local, Bits<3>>,
     // ---------------- write: W stage (head of wq: client 0, lo 6:1, na-1 14:7, flush 15,
     // end 21:16, first beat address bits 27:22)
     wh_c: Signal<Local, Bit>,
@@ -615,7 +624,7 @@ impl Logic for DmaEng {
         self.wc_nb.next =
             self.wc_endaddr.val().get_bits::<2>(12) - self.wc_addr.val().get_bits::<2>(12) + 1;
         self.wc_bentry.next =
-            (bit_cast::<32, 2>(self.wc_nb.val()) << 1).replace_bit(0, self.wc_sel.val());
+            (bit_cast::<3, 2>(self.wc_nb.val()) << 1).replace_bit(0, self.wc_sel.val());
         self.bq.din.next = self.wc_bentry.val();
         if self.wc_take.val() {
             self.wq.wr.next = true;
@@ -796,6 +805,8 @@ mod tests {
         mem: HashMap<u64, u8>,
         stall: f64,
         lat: (u64, u64),
+        /// cycles from a burst's last W beat to its B response (uniform, end exclusive)
+        b_lat: (u64, u64),
         max_reads: usize,
         bad: Vec<(u64, u64)>,
         aw: VecDeque<(u64, u32)>,
@@ -811,6 +822,7 @@ mod tests {
                 mem: HashMap::new(),
                 stall,
                 lat,
+                b_lat: (1, 20),
                 max_reads,
                 bad: vec![],
                 aw: VecDeque::new(),
@@ -903,7 +915,8 @@ mod tests {
                     self.aw.pop_front();
                     self.w_beat = 0;
                     let bad = self.is_bad(addr, 64 * beats as u64);
-                    self.b.push_back((now + r.random_range(1..20), bad));
+                    self.b
+                        .push_back((now + r.random_range(self.b_lat.0..self.b_lat.1), bad));
                 }
             }
             if bvalid && m.bit("m_bready") {
@@ -1502,6 +1515,35 @@ mod tests {
     /// fixed latency of 150 and 400 cycles; 256 reads of 4 KiB, aligned (16384 data beats)
     /// and at +17 (16640 R beats: 65 bus beats per 64 data beats) run at >= 0.97 beats per
     /// cycle, latency included (512 beats of credit cover 400 cycles of latency).
+    /// 400 single-beat 32-byte writes (CQEs, or a SEND's payload) from both clients, with
+    /// every B response 110 cycles after its data (the simulator's host memory is 100): the
+    /// write-response queue holds 128 commands, so the writes go out at about one per cycle.
+    /// With 64 (the command FIFOs' depth, until stop 38) they took 821 cycles, 64 writes per
+    /// round trip; a 64-byte SEND stream writes two per message on the receiving side.
+    #[test]
+    fn single_beat_writes_behind_slow_write_responses() {
+        let mut m = eng();
+        let mut r = rng(27);
+        let mut s = ErrSlave::new(0.0, (2, 3), 64);
+        s.b_lat = (110, 111);
+        let cmds = |base: u64, r: &mut ChaCha8Rng| -> Vec<(u64, u32, Vec<u8>)> {
+            (0..200u64)
+                .map(|k| (base + 64 * k, 32, (0..32).map(|_| r.random()).collect()))
+                .collect()
+        };
+        let (c0, c1) = (cmds(0x1_0000_0000, &mut r), cmds(0x2_0000_0000, &mut r));
+        let mut w = [
+            WrClient::new("wr0", c0, 0.0, false),
+            WrClient::new("wr1", c1, 0.0, false),
+        ];
+        let t0 = m.cycle;
+        run_writes(&mut m, &mut s, &mut w, &mut r);
+        let t = w.iter().map(|c| c.last_cycle).max().unwrap() - t0;
+        println!("dmaeng 400 single-beat writes, B 110 cycles after the data: {t} cycles");
+        assert_eq!(m.get("cnt_wr_bursts"), 400);
+        assert!(t <= 400 + 110 + 40, "{t} cycles");
+    }
+
     #[test]
     fn throughput_long_latency() {
         let mut r = rng(26);
