@@ -431,6 +431,11 @@ impl Logic for Ingress {
         self.head.n_qpn.next = self.hq.dout2.val().get_bits::<24>(192);
         self.head.n_drop.next = self.hq.dout2.val().get_bit(251);
         self.head.n_pkey.next = self.hq.dout2.val().get_bits::<16>(320);
+        self.head.n_syndrome.next = self.hq.dout2.val().get_bits::<8>(216);
+        self.head.n_aeth_msn.next = self.hq.dout2.val().get_bits::<24>(224);
+        self.head.n_data_len.next = self.hq.dout2.val().get_bits::<16>(272);
+        self.head.n_dip.next = self.hq.dout2.val().get_bits::<32>(336);
+        self.head.n_dmac.next = self.hq.dout2.val().get_bits::<48>(368);
         self.hq.rd.next = self.head.pop.val();
         // admission credits: + at an admitted first beat, - at a header pop
         if self.admit.val() && !self.head.pop.val() {

@@ -241,7 +241,9 @@ pub struct RxHdrM {
     pub swap: Signal<Out, Bits<64>>,
     pub cmp: Signal<Out, Bits<64>>,
     /// The entry behind the head (`n_valid`: there is one), the fields the responder needs
-    /// to take it straight from the head's Emit (kept records, a WRITE).
+    /// to take it straight from the head's Emit (kept records, a WRITE), and to hand a READ
+    /// RESPONSE's or ATOMIC ACKNOWLEDGE's event to the ACK processor while the head waits for
+    /// its verdict (`n_syndrome` .. `n_dmac`).
     pub n_valid: Signal<Out, Bit>,
     pub n_va: Signal<Out, Bits<64>>,
     pub n_rkey: Signal<Out, Bits<32>>,
@@ -251,6 +253,11 @@ pub struct RxHdrM {
     pub n_qpn: Signal<Out, Bits<24>>,
     pub n_drop: Signal<Out, Bit>,
     pub n_pkey: Signal<Out, Bits<16>>,
+    pub n_syndrome: Signal<Out, Bits<8>>,
+    pub n_aeth_msn: Signal<Out, Bits<24>>,
+    pub n_data_len: Signal<Out, Bits<16>>,
+    pub n_dip: Signal<Out, Bits<32>>,
+    pub n_dmac: Signal<Out, Bits<48>>,
 }
 
 /// Head of the header FIFO, responder side.
@@ -289,6 +296,11 @@ pub struct RxHdrS {
     pub n_qpn: Signal<In, Bits<24>>,
     pub n_drop: Signal<In, Bit>,
     pub n_pkey: Signal<In, Bits<16>>,
+    pub n_syndrome: Signal<In, Bits<8>>,
+    pub n_aeth_msn: Signal<In, Bits<24>>,
+    pub n_data_len: Signal<In, Bits<16>>,
+    pub n_dip: Signal<In, Bits<32>>,
+    pub n_dmac: Signal<In, Bits<48>>,
 }
 
 /// A mover job (responder -> mover): copy `beats` beats of payload from buffer beat `first`,

@@ -320,7 +320,6 @@ pub struct Responder {
     /// READ REQUEST; READ RESPONSE (any position), and MIDDLE.
     is_rd: Signal<Local, Bit>,
     is_rresp: Signal<Local, Bit>,
-    is_rrm: Signal<Local, Bit>,
     /// CMP_SWAP / FETCH_ADD; ATOMIC ACKNOWLEDGE; an event with a verdict (READ RESPONSE or
     /// ATOMIC ACKNOWLEDGE).
     is_atom: Signal<Local, Bit>,
@@ -482,6 +481,24 @@ pub struct Responder {
     /// change at that edge, no frame left Emit)
     n_oth: DFF<Bit>,
     n_rsp: Signal<Local, Bit>,
+    /// Early event: while the head waits in RspVd for its verdict, the READ RESPONSE or
+    /// ATOMIC ACKNOWLEDGE behind it (`n_rev`) that the dispatcher would pass (no verdict
+    /// drop, our P_Key, a QP number in range, addressed to us by its QP record: the kept one
+    /// when it is the head's QP, else the one read ahead, `n_sip`/`n_smac`, `n_rec`) has its
+    /// event offered to the ACK processor (`ne_ok`); taken, `ev_early` says the frame now
+    /// behind the head sent its event, and its Decide goes straight to RspVd. The ACK
+    /// processor then reads that event's QP record while it finishes the head's, instead of
+    /// after it (one READ RESPONSE event at a time before).
+    n_rev: Signal<Local, Bit>,
+    n_aack: Signal<Local, Bit>,
+    n_rec: Signal<Local, Bit>,
+    n_sip: Signal<Local, Bits<32>>,
+    n_smac: MacOrder,
+    ne_ok: Signal<Local, Bit>,
+    ev_early: DFF<Bit>,
+    /// the event's fields: the head's, or in RspVd the frame's behind it
+    e_op: Signal<Local, Bits<8>>,
+    e_pay: Signal<Local, Bits<16>>,
     take_pq: Signal<Local, Bit>,
     take_ps: Signal<Local, Bit>,
     sn_pq: Signal<Local, Bit>,
@@ -766,7 +783,6 @@ impl Responder {
             is_cnp: Default::default(),
             is_rd: Default::default(),
             is_rresp: Default::default(),
-            is_rrm: Default::default(),
             is_atom: Default::default(),
             is_aack: Default::default(),
             is_rev: Default::default(),
@@ -879,6 +895,15 @@ impl Responder {
             rw_iok: Default::default(),
             n_oth: Default::default(),
             n_rsp: Default::default(),
+            n_rev: Default::default(),
+            n_aack: Default::default(),
+            n_rec: Default::default(),
+            n_sip: Default::default(),
+            n_smac: Default::default(),
+            ne_ok: Default::default(),
+            ev_early: Default::default(),
+            e_op: Default::default(),
+            e_pay: Default::default(),
             take_pq: Default::default(),
             take_ps: Default::default(),
             sn_pq: Default::default(),
@@ -1079,6 +1104,7 @@ impl Logic for Responder {
         dff_setup!(
             self,
             clock,
+            ev_early,
             at_dup,
             rq_key,
             rq_addr,
@@ -1160,7 +1186,6 @@ impl Logic for Responder {
         self.is_rd.next = self.head.opcode.val() == self.k_op_rd.val();
         self.is_rresp.next = self.head.opcode.val() >= self.k_op_rrf.val()
             && self.head.opcode.val() <= self.k_op_rro.val();
-        self.is_rrm.next = self.head.opcode.val() == self.k_op_rrm.val();
         self.is_atom.next = self.head.opcode.val() == self.k_op_cs.val()
             || self.head.opcode.val() == self.k_op_fa.val();
         self.is_aack.next = self.head.opcode.val() == self.k_op_aack.val();
@@ -1596,35 +1621,81 @@ impl Logic for Responder {
             self.rsp.len.next = self.head.rlen.val();
             self.rsp.mtu.next = self.q_mtu.val().get_bits::<3>(0);
         }
+        // ---- the frame behind the head, for an early event (see `ev_early`)
+        self.n_rev.next = ((self.head.n_opcode.val() >= self.k_op_rrf.val())
+            && (self.head.n_opcode.val() <= self.k_op_rro.val()))
+            || (self.head.n_opcode.val() == self.k_op_aack.val());
+        self.n_aack.next = self.head.n_opcode.val() == self.k_op_aack.val();
+        // its QP's record: the kept one (the head's QP), else the one read ahead
+        self.n_rec.next = self.kq_v.q.val()
+            && !self.sn_qp.val()
+            && (self.kq_qpn.q.val() == self.head.n_qpn.val());
+        self.n_sip.next = self.p_qp.q.val().get_bits::<32>(self.o_q_sip.val().index());
+        self.n_smac.rec.next = self
+            .p_qp
+            .q
+            .val()
+            .get_bits::<48>(self.o_q_smac.val().index());
+        if self.n_rec.val() {
+            self.n_sip.next = self.q_sip.val();
+            self.n_smac.rec.next = self.qp.q.val().get_bits::<48>(self.o_q_smac.val().index());
+        }
+        self.ne_ok.next = (self.st.q.val() == St::RspVd)
+            && !self.ev_early.q.val()
+            && self.head.n_valid.val()
+            && !self.head.n_drop.val()
+            && ((self.head.n_pkey.val() & self.k_pkey15.val()) == self.k_pkey15.val())
+            && (self.head.n_qpn.val() < self.k_nqp.val())
+            && self.n_rev.val()
+            && (self.n_rec.val()
+                || (self.p_q_v.q.val()
+                    && self.p_qh.q.val()
+                    && !self.sn_pq.val()
+                    && (self.p_qpn.q.val() == self.head.n_qpn.val())))
+            && (self.head.n_dip.val() == self.n_sip.val())
+            && (self.head.n_dmac.val() == self.n_smac.wire_order.val());
+        // ---- the event (the head's; in RspVd the early one of the frame behind it)
         self.ackev.valid.next = false;
         self.ackev.qpn.next = self.head.qpn.val();
         self.ackev.psn.next = self.head.psn.val();
         self.ackev.syndrome.next = self.head.syndrome.val();
         self.ackev.msn.next = self.head.aeth_msn.val();
         self.ackev.rsp.next = self.is_rev.val();
+        self.ackev.atom.next = self.is_aack.val();
+        self.e_op.next = self.head.opcode.val();
+        self.e_pay.next = self.pay.val();
+        if self.st.q.val() == St::RspVd {
+            self.ackev.qpn.next = self.head.n_qpn.val();
+            self.ackev.psn.next = self.head.n_psn.val();
+            self.ackev.syndrome.next = self.head.n_syndrome.val();
+            self.ackev.msn.next = self.head.n_aeth_msn.val();
+            self.ackev.rsp.next = true;
+            self.ackev.atom.next = self.n_aack.val();
+            self.e_op.next = self.head.n_opcode.val();
+            self.e_pay.next = self.head.n_data_len.val();
+        }
         self.ackev.rpos.next = 0.into();
         self.ackev.plen.next = 0.into();
-        self.ackev.atom.next = self.is_aack.val();
-        if self.is_aack.val() {
+        if self.e_op.val() == self.k_op_aack.val() {
             // ATOMIC ACKNOWLEDGE: one 8-byte "response" (its AtomicAckETH)
             self.ackev.rpos.next = self.k_rpos_o.val();
             self.ackev.plen.next = 8.into();
         }
-        if self.is_rresp.val() {
-            self.ackev.plen.next = self.pay.val().get_bits::<13>(0);
-            if self.head.opcode.val() == self.k_op_rrf.val() {
+        if (self.e_op.val() >= self.k_op_rrf.val()) && (self.e_op.val() <= self.k_op_rro.val()) {
+            self.ackev.plen.next = self.e_pay.val().get_bits::<13>(0);
+            if self.e_op.val() == self.k_op_rrf.val() {
                 self.ackev.rpos.next = self.k_rpos_f.val();
             }
-            if self.is_rrm.val() {
+            if self.e_op.val() == self.k_op_rrm.val() {
                 // no AETH on a MIDDLE
                 self.ackev.rpos.next = self.k_rpos_m.val();
                 self.ackev.syndrome.next = self.k_syn_ack.val();
                 self.ackev.msn.next = 0.into();
             }
-            if self.head.opcode.val() == self.k_op_rrl.val() {
+            if self.e_op.val() == self.k_op_rrl.val() {
                 self.ackev.rpos.next = self.k_rpos_l.val();
             }
-            if self.head.opcode.val() == self.k_op_rro.val() {
+            if self.e_op.val() == self.k_op_rro.val() {
                 self.ackev.rpos.next = self.k_rpos_o.val();
             }
         }
@@ -1806,8 +1877,12 @@ impl Logic for Responder {
                 if self.is_ack.val() || self.is_rev.val() {
                     // ACKNOWLEDGE / READ RESPONSE / ATOMIC ACKNOWLEDGE: addressed to us (the QP
                     // state is ackproc's business); a READ RESPONSE or ATOMIC ACKNOWLEDGE then
-                    // waits for ackproc's verdict
-                    if self.addr_ok.val() && self.is_rev.val() {
+                    // waits for ackproc's verdict (its event already sent while the frame
+                    // before it waited for its own: `ev_early`, honoured as it was sent)
+                    self.ev_early.d.next = false;
+                    if self.ev_early.q.val() {
+                        self.st.d.next = St::RspVd;
+                    } else if self.addr_ok.val() && self.is_rev.val() {
                         self.st.d.next = St::RspEv;
                     } else if self.addr_ok.val() {
                         self.pend_aev.d.next = true;
@@ -2175,6 +2250,11 @@ impl Logic for Responder {
             St::RspVd => {
                 // ok: place the payload at the verdict's address (plen 0: nothing to write);
                 // !ok: drop (the mover job only frees the buffer)
+                // (the early event of the frame behind: `ne_ok`)
+                self.ackev.valid.next = self.ne_ok.val();
+                if self.ne_ok.val() && self.ackev.ready.val() {
+                    self.ev_early.d.next = true;
+                }
                 self.rdv.ready.next = true;
                 if self.rdv.valid.val() {
                     self.st.d.next = St::Emit;
@@ -2615,6 +2695,7 @@ impl Logic for Responder {
             self.pend_wr.d.next = false;
             self.pend_job.d.next = false;
             self.pend_aev.d.next = false;
+            self.ev_early.d.next = false;
             self.pend_qerr.d.next = false;
             self.wqe_flush.d.next = false;
             self.resp_read.d.next = false;

@@ -207,10 +207,12 @@ struct Bench {
     atevs: Vec<(u32, u32, u8, u32)>,
     atom: AtomUnit,
     /// The verdict stub (ackproc's side of `rdv`): planned verdicts (ok, addr) in event
-    /// order (none left: !ok); the event waiting for its verdict (ok, addr, plen); an ok
-    /// verdict waiting for `placed` (plen); `placed` pulses seen.
+    /// order (none left: !ok); the events waiting for their verdicts (ok, addr, plen; at
+    /// most 4, ackproc's event queue: a READ RESPONSE's event may come while the one before
+    /// waits for its verdict); an ok verdict waiting for `placed` (plen); `placed` pulses
+    /// seen.
     verdicts: VecDeque<(bool, u64)>,
-    vd_wait: Option<(bool, u64, u32)>,
+    vd_wait: VecDeque<(bool, u64, u32)>,
     place_wait: Option<u32>,
     placed: usize,
     beats: VecDeque<([u8; 64], u64, bool, bool, usize)>,
@@ -270,7 +272,7 @@ impl Bench {
                 ..Default::default()
             },
             verdicts: VecDeque::new(),
-            vd_wait: None,
+            vd_wait: VecDeque::new(),
             place_wait: None,
             placed: 0,
             beats: VecDeque::new(),
@@ -474,14 +476,16 @@ impl Bench {
             self.sink_len -= 1;
         }
         self.ack_ready = self.sink_len < self.sink_cap;
-        // ackproc takes no other event while a READ RESPONSE verdict or `placed` is open
-        self.aev_ready =
-            !chance(&mut self.r, self.stall) && self.vd_wait.is_none() && self.place_wait.is_none();
+        // ackproc behind its 4-entry event queue: events queue while verdicts are open; the
+        // verdicts come in event order, each after the one before it was placed
+        self.aev_ready = !chance(&mut self.r, self.stall) && self.vd_wait.len() < 4;
         self.m.set("rsp_ready", self.ack_ready as u64);
         self.m.set("ackev_ready", self.aev_ready as u64);
-        let give = self.vd_wait.is_some() && !chance(&mut self.r, self.stall);
+        let give = !self.vd_wait.is_empty()
+            && self.place_wait.is_none()
+            && !chance(&mut self.r, self.stall);
         self.m.set("rdv_valid", give as u64);
-        if let (true, Some((ok, addr, _))) = (give, self.vd_wait) {
+        if let (true, Some(&(ok, addr, _))) = (give, self.vd_wait.front()) {
             self.m.set("rdv_ok", ok as u64);
             self.m.set("rdv_addr", addr);
         } else {
@@ -567,7 +571,7 @@ impl Bench {
             self.placed += 1;
         }
         if give && self.m.bit("rdv_ready") {
-            let (ok, _, plen) = self.vd_wait.take().unwrap();
+            let (ok, _, plen) = self.vd_wait.pop_front().unwrap();
             if ok {
                 self.place_wait = Some(plen);
             }
@@ -632,13 +636,13 @@ impl Bench {
                 );
                 self.atevs.push(ev);
                 let (ok, addr) = self.verdicts.pop_front().unwrap_or((false, 0));
-                self.vd_wait = Some((ok, addr, 8));
+                self.vd_wait.push_back((ok, addr, 8));
             } else if g("rsp") != 0 {
                 let plen = g("plen") as u32;
                 self.revs
                     .push((ev.0, ev.1, ev.2, ev.3, g("rpos") as u8, plen));
                 let (ok, addr) = self.verdicts.pop_front().unwrap_or((false, 0));
-                self.vd_wait = Some((ok, addr, plen));
+                self.vd_wait.push_back((ok, addr, plen));
             } else {
                 assert_eq!(
                     (g("rpos"), g("plen"), g("atom")),
@@ -665,7 +669,7 @@ impl Bench {
                 || self.m.bit("cpl_valid")
                 || self.m.bit("rsp_valid")
                 || self.m.bit("ackev_valid")
-                || self.vd_wait.is_some()
+                || !self.vd_wait.is_empty()
                 || self.place_wait.is_some()
                 || self.atom.pend.is_some()
                 || self.m.bit("atom_valid");
@@ -2347,7 +2351,7 @@ fn read_responses_placed_on_verdict() {
             ],
             "seed {seed}"
         );
-        assert!(b.verdicts.is_empty() && b.vd_wait.is_none() && b.place_wait.is_none());
+        assert!(b.verdicts.is_empty() && b.vd_wait.is_empty() && b.place_wait.is_none());
         assert_eq!(b.aevs, [(QPN, 10, a, 11), (QPN, 30, a, 12)]);
         assert_eq!(b.placed, 5, "one placed per ok verdict");
         assert_eq!(
@@ -2721,7 +2725,7 @@ fn atomic_ack_placed_on_verdict() {
             "seed {seed}"
         );
         assert_eq!(b.revs, [(QPN, 42, aeth::ACK, 5, RSP_ONLY as u8, 13)]);
-        assert!(b.verdicts.is_empty() && b.vd_wait.is_none() && b.place_wait.is_none());
+        assert!(b.verdicts.is_empty() && b.vd_wait.is_empty() && b.place_wait.is_none());
         assert_eq!(b.placed, 3);
         assert_eq!(b.dma.cmds, [(x1, 8), (x3, 13), (x2, 8)]);
         assert_eq!(b.dma.mem.len(), 8 + 13 + 8, "bytes written");
