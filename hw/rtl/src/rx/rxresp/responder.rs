@@ -317,7 +317,7 @@ pub struct Responder {
     qpn_ok: Signal<Local, Bit>,
     is_ack: Signal<Local, Bit>,
     is_cnp: Signal<Local, Bit>,
-    /// READ REQUEST; READ RESPONSE (any position), and MIDDLE.
+    /// READ REQUEST; READ RESPONSE (any position).
     is_rd: Signal<Local, Bit>,
     is_rresp: Signal<Local, Bit>,
     /// CMP_SWAP / FETCH_ADD; ATOMIC ACKNOWLEDGE; an event with a verdict (READ RESPONSE or
