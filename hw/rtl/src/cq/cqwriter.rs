@@ -893,19 +893,27 @@ mod tests {
         );
     }
 
-    /// Cycles per completion with no stalls and a fast host (one CQ, back-to-back inputs).
-    #[test]
-    fn cycles_per_completion() {
+    /// `n` completions to CQ 4 (`log2` entries, `flags`) round robin over the three inputs,
+    /// no stalls, a fast host, `done` `done_lat` cycles after a write's data: the bench after
+    /// the run, and the cycles until every completion was taken.
+    fn completion_stream(
+        log2: u8,
+        flags: u8,
+        done_lat: std::ops::Range<u64>,
+        n: u64,
+        seed: u64,
+    ) -> (Tb, u64) {
         let cq = Cq {
             cqn: 4,
             base: 0x9000_0000,
-            log2: 6,
-            flags: 1,
+            log2,
+            flags,
         };
         let mut t = Tb::new(8, 0.0, 0.0, vec![cq]);
         t.host_speed = 1.0;
-        let mut r = rng(9);
-        for i in 0..300 {
+        t.wr.done_lat = done_lat;
+        let mut r = rng(seed);
+        for i in 0..n {
             let c = rand_cqe(&mut r, i);
             t.src[(i % 3) as usize].q.push_back((4, c));
         }
@@ -915,7 +923,14 @@ mod tests {
         }
         let dt = t.m.cycle - t0;
         t.run();
-        assert_eq!(t.m.get("cnt_cqe"), 300);
+        assert_eq!(t.m.get("cnt_cqe"), n);
+        (t, dt)
+    }
+
+    /// Cycles per completion with no stalls and a fast host (one CQ, back-to-back inputs).
+    #[test]
+    fn cycles_per_completion() {
+        let (_, dt) = completion_stream(6, 1, 3..30, 300, 9);
         println!(
             "cqwriter: 300 completions taken in {dt} cycles ({:.1} per CQE)",
             dt as f64 / 300.0
@@ -936,27 +951,7 @@ mod tests {
     /// took 3.8 cycles per CQE, behind a 64-byte WRITE stream's 3.25.
     #[test]
     fn cycles_per_completion_behind_slow_write_responses() {
-        let cq = Cq {
-            cqn: 4,
-            base: 0x9000_0000,
-            log2: 9,
-            flags: 3,
-        };
-        let mut t = Tb::new(8, 0.0, 0.0, vec![cq]);
-        t.host_speed = 1.0;
-        t.wr.done_lat = 110..121;
-        let mut r = rng(10);
-        for i in 0..400 {
-            let c = rand_cqe(&mut r, i);
-            t.src[(i % 3) as usize].q.push_back((4, c));
-        }
-        let t0 = t.m.cycle;
-        while !t.idle() {
-            t.step();
-        }
-        let dt = t.m.cycle - t0;
-        t.run();
-        assert_eq!(t.m.get("cnt_cqe"), 400);
+        let (t, dt) = completion_stream(9, 3, 110..121, 400, 10);
         assert_eq!(t.irqs, 400, "one irq pulse per CQE");
         println!(
             "cqwriter, slow write responses: 400 completions taken in {dt} cycles ({:.2} per CQE)",
