@@ -125,9 +125,9 @@ pub struct CqWriter {
     beats: Fifo<BEAT_Q_BITS, 2>,
     /// One bit per CQE write in flight (its CQ asked for an interrupt), in command order:
     /// pushed when the command is taken, popped by its `done` (the engine answers in order).
-    /// [`WR_OUT`] deep: a CQE write's round trip (about 110 cycles to its B response at the
-    /// simulator's host memory) over 32 writes in flight held the writer to 3.4 cycles per
-    /// CQE, behind a 64-byte WRITE stream's 3.25.
+    /// 128 deep ([`WR_OUT_BITS`]): a CQE write's round trip (about 110 cycles to its B
+    /// response at the simulator's host memory) over 32 writes in flight held the writer to
+    /// 3.4 cycles per CQE, behind a 64-byte WRITE stream's 3.25.
     pend: Fifo<1, WR_OUT_BITS>,
     irq_q: DFF<Bit>,
     c_cqe: DFF<Bits<32>>,
@@ -453,7 +453,7 @@ impl Logic for CqWriter {
             }
         }
         // the record's checks (Check, or Req on the kept record): an invalid CQ or a full one
-        // drops the completion, else Issue once fewer than `WR_OUT` writes are in flight (Check
+        // drops the completion, else Issue once fewer than 128 writes are in flight (Check
         // waits for that)
         if self.decide.val() {
             self.cmd_ok.d.next = false;
