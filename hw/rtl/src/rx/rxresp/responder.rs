@@ -261,9 +261,11 @@ pub struct Responder {
     /// whose receive WQE was read ahead (the one this frame's write-back leaves at `rq_ci`)
     n_sendo: Signal<Local, Bit>,
     n_hit_s: Signal<Local, Bit>,
-    /// the entry behind the head is a frame the dispatcher would pass (no verdict drop, our
-    /// P_Key, a QP number in range) of the kept QP, whose records (QpContext, RqState) no
-    /// other writer writes now: what `n_hit` and `n_hit_s` share
+    /// the entry behind the head is a frame the dispatcher would pass (`n_pass`: no verdict
+    /// drop, our P_Key, a QP number in range) of the kept QP (`n_rec`: its QpContext, no
+    /// other writer's write to it now), whose RqState no other writer writes now either:
+    /// what `n_hit` and `n_hit_s` share
+    n_pass: Signal<Local, Bit>,
     n_kept: Signal<Local, Bit>,
     em_cmd: Signal<Local, Bit>,
     em_ctx: Signal<Local, Bit>,
@@ -927,6 +929,7 @@ impl Responder {
             n_hit: Default::default(),
             n_sendo: Default::default(),
             n_hit_s: Default::default(),
+            n_pass: Default::default(),
             n_kept: Default::default(),
             n_end: Default::default(),
             em_cmd: Default::default(),
@@ -1482,15 +1485,15 @@ impl Logic for Responder {
         self.n_mr_idx.next = bit_cast::<24, 32>(self.head.n_rkey.val() >> 8);
         self.n_end.next =
             bit_cast::<65, 64>(self.head.n_va.val()) + bit_cast::<65, 32>(self.head.n_rlen.val());
-        self.n_kept.next = self.head.n_valid.val()
+        self.n_pass.next = self.head.n_valid.val()
             && !self.head.n_drop.val()
             && ((self.head.n_pkey.val() & self.k_pkey15.val()) == self.k_pkey15.val())
-            && (self.head.n_qpn.val() < self.k_nqp.val())
-            && self.kq_v.q.val()
+            && (self.head.n_qpn.val() < self.k_nqp.val());
+        self.n_rec.next = self.kq_v.q.val()
             && !self.sn_qp.val()
-            && (self.head.n_qpn.val() == self.kq_qpn.q.val())
-            && self.ks_v.q.val()
-            && !self.sn_rqs_kill.val();
+            && (self.kq_qpn.q.val() == self.head.n_qpn.val());
+        self.n_kept.next =
+            self.n_pass.val() && self.n_rec.val() && self.ks_v.q.val() && !self.sn_rqs_kill.val();
         self.n_hit.next = self.n_kept.val()
             && self.n_write.val()
             && (!self.n_reth.val()
@@ -1506,10 +1509,11 @@ impl Logic for Responder {
         // read ahead (`p_*`): the frame behind the head is of another QP (its reads are asked
         // for in Decide; an RqState unless it is an ACK, READ RESPONSE or ATOMIC ACKNOWLEDGE),
         // and this frame reads nothing more on `ctx` (no receive WQE, so no WQE MR read)
-        self.n_rsp.next = (self.head.n_opcode.val() == self.k_op_ack.val())
-            || ((self.head.n_opcode.val() >= self.k_op_rrf.val())
-                && (self.head.n_opcode.val() <= self.k_op_rro.val()))
-            || (self.head.n_opcode.val() == self.k_op_aack.val());
+        self.n_aack.next = self.head.n_opcode.val() == self.k_op_aack.val();
+        self.n_rev.next = ((self.head.n_opcode.val() >= self.k_op_rrf.val())
+            && (self.head.n_opcode.val() <= self.k_op_rro.val()))
+            || self.n_aack.val();
+        self.n_rsp.next = (self.head.n_opcode.val() == self.k_op_ack.val()) || self.n_rev.val();
         // (the QP compare registered, a cycle before Decide: the FIFO's second read feeds no
         // flip-flop enable directly; a frame that came from Emit (`em_fast`) asks for none)
         self.n_oth.d.next = self.head.n_valid.val()
@@ -1621,15 +1625,8 @@ impl Logic for Responder {
             self.rsp.len.next = self.head.rlen.val();
             self.rsp.mtu.next = self.q_mtu.val().get_bits::<3>(0);
         }
-        // ---- the frame behind the head, for an early event (see `ev_early`)
-        self.n_rev.next = ((self.head.n_opcode.val() >= self.k_op_rrf.val())
-            && (self.head.n_opcode.val() <= self.k_op_rro.val()))
-            || (self.head.n_opcode.val() == self.k_op_aack.val());
-        self.n_aack.next = self.head.n_opcode.val() == self.k_op_aack.val();
-        // its QP's record: the kept one (the head's QP), else the one read ahead
-        self.n_rec.next = self.kq_v.q.val()
-            && !self.sn_qp.val()
-            && (self.kq_qpn.q.val() == self.head.n_qpn.val());
+        // ---- the frame behind the head, for an early event (see `ev_early`): its QP's
+        // record, the kept one (`n_rec`: the head's QP), else the one read ahead
         self.n_sip.next = self.p_qp.q.val().get_bits::<32>(self.o_q_sip.val().index());
         self.n_smac.rec.next = self
             .p_qp
@@ -1642,10 +1639,7 @@ impl Logic for Responder {
         }
         self.ne_ok.next = (self.st.q.val() == St::RspVd)
             && !self.ev_early.q.val()
-            && self.head.n_valid.val()
-            && !self.head.n_drop.val()
-            && ((self.head.n_pkey.val() & self.k_pkey15.val()) == self.k_pkey15.val())
-            && (self.head.n_qpn.val() < self.k_nqp.val())
+            && self.n_pass.val()
             && self.n_rev.val()
             && (self.n_rec.val()
                 || (self.p_q_v.q.val()
