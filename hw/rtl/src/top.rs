@@ -3,9 +3,9 @@
 //! Ethernet frames, `irq_req`), all synchronous to `clk`, `rst` synchronous active high.
 
 use crate::common::bus::{
-    AckEvM, AtomReqM, AxilS, CplM, CtxPortM, CtxRdM, CtxSnoopM, DmaRdM, DmaWrM, HostAxiM,
-    RdVerdictM, RestartM, RingPortM, RspJobM, RxCheckM, StreamM, StreamS, TimerExpM, TimerSetM,
-    WqeAxiS,
+    AckEvM, AtomReqM, AxilS, CplM, CtxPortM, CtxRdM, CtxSnoopM, DmaRdM, DmaWrM, HostAxiM, PiPortM,
+    PiSnoopM, RdVerdictM, RestartM, RingPortM, RspJobM, RxCheckM, StreamM, StreamS, TimerExpM,
+    TimerSetM, WqeAxiS,
 };
 use crate::cq::cplq::CplQ;
 use crate::cq::cqwriter::CqWriter;
@@ -160,6 +160,7 @@ impl Logic for RnicTop {
         self.dbu.db_word.next = self.devregs.db_word.val();
         self.axil.hold.next = !self.dbu.db_room.val();
         CtxPortM::join(&mut self.dbu.ctx, &mut self.ctxs.p0);
+        PiPortM::join(&mut self.dbu.pi, &mut self.ctxs.pi);
         // ---- the data path (docs/DATAPATH.md)
         self.mux.clock.next = self.clk.val();
         self.dmux.clock.next = self.clk.val();
@@ -190,6 +191,7 @@ impl Logic for RnicTop {
         CtxPortM::join(&mut self.cqw.ctx, &mut self.ctxs.p4);
         // the store's write snoop, to the engines that keep records across accesses
         CtxSnoopM::join(&mut self.ctxs.sn, &mut self.txq.sn);
+        PiSnoopM::join(&mut self.ctxs.pisn, &mut self.txq.pisn);
         self.rxr.sn.we.next = self.ctxs.sn.we.val();
         self.rxr.sn.src.next = self.ctxs.sn.src.val();
         self.rxr.sn.addr.next = self.ctxs.sn.addr.val();

@@ -335,6 +335,53 @@ pub struct CtxSnoopS {
     pub wdata: Signal<In, Bits<512>>,
 }
 
+/// SQ doorbell port, client side (the doorbell unit): QP `qpn`'s `QpContext.sq_pi` becomes
+/// `idx`, held until taken (`req && gnt`). The context store keeps every QP's `sq_pi` in a
+/// bank of its own beside the record RAM, with its own write port, so a doorbell never waits
+/// for the engines' write-backs (only for a mailbox write in flight).
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "PiPortS"]
+pub struct PiPortM {
+    pub req: Signal<Out, Bit>,
+    pub qpn: Signal<Out, Bits<16>>,
+    pub idx: Signal<Out, Bits<16>>,
+    pub gnt: Signal<In, Bit>,
+}
+
+/// SQ doorbell port, store side.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "PiPortM"]
+pub struct PiPortS {
+    pub req: Signal<In, Bit>,
+    pub qpn: Signal<In, Bits<16>>,
+    pub idx: Signal<In, Bits<16>>,
+    pub gnt: Signal<Out, Bit>,
+}
+
+/// `sq_pi` write snoop, store side: every write the SQ doorbell port took, one cycle after
+/// the cycle it was taken (`we` for one cycle, the QP number, the new index). It may show in
+/// the same cycle as a [`CtxSnoopM`] write (another record, or other bytes of the same one).
+/// A read of a QP record holds every `sq_pi` write taken up to and including the read's own
+/// cycle (unlike the record RAM's writes: see [`CtxSnoopM`]); the one shown in the cycle its
+/// data comes was taken the cycle after the read and is not in it: merge it on top, as for
+/// the record snoop.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "PiSnoopS"]
+pub struct PiSnoopM {
+    pub we: Signal<Out, Bit>,
+    pub qpn: Signal<Out, Bits<16>>,
+    pub idx: Signal<Out, Bits<16>>,
+}
+
+/// `sq_pi` write snoop, watcher side (the TX requester).
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "PiSnoopM"]
+pub struct PiSnoopS {
+    pub we: Signal<In, Bit>,
+    pub qpn: Signal<In, Bits<16>>,
+    pub idx: Signal<In, Bits<16>>,
+}
+
 /// Ring-memory read port (one 64-byte WQE slot per read), client side. Same handshake as
 /// [`CtxPortM`]: hold `req`/`slot` until taken (`req && gnt`); `rdata` valid with `rvalid`
 /// 2 cycles after.

@@ -294,6 +294,10 @@ pub struct CtxModel {
     /// random grants and read queue on the same records. A write and a read of one record in
     /// one cycle read the written bytes (the store defers such a read to after the write).
     rd2: Option<&'static str>,
+    /// The `sq_pi` write snoop ([`crate::common::bus::PiSnoopS`] port prefix) and its queue
+    /// of QP numbers, one shown per cycle with the record's `sq_pi` as it is when shown.
+    pisn: Option<&'static str>,
+    piq: VecDeque<u32>,
     gnt2: bool,
     pending2: VecDeque<(u64, [u8; 64])>,
 }
@@ -311,6 +315,8 @@ impl CtxModel {
             snoop: None,
             snq: VecDeque::new(),
             rd2: None,
+            pisn: None,
+            piq: VecDeque::new(),
             gnt2: false,
             pending2: VecDeque::new(),
         }
@@ -325,6 +331,22 @@ impl CtxModel {
     pub fn with_snoop(mut self, prefix: &'static str, own: u64) -> Self {
         self.snoop = Some((prefix, own));
         self
+    }
+    /// Drive the client's `sq_pi` snoop port `prefix` too (see [`CtxModel::write_pi`]).
+    pub fn with_pi_snoop(mut self, prefix: &'static str) -> Self {
+        self.pisn = Some(prefix);
+        self
+    }
+    /// The doorbell unit sets QP `qpn`'s `QpContext.sq_pi` to `idx` now (the store's `sq_pi`
+    /// bank), shown on the `sq_pi` snoop port.
+    pub fn write_pi(&mut self, qpn: u32, idx: u16) {
+        let off = crate::common::bus::field(rnic_abi::queue::QpContext::FIELDS, "sq_pi").offset;
+        let mut rec = self.get(qpn);
+        rec[off..off + 2].copy_from_slice(&idx.to_le_bytes());
+        self.rec.insert(qpn, rec);
+        if self.pisn.is_some() {
+            self.piq.push_back(qpn);
+        }
     }
     /// Another writer (`src`) writes the bytes `be` of record `idx` now (as the store applies
     /// a write it took), shown on the snoop port.
@@ -374,6 +396,16 @@ impl CtxModel {
             if due {
                 let d = self.pending2.pop_front().unwrap().1;
                 m.set_bytes(&format!("{p2}_rdata"), &d);
+            }
+        }
+        if let Some(pp) = self.pisn {
+            let w = self.piq.pop_front();
+            m.set(&format!("{pp}_we"), w.is_some() as u64);
+            if let Some(qpn) = w {
+                let off =
+                    crate::common::bus::field(rnic_abi::queue::QpContext::FIELDS, "sq_pi").offset;
+                m.set(&format!("{pp}_qpn"), qpn as u64);
+                m.set(&format!("{pp}_idx"), le(&self.get(qpn), off, 2));
             }
         }
         if let Some((sp, _)) = self.snoop {

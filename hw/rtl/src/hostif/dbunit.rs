@@ -1,8 +1,10 @@
 //! Doorbell unit: turns BAR0 doorbell events (`devregs`' `db_valid/db_kind/db_word`) into
-//! context-store writes of the producer/consumer index (SQ: `QpContext.sq_pi`, RQ:
-//! `RqState.rq_pi`, CQ: the low 16 bits of `CqContext.consumer`), then, for SQ doorbells, a
-//! one-cycle `kick` with the QP number to the TX requester, after the write was granted so
-//! that the requester's next context read sees the new index. A doorbell naming a queue
+//! context-store writes of the producer/consumer index (SQ: `QpContext.sq_pi`, on a port of
+//! its own, `pi`, into the store's `sq_pi` bank, which waits only for a mailbox write in
+//! flight; RQ: `RqState.rq_pi` and CQ: the low 16 bits of `CqContext.consumer`, byte-enabled
+//! writes on the record port `ctx`), then, for SQ doorbells, a one-cycle `kick` with the QP
+//! number to the TX requester, after the write was granted so that the requester's next
+//! context read sees the new index. A doorbell naming a queue
 //! beyond the build's tables is dropped and counted (`cnt_bad`). Events queue in a 4-deep
 //! FIFO of registers (rust-hdl's `SynchronousFIFO` is not used: its internal names collide
 //! once `$` is replaced). A doorbell is never lost: `db_room` is low once 3 events wait, and
@@ -11,7 +13,7 @@
 //! unit waiting (up to 6 cycles a write) while the host streams doorbells faster than that:
 //! the host's posted writes then wait on the bus, as PCIe flow control makes them wait.
 
-use crate::common::bus::{CTX_ADDR_BITS, CtxPortM};
+use crate::common::bus::{CTX_ADDR_BITS, CtxPortM, PiPortM};
 use rnic_abi::params::{self, BuildParams};
 use rnic_abi::queue::{CqContext, QpContext, RqState};
 use rnic_abi::regs::{ctx, db};
@@ -24,7 +26,10 @@ pub struct DbUnit {
     pub db_valid: Signal<In, Bit>,
     pub db_kind: Signal<In, Bits<2>>,
     pub db_word: Signal<In, Bits<32>>,
+    /// RQ and CQ doorbells: the index written into the record (byte enables).
     pub ctx: CtxPortM,
+    /// SQ doorbells: `sq_pi` written into the context store's `sq_pi` bank.
+    pub pi: PiPortM,
     /// Room for a doorbell: at most 2 events queued. The BAR0 front takes no write while it
     /// is low (one write in flight to here at a time), so a doorbell is never dropped.
     pub db_room: Signal<Out, Bit>,
@@ -48,13 +53,13 @@ pub struct DbUnit {
     k_sq: Constant<Bits<2>>,
     k_rq: Constant<Bits<2>>,
     k_cq: Constant<Bits<2>>,
-    sh_sq: Constant<Bits<10>>,
     sh_rq: Constant<Bits<10>>,
     sh_cq: Constant<Bits<10>>,
-    be_sq: Constant<Bits<64>>,
     be_rq: Constant<Bits<64>>,
     be_cq: Constant<Bits<64>>,
     kind: Signal<Local, Bits<2>>,
+    sq: Signal<Local, Bit>,
+    gnt: Signal<Local, Bit>,
     queue: Signal<Local, Bits<16>>,
     index: Signal<Local, Bits<16>>,
     ok: Signal<Local, Bit>,
@@ -81,7 +86,6 @@ pub fn cq_consumer_be() -> u64 {
 
 impl DbUnit {
     pub fn new(p: &BuildParams) -> Self {
-        let sq = crate::common::bus::field(QpContext::FIELDS, "sq_pi").offset;
         let rq = crate::common::bus::field(RqState::FIELDS, "rq_pi").offset;
         let cq = crate::common::bus::field(CqContext::FIELDS, "consumer").offset;
         let c10 = |b: usize| Constant::new(((8 * b) as u64).into());
@@ -93,6 +97,7 @@ impl DbUnit {
             db_kind: Default::default(),
             db_word: Default::default(),
             ctx: Default::default(),
+            pi: Default::default(),
             db_room: Default::default(),
             kick_valid: Default::default(),
             kick_qpn: Default::default(),
@@ -114,12 +119,12 @@ impl DbUnit {
             k_sq: Constant::new((db::KIND_SQ as u64).into()),
             k_rq: Constant::new((db::KIND_RQ as u64).into()),
             k_cq: Constant::new((db::KIND_CQ as u64).into()),
-            sh_sq: c10(sq),
             sh_rq: c10(rq),
             sh_cq: c10(cq),
-            be_sq: be(sq_pi_be()),
             be_rq: be(rq_pi_be()),
             be_cq: be(cq_consumer_be()),
+            sq: Default::default(),
+            gnt: Default::default(),
             kind: Default::default(),
             queue: Default::default(),
             index: Default::default(),
@@ -163,25 +168,29 @@ impl Logic for DbUnit {
         self.kind.next = self.head.val().get_bits::<2>(32);
         self.queue.next = self.head.val().get_bits::<16>(0);
         self.index.next = self.head.val().get_bits::<16>(16);
+        // (an SQ doorbell goes to the `pi` port below; the record port writes RQ and CQ ones)
         self.ctx.we.next = true;
-        self.ctx.addr.next = self.queue.val().get_bits::<CTX_ADDR_BITS>(0);
-        self.ctx.wdata.next = bit_cast::<512, 16>(self.index.val()) << self.sh_sq.val();
-        self.ctx.wbe.next = self.be_sq.val();
+        self.ctx.addr.next = self.queue.val().get_bits::<CTX_ADDR_BITS>(0) + self.base_rqs.val();
+        self.ctx.wdata.next = bit_cast::<512, 16>(self.index.val()) << self.sh_rq.val();
+        self.ctx.wbe.next = self.be_rq.val();
         self.ok.next = self.queue.val() < self.n_qp.val();
-        if self.kind.val() == self.k_rq.val() {
-            self.ctx.addr.next =
-                self.queue.val().get_bits::<CTX_ADDR_BITS>(0) + self.base_rqs.val();
-            self.ctx.wdata.next = bit_cast::<512, 16>(self.index.val()) << self.sh_rq.val();
-            self.ctx.wbe.next = self.be_rq.val();
-        } else if self.kind.val() == self.k_cq.val() {
+        if self.kind.val() == self.k_cq.val() {
             self.ok.next = self.queue.val() < self.n_cq.val();
             self.ctx.addr.next = self.queue.val().get_bits::<CTX_ADDR_BITS>(0) + self.base_cq.val();
             self.ctx.wdata.next = bit_cast::<512, 16>(self.index.val()) << self.sh_cq.val();
             self.ctx.wbe.next = self.be_cq.val();
-        } else if self.kind.val() != self.k_sq.val() {
+        } else if (self.kind.val() != self.k_sq.val()) && (self.kind.val() != self.k_rq.val()) {
             self.ok.next = false;
         }
-        self.ctx.req.next = !self.empty.val() && self.ok.val();
+        self.sq.next = self.kind.val() == self.k_sq.val();
+        self.pi.qpn.next = self.queue.val();
+        self.pi.idx.next = self.index.val();
+        self.ctx.req.next = !self.empty.val() && self.ok.val() && !self.sq.val();
+        self.pi.req.next = !self.empty.val() && self.ok.val() && self.sq.val();
+        self.gnt.next = self.ctx.gnt.val();
+        if self.sq.val() {
+            self.gnt.next = self.pi.gnt.val();
+        }
         self.pop.next = false;
         self.kv.d.next = false;
         self.kq.d.next = self.queue.val();
@@ -189,9 +198,9 @@ impl Logic for DbUnit {
             if !self.ok.val() {
                 self.pop.next = true;
                 self.bad.d.next = self.bad.q.val() + 1;
-            } else if self.ctx.gnt.val() {
+            } else if self.gnt.val() {
                 self.pop.next = true;
-                self.kv.d.next = self.kind.val() == self.k_sq.val();
+                self.kv.d.next = self.sq.val();
             }
         }
         if self.pop.val() {
@@ -217,8 +226,9 @@ mod tests {
 
     /// Random doorbells of every kind (some for queues beyond the tables) against a stalling
     /// context store, as fast as the BAR0 front sends them (every second cycle, only after a
-    /// cycle with `db_room`): every valid one becomes exactly its 2-byte write, SQ ones a kick
-    /// after the write, bad ones are counted; nothing is lost or reordered. (Sent without
+    /// cycle with `db_room`): every valid one becomes exactly its 2-byte write (an SQ one on
+    /// the `pi` port, which stalls too), SQ ones a kick after the write, bad ones are
+    /// counted; nothing is lost or reordered. (Sent without
     /// looking at `db_room`, as before it existed, doorbells are lost: the test fails.)
     #[test]
     fn doorbells_become_index_writes_and_kicks() {
@@ -231,6 +241,7 @@ mod tests {
         let (mut kicks, mut bad) = (vec![], 0u32);
         let mut sent = 0;
         let mut last_write = 0;
+        let mut pi_writes = 0;
         let (mut room, mut held) = (true, 0);
         for _ in 0..20_000 {
             let fire = sent < 400 && m.cycle % 2 == 0 && room && chance(&mut r, 0.9);
@@ -266,6 +277,8 @@ mod tests {
                 m.set("db_valid", 0);
             }
             store.drive(&mut m, &mut r);
+            let pi_gnt = !chance(&mut r, 0.7);
+            m.set("pi_gnt", pi_gnt as u64);
             m.tick();
             room = m.bit("db_room");
             store.observe(&mut m);
@@ -273,15 +286,20 @@ mod tests {
                 let (rec_i, be) = store.writes[last_write];
                 last_write += 1;
                 let (kind, q, rec, off, idx) = want.pop_front().expect("unexpected write");
+                assert_ne!(kind, db::KIND_SQ, "SQ doorbell {q} on the record port");
                 assert_eq!(
                     (rec_i, be),
                     (rec, 3u64 << off),
                     "doorbell kind {kind} queue {q}"
                 );
                 assert_eq!(le(&store.get(rec), off, 2), idx as u64);
-                if kind == db::KIND_SQ {
-                    kicks.push((q, m.cycle));
-                }
+            }
+            if pi_gnt && m.bit("pi_req") {
+                let (kind, q, _, _, idx) = want.pop_front().expect("unexpected sq_pi write");
+                assert_eq!(kind, db::KIND_SQ, "queue {q} on the pi port");
+                assert_eq!((m.get("pi_qpn"), m.get("pi_idx")), (q as u64, idx as u64));
+                pi_writes += 1;
+                kicks.push((q, m.cycle));
             }
             if m.bit("kick_valid") {
                 let (q, at) = kicks.remove(0);
@@ -290,6 +308,7 @@ mod tests {
             }
         }
         assert_eq!(sent, 400);
+        assert!(pi_writes > 100, "{pi_writes} SQ doorbells");
         assert!(held > 50, "the store held the doorbells back {held} times");
         assert!(want.is_empty() && kicks.is_empty(), "all doorbells handled");
         assert_eq!(m.get("cnt_bad"), bad as u64);

@@ -68,13 +68,15 @@
 //! context/ring/MR reads per WQE before its first descriptor (more with grant stalls) plus the
 //! write-back, then one descriptor per cycle. A QP with more WQEs that nobody else waits for
 //! (scheduler FIFO empty, no kick for another QP, no restart, not held back) chains: its
-//! context is kept in `qpc`: its own write-back, and every write of the doorbell unit and of
-//! the ACK processor, are merged into it from the context store's write snoop with their
-//! byte enables (`BeMerge`), so ACKs arriving while a QP's WQEs chain do not break the
-//! chain; a write by anyone else (the driver's mailbox) marks it stale (`qdirty`). Check
-//! waits (Hold) until no write was merged into `qpc` in the last two cycles, so that the
-//! registered c_* values agree with it; the doorbell unit's `sq_pi` write does not count
-//! (no c_* value depends on `sq_pi`: its uses read `qpc` as it is). The next WQE is read ahead (`nwqe`, at `c_ci1`)
+//! context is kept in `qpc`: its own write-back and every write of the ACK processor are
+//! merged into it from the context store's write snoop with their byte enables
+//! (`BeMerge`), the doorbell unit's `sq_pi` writes from the store's `sq_pi` snoop (`pisn`:
+//! SQ doorbells go to a bank of their own, beside the record RAM's write port), so ACKs
+//! and doorbells arriving while a QP's WQEs chain do not break the chain; a write by anyone
+//! else (the driver's mailbox) marks it stale (`qdirty`). Check waits (Hold) until no ACK
+//! processor write was merged into `qpc` in the last two cycles, so that the registered c_*
+//! values agree with it; a `sq_pi` write does not count (no c_* value depends on `sq_pi`:
+//! its uses read `qpc` as it is). The next WQE is read ahead (`nwqe`, at `c_ci1`)
 //! between Check and Send, and a forwarded WQE asks for the one after it in Check, so the
 //! last packet goes straight to Check with it; its check on the kept MR is made a cycle
 //! before (`nmk`), so Check goes to Wb at once. Back-to-back 64-byte WRITEs on one QP and
@@ -98,7 +100,7 @@
 
 use crate::common::bemerge::BeMerge;
 use crate::common::bus::{
-    CTX_ADDR_BITS, CTX_SRC_ACK, CTX_SRC_DBU, CTX_SRC_TX, CplM, CtxPortM, CtxSnoopS, RestartS,
+    CTX_ADDR_BITS, CTX_SRC_ACK, CTX_SRC_TX, CplM, CtxPortM, CtxSnoopS, PiSnoopS, RestartS,
     RingPortM, TimerSetM, be_bits, field_mask,
 };
 pub use crate::common::fifo::Fifo as SyncFifo;
@@ -275,9 +277,12 @@ pub struct TxReq {
     pub kick_valid: Signal<In, Bit>,
     pub kick_qpn: Signal<In, Bits<16>>,
     pub ctx: CtxPortM,
-    /// The context store's writes: keep `qpc` true between WQEs of one QP (`sq_pi` merged,
-    /// any other field written by another engine or the driver marks it stale: `qdirty`).
+    /// The context store's writes: keep `qpc` true between WQEs of one QP (the ACK
+    /// processor's merged, any other engine's or the driver's marks it stale: `qdirty`).
     pub sn: CtxSnoopS,
+    /// The doorbell unit's `sq_pi` writes (the store's `sq_pi` bank): merged into `qpc` and
+    /// the record read ahead.
+    pub pisn: PiSnoopS,
     pub ring: RingPortM,
     pub pkt: TxDescM,
     pub cpl: CplM,
@@ -387,12 +392,10 @@ pub struct TxReq {
     c_acc_lw: Constant<Bits<32>>,
     be_ok: Constant<Bits<64>>,
     be_err: Constant<Bits<64>>,
-    be_pi: Constant<Bits<64>>,
     mk_ok: Constant<Bits<512>>,
     mk_err: Constant<Bits<512>>,
     mk_pi: Constant<Bits<512>>,
     c_src_tx: Constant<Bits<3>>,
-    c_src_dbu: Constant<Bits<3>>,
     c_src_ack: Constant<Bits<3>>,
     c_nq: Constant<Bits<16>>,
     c_nmr: Constant<Bits<24>>,
@@ -522,13 +525,15 @@ pub struct TxReq {
     /// the kept record: the read data or `qpc`, then a snooped sq_pi merged
     qbase: Signal<Local, Bits<512>>,
     qm_pi: Signal<Local, Bits<512>>,
+    /// a `sq_pi` write of the current QP shown now, and the written index in place
+    sp_hit: Signal<Local, Bit>,
+    snp_w: Signal<Local, Bits<512>>,
     sn_hit: Signal<Local, Bit>,
-    /// a snooped write to the current QP's record by the doorbell unit or the ACK processor:
-    /// merged into `qpc` (a write by anyone else makes it stale, `qdirty`)
+    /// a snooped write to the current QP's record by the ACK processor: merged into `qpc`
+    /// (a write by anyone else makes it stale, `qdirty`; `sq_pi` comes on `pisn`)
     sn_fm: Signal<Local, Bit>,
-    /// a merged write that changes more than `sq_pi` (`sn_fm` but not the doorbell unit's
-    /// `sq_pi` write): only such a write moves the registered c_* values, which never
-    /// depend on `sq_pi` (every use of `sq_pi` reads `qpc` as it is, `q_pi`)
+    /// such a write: it moves the registered c_* values (which never depend on `sq_pi`:
+    /// every use of `sq_pi` reads `qpc` as it is, `q_pi`)
     sn_ck: Signal<Local, Bit>,
     /// such a merged write last cycle (`sn_ck` registered)
     fm1: DFF<Bit>,
@@ -819,12 +824,10 @@ impl Default for TxReq {
             c_acc_lw: k(access::LOCAL_WRITE as u64),
             be_ok: be_mask(q, &["sq_psn", "sq_ci"]),
             be_err: be_mask(q, &["state", "sq_ci"]),
-            be_pi: k(dbunit::sq_pi_be()),
             mk_ok: field_mask(q, &["sq_psn", "sq_ci"]),
             mk_err: field_mask(q, &["state", "sq_ci"]),
             mk_pi: be_bits(dbunit::sq_pi_be()),
             c_src_tx: k(CTX_SRC_TX),
-            c_src_dbu: k(CTX_SRC_DBU),
             c_src_ack: k(CTX_SRC_ACK),
             c_nq: k(NQ as u64),
             c_nmr: k(p.num_mrs as u64),
@@ -939,6 +942,9 @@ impl Default for TxReq {
             rq_cont: Default::default(),
             qbase: Default::default(),
             qm_pi: Default::default(),
+            sp_hit: Default::default(),
+            snp_w: Default::default(),
+            pisn: Default::default(),
             sn_hit: Default::default(),
             sn_fm: Default::default(),
             sn_ck: Default::default(),
@@ -1682,11 +1688,11 @@ impl Logic for TxReq {
         self.pf_hit.next = self.sn.we.val()
             && self.pf_v.q.val()
             && (self.sn.addr.val() == bit_cast::<CTX_ADDR_BITS, QB>(self.pf_qpn.q.val()));
-        self.pf_pi.next = self.pf_hit.val() && (self.sn.wbe.val() == self.be_pi.val());
-        self.pf_use.next = self.pf_v.q.val()
-            && self.pf_ok.q.val()
-            && !self.pf_dirty.q.val()
-            && (!self.pf_hit.val() || self.pf_pi.val());
+        self.pf_pi.next = self.pisn.we.val()
+            && self.pf_v.q.val()
+            && (self.pisn.qpn.val() == bit_cast::<16, QB>(self.pf_qpn.q.val()));
+        self.pf_use.next =
+            self.pf_v.q.val() && self.pf_ok.q.val() && !self.pf_dirty.q.val() && !self.pf_hit.val();
         // the last packet that takes the read-ahead QP (see Send below) pops the one after
         // it at once: its record and first WQE are then read ahead in time for a turn of
         // four cycles (QpCheck, Check, Wb, Send)
@@ -1788,13 +1794,14 @@ impl Logic for TxReq {
         }
         self.pf_take.next = false;
         // writes to the current QP's record by others (see `qpc` below)
+        self.sp_hit.next =
+            self.pisn.we.val() && (self.pisn.qpn.val() == bit_cast::<16, QB>(self.qpn.q.val()));
+        self.snp_w.next = bit_cast::<512, 16>(self.pisn.idx.val()) << self.o_pi.val();
         self.sn_hit.next = self.sn.we.val()
             && (self.sn.addr.val() == bit_cast::<CTX_ADDR_BITS, QB>(self.qpn.q.val()))
             && (self.sn.src.val() != self.c_src_tx.val());
-        self.sn_fm.next = self.sn_hit.val()
-            && ((self.sn.src.val() == self.c_src_dbu.val())
-                || (self.sn.src.val() == self.c_src_ack.val()));
-        self.sn_ck.next = self.sn_fm.val() && (self.sn.wbe.val() != self.be_pi.val());
+        self.sn_fm.next = self.sn_hit.val() && (self.sn.src.val() == self.c_src_ack.val());
+        self.sn_ck.next = self.sn_fm.val();
         self.ck_ok.next = !self.sn_ck.val() && !self.fm1.q.val();
         // Check's forwarded WQE on the kept MR (see `nmk`)
         // (or the next QP's WQE read ahead with its record: `pwf`)
@@ -2163,9 +2170,10 @@ impl Logic for TxReq {
         // ---------------- the kept context record
         // `qpc` is the store's record of the current QP: loaded by a read (CtxWait,
         // RsCtxWait), then every write to it merged as the store applies it: our own when it
-        // is taken; another writer's sq_pi (the doorbell unit) from the snoop, also on top of
-        // read data that came before it. Any other write by another writer marks it stale
-        // (`qdirty`) until the next read of it is taken; chaining needs it clean.
+        // is taken; the ACK processor's from the snoop, the doorbell unit's sq_pi from the
+        // sq_pi snoop (`pisn`), both also on top of read data that comes in their cycle.
+        // Any other write by another writer marks it stale (`qdirty`) until the next read of
+        // it is taken; chaining needs it clean.
         self.qbase.next = self.qpc.q.val();
         if ((self.st.q.val() == TxState::CtxWait) || (self.st.q.val() == TxState::RsCtxWait))
             && self.rd_dat.val()
@@ -2177,6 +2185,9 @@ impl Logic for TxReq {
         self.qmg.be.next = self.sn.wbe.val();
         self.qmg.en.next = self.sn_fm.val();
         self.qm_pi.next = self.qmg.o.val();
+        if self.sp_hit.val() {
+            self.qm_pi.next = (self.qmg.o.val() & !self.mk_pi.val()) | self.snp_w.val();
+        }
         self.fm1.d.next = self.sn_ck.val();
         self.wr_tk.next = self.ctx.gnt.val()
             && (((self.st.q.val() == TxState::Wb) && !self.m_badq.val())
@@ -2199,18 +2210,17 @@ impl Logic for TxReq {
             self.qdirty.d.next = true;
         }
         // ---------------- the record read ahead
-        // A read taken in cycle g holds every write taken before g; the store takes one access
-        // a cycle, so the first write it misses is taken at g + 1 and snooped at g + 2, the
-        // cycle its data comes (pf_g2): from then on a snooped sq_pi is merged, any other
-        // write to the record makes it stale (a fresh read at its turn).
+        // A read taken in cycle g holds every record write taken before g and every sq_pi
+        // write taken up to g; the first it misses is taken at g + 1 and snooped at g + 2,
+        // the cycle its data comes (pf_g2): from then on a snooped sq_pi (`pisn`) is merged,
+        // any other write to the record makes it stale (a fresh read at its turn).
         self.pf_base.next = self.pf_ctx.q.val();
         if self.pf_g2.q.val() {
             self.pf_base.next = self.ctx.rdata.val();
         }
         self.pf_m.next = self.pf_base.val();
         if self.pf_pi.val() {
-            self.pf_m.next =
-                (self.pf_base.val() & !self.mk_pi.val()) | (self.sn.wdata.val() & self.mk_pi.val());
+            self.pf_m.next = (self.pf_base.val() & !self.mk_pi.val()) | self.snp_w.val();
         }
         self.pf_ctx.d.next = self.pf_m.val();
         self.pf_g1.d.next = self.pf_tk.val();
@@ -2218,7 +2228,7 @@ impl Logic for TxReq {
         if self.pf_g2.q.val() {
             self.pf_ok.d.next = true;
         }
-        if self.pf_hit.val() && !self.pf_pi.val() && self.pf_rd.q.val() && !self.pf_g1.q.val() {
+        if self.pf_hit.val() && self.pf_rd.q.val() && !self.pf_g1.q.val() {
             self.pf_dirty.d.next = true;
         }
         if self.pf_pop.val() {
@@ -2952,14 +2962,12 @@ pub(crate) mod tests {
         }
     }
 
-    /// Doorbell as dbunit does it: sq_pi += n in the context (whole-field update), then a
-    /// kick one cycle later (returned: the QPN to kick).
+    /// Doorbell as dbunit does it: sq_pi += n in the store's `sq_pi` bank (shown on the
+    /// `sq_pi` snoop), then a kick one cycle later (the caller's).
     pub fn post(ctx: &mut CtxModel, qpn: u32, n: u16) {
-        let mut rec = ctx.get(qpn);
         let f = QpContext::field("sq_pi").unwrap();
-        let pi = le(&rec, f.offset, 2) as u16;
-        rec[f.offset..f.offset + 2].copy_from_slice(&pi.wrapping_add(n).to_le_bytes());
-        ctx.write(qpn, &rec, 3 << f.offset, CTX_SRC_DBU);
+        let pi = le(&ctx.get(qpn), f.offset, 2) as u16;
+        ctx.write_pi(qpn, pi.wrapping_add(n));
     }
 
     /// Check the final contexts, the writes' byte enables, the completions.
@@ -3065,7 +3073,9 @@ pub(crate) mod tests {
     /// `ctx`, `ring` and `cpl` ports at its top (txreq, txbuild's test pair; `rs` idle).
     pub(crate) fn drain_reset_sweep(m: &mut DynModel) {
         let mut r = rng(0);
-        let mut ctx = CtxModel::new("ctx", 0.0).with_snoop("sn", CTX_SRC_TX);
+        let mut ctx = CtxModel::new("ctx", 0.0)
+            .with_snoop("sn", CTX_SRC_TX)
+            .with_pi_snoop("pisn");
         let mut ring = RingModel::new("ring", 0.0);
         let mut cpl = CplSink::new("cpl", 0.0);
         m.set("kick_valid", 0);
@@ -3116,7 +3126,9 @@ pub(crate) mod tests {
     ) -> (Vec<Pkt>, Expect) {
         let mut m = model(TxReq::default(), "txreq");
         let mut r = rng(seed);
-        let mut ctx = CtxModel::new("ctx", stall).with_snoop("sn", CTX_SRC_TX);
+        let mut ctx = CtxModel::new("ctx", stall)
+            .with_snoop("sn", CTX_SRC_TX)
+            .with_pi_snoop("pisn");
         let mut ring = RingModel::new("ring", stall);
         let mut cpl = CplSink::new("cpl", stall);
         load(s, &mut ctx, &mut ring);
@@ -3228,7 +3240,9 @@ pub(crate) mod tests {
     impl Rig {
         fn new(s: &Setup, seed: u64, stall: f64) -> Rig {
             let mut m = model(TxReq::default(), "txreq");
-            let mut ctx = CtxModel::new("ctx", stall).with_snoop("sn", CTX_SRC_TX);
+            let mut ctx = CtxModel::new("ctx", stall)
+                .with_snoop("sn", CTX_SRC_TX)
+                .with_pi_snoop("pisn");
             let mut ring = RingModel::new("ring", stall);
             load(s, &mut ctx, &mut ring);
             reset_and_drain(&mut m);

@@ -3,7 +3,7 @@
 //! (its model, `rdresp::tests::expand`).
 
 use super::*;
-use crate::common::bus::{CTX_SRC_TX, CplM, CtxPortM, CtxSnoopS, RingPortM, RspJobS};
+use crate::common::bus::{CTX_SRC_TX, CplM, CtxPortM, CtxSnoopS, PiSnoopS, RingPortM, RspJobS};
 use crate::common::testutil::*;
 use crate::tx::rdresp::tests::{Desc, Job, expand, mtu_bytes, rand_job};
 use crate::tx::txreq::tests::*;
@@ -22,6 +22,7 @@ struct TxPair {
     pub kick_qpn: Signal<In, Bits<16>>,
     pub ctx: CtxPortM,
     pub sn: CtxSnoopS,
+    pub pisn: PiSnoopS,
     pub ring: RingPortM,
     pub cpl: CplM,
     pub rd: DmaRdM,
@@ -55,6 +56,7 @@ impl Logic for TxPair {
         self.req.arm.ready.next = true;
         CtxPortM::link(&mut self.ctx, &mut self.req.ctx);
         CtxSnoopS::link(&mut self.sn, &mut self.req.sn);
+        PiSnoopS::link(&mut self.pisn, &mut self.req.pisn);
         RingPortM::link(&mut self.ring, &mut self.req.ring);
         CplM::link(&mut self.cpl, &mut self.req.cpl);
         TxDescM::join(&mut self.req.pkt, &mut self.bld.pkt);
@@ -238,7 +240,9 @@ struct Run {
 fn run_pair(s: &Setup, kicks: &[(u64, u32, u16)], cfg: &Cfg, seed: u64) -> Run {
     let mut m = model(TxPair::default(), "txpair");
     let mut r = rng(seed);
-    let mut ctx = CtxModel::new("ctx", cfg.stall).with_snoop("sn", CTX_SRC_TX);
+    let mut ctx = CtxModel::new("ctx", cfg.stall)
+        .with_snoop("sn", CTX_SRC_TX)
+        .with_pi_snoop("pisn");
     let mut ring = RingModel::new("ring", cfg.stall);
     let mut cpl = CplSink::new("cpl", cfg.stall);
     let mut dma = DmaRdModel::new("rd", cfg.stall);
