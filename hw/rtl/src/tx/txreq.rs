@@ -91,7 +91,9 @@
 //! read is kept too (`mk_*`, dropped by any write to it; checked by a second checker on
 //! registers in the cycle after Check). The read-ahead QP's first WQE is read ahead too,
 //! into the `nwqe` slot (idle then: no chaining while a QP is read ahead), at the record's
-//! `sq_ci` once the record is there (`nw_pf`); the last packet (or Requeue) that takes the
+//! `sq_ci` from the cycle the record's data comes (`nw_pf`; asked for in Check too when
+//! Check reads no WQE itself, so it is there for a turn that follows at once: the record
+//! read asked for with the last packet comes in the next turn's Check); the last packet (or Requeue) that takes the
 //! QP takes its WQE, QpCheck goes straight to Check with it (its kept-MR check registered
 //! in QpCheck), and the same last packet (of a one-packet WQE, `sp`) pops the next QP, whose
 //! record and first WQE are then read in time for the turn after. 4 cycles per 64-byte
@@ -716,6 +718,7 @@ pub struct TxReq {
     pf_hit: Signal<Local, Bit>,
     pf_pi: Signal<Local, Bit>,
     pf_base: Signal<Local, Bits<512>>,
+    pw_ck: Signal<Local, Bit>,
     /// the prefetched record with this cycle's snooped sq_pi merged
     pf_m: Signal<Local, Bits<512>>,
     /// the prefetched record is there and clean: its turn may start now
@@ -1022,6 +1025,7 @@ impl Default for TxReq {
             pf_hit: Default::default(),
             pf_pi: Default::default(),
             pf_base: Default::default(),
+            pw_ck: Default::default(),
             pf_m: Default::default(),
             pf_use: Default::default(),
             pf_take: Default::default(),
@@ -1557,11 +1561,19 @@ impl Logic for TxReq {
             && self.qfifo.empty.val();
         // the next QP's first WQE read ahead (see `nw_pf`): the nwqe slot is idle while
         // `pf_v` (no chain then), at the read-ahead record's sq_ci when it is posted
-        self.pf_sqci.next = self.pf_ctx.q.val().get_bits::<16>(self.o_ci.val().index());
-        self.pf_sqpi.next = self.pf_ctx.q.val().get_bits::<16>(self.o_pi.val().index());
-        self.pw_req.next = self.nw_st.val()
+        // (from the record's read data in the cycle it comes, `pf_g2`; in Check too, when
+        // Check asks for no WQE: not forwarded, not about to read its own again)
+        self.pf_base.next = self.pf_ctx.q.val();
+        if self.pf_g2.q.val() {
+            self.pf_base.next = self.ctx.rdata.val();
+        }
+        self.pf_sqci.next = self.pf_base.val().get_bits::<16>(self.o_ci.val().index());
+        self.pf_sqpi.next = self.pf_base.val().get_bits::<16>(self.o_pi.val().index());
+        self.pw_ck.next =
+            (self.st.q.val() == TxState::Check) && !self.fwd.q.val() && !self.wmis.q.val();
+        self.pw_req.next = (self.nw_st.val() || self.pw_ck.val())
             && self.pf_v.q.val()
-            && self.pf_ok.q.val()
+            && (self.pf_ok.q.val() || self.pf_g2.q.val())
             && !self.pf_dirty.q.val()
             && !self.nw_v.q.val()
             && !self.nw_g1.q.val()
@@ -1595,7 +1607,7 @@ impl Logic for TxReq {
             self.wsel.next = self.nwi.q.val();
         }
         self.wmis.d.next = self.e_ci.val() != self.wsel.val();
-        if self.nw_st.val() || self.nw_ck.val() {
+        if self.nw_st.val() || self.nw_ck.val() || self.pw_ck.val() {
             self.sqslot.idx.next = self.nw_idx.val();
         }
         self.ring.slot.next = self.sqslot.slot.val();
@@ -2214,10 +2226,6 @@ impl Logic for TxReq {
         // write taken up to g; the first it misses is taken at g + 1 and snooped at g + 2,
         // the cycle its data comes (pf_g2): from then on a snooped sq_pi (`pisn`) is merged,
         // any other write to the record makes it stale (a fresh read at its turn).
-        self.pf_base.next = self.pf_ctx.q.val();
-        if self.pf_g2.q.val() {
-            self.pf_base.next = self.ctx.rdata.val();
-        }
         self.pf_m.next = self.pf_base.val();
         if self.pf_pi.val() {
             self.pf_m.next = (self.pf_base.val() & !self.mk_pi.val()) | self.snp_w.val();
