@@ -1326,7 +1326,7 @@ mod tests {
                                 // (an engine's sq_pi bytes in a QP record are not stored:
                                 // that field lives in the sq_pi bank)
                                 let pi_byte = k == pi_off || k == pi_off + 1;
-                                if *be >> k & 1 == 1 && !(pi_byte && !in_cq(*a)) {
+                                if *be >> k & 1 == 1 && (!pi_byte || in_cq(*a)) {
                                     rec[k] = d[k];
                                 }
                             }
