@@ -426,6 +426,7 @@ pub struct AckProc {
     /// whose record was read ahead (so it needs no context read), with no write posted yet
     tk_wb: Signal<Local, Bit>,
     rd_plain: Signal<Local, Bit>,
+    bk_none: Signal<Local, Bit>,
     /// The context store's writes (record address, a cycle after each write was taken): a
     /// record read ahead is stale once one of them hits it.
     pub snp_we: Signal<In, Bit>,
@@ -752,6 +753,7 @@ impl AckProc {
             cgnt: Default::default(),
             tk_wb: Default::default(),
             rd_plain: Default::default(),
+            bk_none: Default::default(),
             snp_we: Default::default(),
             snp_addr: Default::default(),
             pre_v: Default::default(),
@@ -1454,26 +1456,22 @@ impl Logic for AckProc {
         } else {
             self.len_ok.next = bit_cast::<33, 13>(self.plen_r.q.val()) == (self.mtu_m1.q.val() + 1);
         }
+        // no retry taken, no RNR wait set or cleared, no gap set, no error
+        self.bk_none.next = !self.dec_r.q.val()
+            && !self.dec_n.q.val()
+            && !self.set_wait.q.val()
+            && !self.clr_wait.q.val()
+            && !self.set_gap.q.val()
+            && !self.set_err.q.val();
         // nothing for Post to decide but the refill and the re-arm (see Walk); `fatal` pops
         // set `set_err` in the walk's last cycle
-        self.plain.next = !self.dec_r.q.val()
-            && !self.dec_n.q.val()
-            && !self.set_wait.q.val()
-            && !self.clr_wait.q.val()
-            && !self.set_gap.q.val()
+        self.plain.next = self.bk_none.val()
             && !self.clr_gap.q.val()
-            && !self.set_err.q.val()
             && !self.fatal.q.val()
             && !self.need_rs.q.val();
-        // a READ WQE retired without retry, RNR, error or gap-setting bookkeeping (RdCpl
-        // does Post's work itself); `clr_gap` (its response placed) is allowed
-        self.rd_plain.next = !self.dec_r.q.val()
-            && !self.dec_n.q.val()
-            && !self.set_wait.q.val()
-            && !self.clr_wait.q.val()
-            && !self.set_gap.q.val()
-            && !self.set_err.q.val()
-            && !self.rc_err.q.val();
+        // a READ WQE retired without that bookkeeping (RdCpl does Post's work itself);
+        // `clr_gap` (its response placed) is allowed
+        self.rd_plain.next = self.bk_none.val() && !self.rc_err.q.val();
         // ---------------- control
         match self.st.q.val() {
             AckSt::Idle => {
