@@ -427,6 +427,8 @@ pub struct AckProc {
     tk_wb: Signal<Local, Bit>,
     rd_plain: Signal<Local, Bit>,
     bk_none: Signal<Local, Bit>,
+    /// Post's refill and re-arm done in this cycle by the walk or RdCpl
+    refill: Signal<Local, Bit>,
     /// The context store's writes (record address, a cycle after each write was taken): a
     /// record read ahead is stale once one of them hits it.
     pub snp_we: Signal<In, Bit>,
@@ -754,6 +756,7 @@ impl AckProc {
             tk_wb: Default::default(),
             rd_plain: Default::default(),
             bk_none: Default::default(),
+            refill: Default::default(),
             snp_we: Default::default(),
             snp_addr: Default::default(),
             pre_v: Default::default(),
@@ -1473,6 +1476,7 @@ impl Logic for AckProc {
         // `clr_gap` (its response placed) is allowed
         self.rd_plain.next = self.bk_none.val() && !self.rc_err.q.val();
         // ---------------- control
+        self.refill.next = false;
         match self.st.q.val() {
             AckSt::Idle => {
                 // (the take: below, shared with WriteBack's `tk_wb`)
@@ -1643,13 +1647,7 @@ impl Logic for AckProc {
                         // Post's work for a plain ACK, here: progress (or a WQE completed)
                         // refills the retry counts and re-arms the timer, written back next
                         if self.dirty.q.val() || self.prog.q.val() || self.pop.val() {
-                            self.r_left.d.next = self.r_cnt.q.val();
-                            self.n_left.d.next = self.n_cnt.q.val();
-                            if !(self.rflags.q.val() & self.f_wait.val()).any() {
-                                self.need_ts.d.next = true;
-                                self.t_rnr.d.next = false;
-                                self.t_code.d.next = self.tcode.q.val().get_bits::<5>(0);
-                            }
+                            self.refill.next = true;
                             self.st.d.next = AckSt::WriteBack;
                         } else {
                             self.st.d.next = AckSt::Idle;
@@ -1775,13 +1773,7 @@ impl Logic for AckProc {
                     if self.rd_plain.val() {
                         // Post's work for a READ WQE retired in place (progress, the gap
                         // flag cleared, nothing else to book), here: written back next
-                        self.r_left.d.next = self.r_cnt.q.val();
-                        self.n_left.d.next = self.n_cnt.q.val();
-                        if !(self.rflags.q.val() & self.f_wait.val()).any() {
-                            self.need_ts.d.next = true;
-                            self.t_rnr.d.next = false;
-                            self.t_code.d.next = self.tcode.q.val().get_bits::<5>(0);
-                        }
+                        self.refill.next = true;
                         if self.clr_gap.q.val() {
                             self.rflags.d.next = self.rflags.q.val() & !self.f_gap.val();
                         }
@@ -1878,6 +1870,19 @@ impl Logic for AckProc {
             }
             _ => {
                 self.st.d.next = AckSt::Idle;
+            }
+        }
+        // Post's progress work where the walk (a plain ACK) or RdCpl (a READ WQE retired in
+        // place) does it instead: both retry counts refilled, the timer re-armed unless an
+        // RNR wait runs (Post itself also checks set_err / set_wait, never set on these
+        // paths: `plain`, `rd_plain`)
+        if self.refill.val() {
+            self.r_left.d.next = self.r_cnt.q.val();
+            self.n_left.d.next = self.n_cnt.q.val();
+            if !(self.rflags.q.val() & self.f_wait.val()).any() {
+                self.need_ts.d.next = true;
+                self.t_rnr.d.next = false;
+                self.t_code.d.next = self.tcode.q.val().get_bits::<5>(0);
             }
         }
         // ---------------- the take (Idle; or WriteBack beside a plain write-back, `tk_wb`)
