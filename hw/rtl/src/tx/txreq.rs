@@ -499,7 +499,6 @@ pub struct TxReq {
     q_ci: Signal<Local, Bits<16>>,
     w_op: Signal<Local, Bits<8>>,
     w_flags: Signal<Local, Bits<8>>,
-    w_ilen: Signal<Local, Bits<8>>,
     w_len: Signal<Local, Bits<32>>,
     w_wrid: Signal<Local, Bits<64>>,
     w_laddr: Signal<Local, Bits<64>>,
@@ -558,6 +557,19 @@ pub struct TxReq {
     w_imm_op: Signal<Local, Bit>,
     w_inline: Signal<Local, Bit>,
     w_sol: Signal<Local, Bit>,
+    /// The compares Check makes on the WQE's own fields, registered with it (`wv`, bits:
+    /// 0 length over a READ's largest, 1 length not an atomic's 8, 2 length over the inline
+    /// room, 3 length not the inline length, 4 zero length, 5 MR index out of range):
+    /// computed on the ring's read data (`rv`, from the `r_*` fields) as it is loaded into
+    /// `wqe` or `nwqe` (`nwv`), and for `nsrc` (`nsv`). Check's priority chain then starts
+    /// at registers (behind `wqe`'s compares it was nine LUT levels).
+    r_ilen: Signal<Local, Bits<8>>,
+    r_len: Signal<Local, Bits<32>>,
+    r_lkey: Signal<Local, Bits<32>>,
+    rv: Signal<Local, Bits<6>>,
+    nsv: Signal<Local, Bits<6>>,
+    wv: DFF<Bits<6>>,
+    nwv: DFF<Bits<6>>,
     m_key: Signal<Local, Bits<32>>,
     m_pd: Signal<Local, Bits<32>>,
     m_iova: Signal<Local, Bits<64>>,
@@ -656,6 +668,9 @@ pub struct TxReq {
     /// the message's packet count, a cycle after `npk` (the write-back's PSN span)
     npk_r: DFF<Bits<24>>,
     mtu: Signal<Local, Bits<32>>,
+    /// `mtu` registered: the path MTU follows `qpc` a cycle later, like the other `c_*`
+    /// registers (Wb and Send, which segment, come two cycles after `qpc` is loaded)
+    c_mtu: DFF<Bits<32>>,
     npk: Signal<Local, Bits<32>>,
     psn_end: Signal<Local, Bits<24>>,
     rem: Signal<Local, Bits<32>>,
@@ -921,7 +936,6 @@ impl Default for TxReq {
             q_ci: Default::default(),
             w_op: Default::default(),
             w_flags: Default::default(),
-            w_ilen: Default::default(),
             w_len: Default::default(),
             w_wrid: Default::default(),
             w_laddr: Default::default(),
@@ -963,6 +977,13 @@ impl Default for TxReq {
             w_imm_op: Default::default(),
             w_inline: Default::default(),
             w_sol: Default::default(),
+            r_ilen: Default::default(),
+            r_len: Default::default(),
+            r_lkey: Default::default(),
+            rv: Default::default(),
+            nsv: Default::default(),
+            wv: Default::default(),
+            nwv: Default::default(),
             m_key: Default::default(),
             m_pd: Default::default(),
             m_iova: Default::default(),
@@ -983,6 +1004,7 @@ impl Default for TxReq {
             m_bad: Default::default(),
             npk_r: Default::default(),
             mtu: Default::default(),
+            c_mtu: Default::default(),
             npk: Default::default(),
             psn_end: Default::default(),
             rem: Default::default(),
@@ -1083,7 +1105,7 @@ impl Logic for TxReq {
             mk_pd, mk_iova, mk_len, mk_flags, mk_access, mn_idx, mn_addr, mn_snp, armd, pf_v,
             pf_qpn, pf_rd, pf_g1, pf_g2, pf_ok, pf_dirty, pf_ctx, mr_hitr, mkr_okr, m_bad, m_badb,
             npk_r, nwqe, nw_v, nw_g1, nw_g2, fwd, nmk, nx_idx, fm1, wi, nwi, wmis, mk_end, nw_pf,
-            pwh, pwp, pwf, sp
+            pwh, pwp, pwf, sp, wv, nwv, c_mtu
         );
         self.qbits.clock.next = self.clock.val();
         self.htab.clock.next = self.clock.val();
@@ -1169,7 +1191,6 @@ impl Logic for TxReq {
         // ---------------- WQE fields (latched slot)
         self.w_op.next = self.wqe.q.val().get_bits::<8>(self.w_op_o.val().index());
         self.w_flags.next = self.wqe.q.val().get_bits::<8>(self.w_flags_o.val().index());
-        self.w_ilen.next = self.wqe.q.val().get_bits::<8>(self.w_ilen_o.val().index());
         self.w_len.next = self.wqe.q.val().get_bits::<32>(self.w_len_o.val().index());
         self.w_wrid.next = self.wqe.q.val().get_bits::<64>(self.w_wrid_o.val().index());
         self.w_laddr.next = self
@@ -1243,6 +1264,45 @@ impl Logic for TxReq {
             || (self.w_op.val() == self.c_op_write_imm.val());
         self.w_inline.next = (self.w_flags.val() & self.c_f_inline.val()).any();
         self.w_sol.next = (self.w_flags.val() & self.c_f_solicited.val()).any();
+        // the compares of Check's verdicts on the ring's read data (see `wv`)
+        self.r_ilen.next = self
+            .ring
+            .rdata
+            .val()
+            .get_bits::<8>(self.w_ilen_o.val().index());
+        self.r_len.next = self
+            .ring
+            .rdata
+            .val()
+            .get_bits::<32>(self.w_len_o.val().index());
+        self.r_lkey.next = self
+            .ring
+            .rdata
+            .val()
+            .get_bits::<32>(self.w_lkey_o.val().index());
+        self.rv.next = 0.into();
+        if self.r_len.val() > self.c_max_read.val() {
+            self.rv.next = self.rv.val() | 1;
+        }
+        if self.r_len.val() != self.c_atom_len.val() {
+            self.rv.next = self.rv.val() | 2;
+        }
+        if self.r_len.val() > self.c_max_inline.val() {
+            self.rv.next = self.rv.val() | 4;
+        }
+        if self.r_len.val() != bit_cast::<32, 8>(self.r_ilen.val()) {
+            self.rv.next = self.rv.val() | 8;
+        }
+        if self.r_len.val() == 0 {
+            self.rv.next = self.rv.val() | 16;
+        }
+        if self.r_lkey.val().get_bits::<24>(8) >= self.c_nmr.val() {
+            self.rv.next = self.rv.val() | 32;
+        }
+        self.nsv.next = self.rv.val();
+        if self.nw_v.q.val() {
+            self.nsv.next = self.nwv.q.val();
+        }
         // ---------------- MR check, straight from the read data (MrWait); the same check on
         // the kept record (`mkr_ok`, registered in Check for the cycle after it: a second checker,
         // so no select sits on the read data's path)
@@ -1336,10 +1396,11 @@ impl Logic for TxReq {
         } else if self.q_mtu.val() == 4 {
             self.mtu.next = 2048.into();
         }
+        self.c_mtu.d.next = self.mtu.val();
         self.rem.next = self.w_len.val() - self.off.q.val();
         // a READ is one READ REQUEST packet, whatever its length; an atomic is one packet
         self.last.next =
-            (self.rem.val() <= self.mtu.val()) || self.w_read.val() || self.w_atom.val();
+            (self.rem.val() <= self.c_mtu.q.val()) || self.w_read.val() || self.w_atom.val();
         // packets of the message: max(1, ceil(len / mtu)); the PSN after it
         self.npk.next = ((self.w_len.val() - 1) >> 12) + 1;
         if self.q_mtu.val() <= 1 {
@@ -1359,7 +1420,7 @@ impl Logic for TxReq {
         self.npk_r.d.next = self.npk.val().get_bits::<24>(0);
         self.psn_end.next = self.psn0.q.val() + self.npk_r.q.val();
         self.first.next = self.off.q.val() == 0;
-        self.plen.next = self.mtu.val().get_bits::<13>(0);
+        self.plen.next = self.c_mtu.q.val().get_bits::<13>(0);
         if self.last.val() {
             self.plen.next = self.rem.val().get_bits::<13>(0);
         }
@@ -1884,6 +1945,7 @@ impl Logic for TxReq {
                     // data coming now; its kept-MR check is registered now (`nmk`)
                     if self.pwp.q.val() {
                         self.wqe.d.next = self.ring.rdata.val();
+                        self.wv.d.next = self.rv.val();
                     } else {
                         self.nmk.d.next = self.mr_hit.val() && self.mkr_ok.val();
                     }
@@ -1911,6 +1973,7 @@ impl Logic for TxReq {
             TxState::WqeWait => {
                 if self.ring.rvalid.val() {
                     self.wqe.d.next = self.ring.rdata.val();
+                    self.wv.d.next = self.rv.val();
                     self.st.d.next = TxState::Hold;
                     if self.ck_ok.val() {
                         self.st.d.next = TxState::Check;
@@ -1961,23 +2024,21 @@ impl Logic for TxReq {
                     // a READ or an atomic has no data to send inline
                     self.status.d.next = self.c_st_op.val();
                     self.st.d.next = TxState::Cpl;
-                } else if (self.w_read.val() && (self.w_len.val() > self.c_max_read.val()))
-                    || (self.w_atom.val() && (self.w_len.val() != self.c_atom_len.val()))
+                } else if (self.w_read.val() && self.wv.q.val().get_bit(0))
+                    || (self.w_atom.val() && self.wv.q.val().get_bit(1))
                 {
                     self.status.d.next = self.c_st_len.val();
                     self.st.d.next = TxState::Cpl;
                 } else if self.w_inline.val() {
-                    if (self.w_len.val() > self.c_max_inline.val())
-                        || (self.w_len.val() != bit_cast::<32, 8>(self.w_ilen.val()))
-                    {
+                    if self.wv.q.val().get_bit(2) || self.wv.q.val().get_bit(3) {
                         self.status.d.next = self.c_st_len.val();
                         self.st.d.next = TxState::Cpl;
                     } else {
                         self.st.d.next = TxState::Wb;
                     }
-                } else if self.w_len.val() == 0 {
+                } else if self.wv.q.val().get_bit(4) {
                     self.st.d.next = TxState::Wb;
-                } else if self.w_mridx.val() >= self.c_nmr.val() {
+                } else if self.wv.q.val().get_bit(5) {
                     self.status.d.next = self.c_st_prot.val();
                     self.st.d.next = TxState::Cpl;
                 } else if self.mr_fast.val() {
@@ -2043,6 +2104,7 @@ impl Logic for TxReq {
                             if self.nw_v.q.val() || self.nw_in.val() {
                                 self.wi.d.next = self.nwi.q.val();
                                 self.wqe.d.next = self.nsrc.val();
+                                self.wv.d.next = self.nsv.val();
                                 self.st.d.next = TxState::Hold;
                                 if self.ck_ok.val() {
                                     self.fwd.d.next = true;
@@ -2270,6 +2332,7 @@ impl Logic for TxReq {
         if self.pw_tk.val() {
             if self.nw_v.q.val() || self.nw_in.val() {
                 self.wqe.d.next = self.nsrc.val();
+                self.wv.d.next = self.nsv.val();
                 self.wi.d.next = self.nwi.q.val();
                 self.pwh.d.next = true;
             } else if self.nw_g1.q.val() {
@@ -2327,6 +2390,7 @@ impl Logic for TxReq {
         self.nw_g2.d.next = self.nw_g1.q.val();
         if self.nw_in.val() {
             self.nwqe.d.next = self.ring.rdata.val();
+            self.nwv.d.next = self.rv.val();
             self.nw_v.d.next = true;
         }
         // kept only from Check's successors to the last packet (which takes it or drops it);
