@@ -104,39 +104,37 @@
 //! completion sink takes one completion per cycle; the walk ends in the cycle that decides
 //! its last transmitted WQE when nothing else is buffered or in flight.
 //!
-//! Per event: the context read is asked for with the take; while an event is worked on
-//! (CtxWait to Post but WriteBack: the context port is free) the next waiting event's QP record is read ahead (`pre_v`; not
-//! the current QP's) and used a cycle after that event's take unless a write to it was
-//! snooped since its read was taken (`snp_we`/`snp_addr`: then a fresh read); the timer's
-//! re-arm goes beside the write-back. An event taken with a record read ahead that has WQEs
-//! outstanding asks for its first WQE (slot `sq_ack_ci`) with the take, so its data comes
-//! in the walk's first cycle (`sp_rd`, `sp`); Idle takes nothing while a WQE read is out or
-//! held (`r_idle`: an event that then does not walk leaves its read to come back unused, and
+//! Per event: the context read is asked for with the take; while an event is worked on (CtxWait
+//! to Post but WriteBack: the context port is free) the next waiting event's QP record is read
+//! ahead (`pre_v`; not the current QP's) and used a cycle after that event's take unless a
+//! write to it was snooped since its read was taken (`snp_we`/`snp_addr`: then a fresh read);
+//! the timer's re-arm goes beside the write-back. An event taken with a record read ahead that
+//! has WQEs outstanding asks for its first WQE (slot `sq_ack_ci`) with the take, so its data
+//! comes in the walk's first cycle (`sp_rd`, `sp`); Idle takes nothing while a WQE read is out
+//! or held (`r_idle`: an event that then does not walk leaves its read to come back unused, and
 //! the WQE window is cleared at every take). A plain ACK (no retry, RNR, gap or error
-//! bookkeeping) does Post's work in the walk's last cycle and goes on to WriteBack.
-//! WriteBack takes the next event itself (`tk_wb`: Idle's take in the same cycle) when the
-//! write-back is plain (no restart to queue, no RNR wait, no error, the timer re-arm taken
-//! beside it or none) and the next event's record was read ahead (so the take needs no
-//! context read; it is never the written QP's: the read ahead skips the current QP). A
-//! write-back not granted in that cycle is posted (`pw_v`: address, data and byte enables
-//! held and driven on the port until taken) and every other request of the FSM waits for it,
-//! so no later read of that record can pass it. The read ahead is asked for from CtxWait on
-//! (the port is free there too), so its record is in place when WriteBack takes. 4 cycles
-//! per ACK when every ACK is on another QP (`ack_stream_cycle_budget`: CtxWait, Walk x 2,
-//! WriteBack; 5 with an Idle cycle between, 8 before the walk shortcuts, 12 before the
-//! read-ahead). A READ WQE retired by its response without retry, RNR or error bookkeeping
-//! does Post's work in RdCpl (which also waits for `placed`). A walk that stops at its first
-//! WQE, a READ-like one, with nothing else read, ends in the cycle that decides it, and
-//! RdDec's work is done in that cycle too (`rd_fast`: the WQE is kept in the `s_*`
-//! registers as its data comes). So 6 cycles per 64-byte READ RESPONSE ONLY when every one
-//! is on another QP (`read_response_stream_cycle_budget`: CtxWait, Walk x 2, Verdict, RdCpl,
-//! WriteBack taking the next; 8 with Walk x 3 and RdDec, 10 with a Placed state and Post).
-//! The next event's record is read ahead in every state that leaves the context port
-//! alone (CtxWait, Walk, RdDec, Verdict, RdCpl, Post). A READ RESPONSE / ATOMIC ACK taken
-//! while that record is still coming (its data in the take's cycle) has its first WQE asked
-//! for in CtxWait, from the record then registered (`sp_late`; the walk would ask a cycle
-//! later; ACKs do not, as their walks measured slower with it: the ring port is txreq's
-//! too).
+//! bookkeeping) does Post's work in the walk's last cycle and goes on to WriteBack. WriteBack
+//! takes the next event itself (`tk_wb`: Idle's take in the same cycle) when the write-back is
+//! plain (no restart to queue, no RNR wait, no error, the timer re-arm taken beside it or none)
+//! and the next event's record was read ahead (so the take needs no context read; it is never
+//! the written QP's: the read ahead skips the current QP). A write-back not granted in that
+//! cycle is posted (`pw_v`: address, data and byte enables held and driven on the port until
+//! taken) and every other request of the FSM waits for it, so no later read of that record can
+//! pass it. The read ahead is asked for from CtxWait on (the port is free there too), so its
+//! record is in place when WriteBack takes. 4 cycles per ACK when every ACK is on another QP
+//! (`ack_stream_cycle_budget`: CtxWait, Walk x 2, WriteBack; 5 with an Idle cycle between, 8
+//! before the walk shortcuts, 12 before the read-ahead). A READ WQE retired by its response
+//! without retry, RNR or error bookkeeping does Post's work in RdCpl (which also waits for
+//! `placed`). A walk that stops at its first WQE, a READ-like one, with nothing else read, ends
+//! in the cycle that decides it, and RdDec's work is done in that cycle too (`rd_fast`: the WQE
+//! is kept in the `s_*` registers as its data comes). So 6 cycles per 64-byte READ RESPONSE
+//! ONLY when every one is on another QP (`read_response_stream_cycle_budget`: CtxWait, Walk x
+//! 2, Verdict, RdCpl, WriteBack taking the next; 8 with Walk x 3 and RdDec, 10 with a Placed
+//! state and Post). The next event's record is read ahead in every state that leaves the
+//! context port alone (CtxWait, Walk, RdDec, Verdict, RdCpl, Post). A READ RESPONSE / ATOMIC
+//! ACK taken while that record is still coming (its data in the take's cycle) has its first WQE
+//! asked for in CtxWait, from the record then registered (`sp_late`; the walk would ask a cycle
+//! later; ACKs do not, as their walks measured slower with it: the ring port is txreq's too).
 
 use crate::common::bus::{
     AckEvS, CTX_ADDR_BITS, CplM, CtxPortM, RSP_FIRST, RSP_LAST, RSP_MIDDLE, RSP_ONLY, RdVerdictM,
