@@ -491,6 +491,15 @@ pub struct AckProc {
     w_sum: Signal<Local, Bits<33>>,
     w_q: Signal<Local, Bits<33>>,
     w_n: Signal<Local, Bits<24>>,
+    /// the returned WQE as the walk keeps it (FIFO entry `f_*`, READ registers `s_*`): its
+    /// completion length (8 for an atomic), wr_id, local address, SIGNALED, READ-like,
+    /// FETCH_ADD
+    w_blen: Signal<Local, Bits<32>>,
+    w_wrid: Signal<Local, Bits<64>>,
+    w_la: Signal<Local, Bits<64>>,
+    w_sig: Signal<Local, Bit>,
+    w_rd: Signal<Local, Bit>,
+    w_fa: Signal<Local, Bit>,
     h_wrid: Signal<Local, Bits<64>>,
     h_len: Signal<Local, Bits<32>>,
     h_n: Signal<Local, Bits<24>>,
@@ -815,6 +824,12 @@ impl AckProc {
             w_sum: Default::default(),
             w_q: Default::default(),
             w_n: Default::default(),
+            w_blen: Default::default(),
+            w_wrid: Default::default(),
+            w_la: Default::default(),
+            w_sig: Default::default(),
+            w_rd: Default::default(),
+            w_fa: Default::default(),
             h_wrid: Default::default(),
             h_len: Default::default(),
             h_n: Default::default(),
@@ -1300,31 +1315,37 @@ impl Logic for AckProc {
         // an atomic WQE is one request packet answered by one ATOMIC ACKNOWLEDGE (8 bytes)
         self.w_at.next =
             (self.w_op.val() == self.op_cas.val()) || (self.w_op.val() == self.op_faa.val());
+        self.w_blen.next = self.w_len.val();
+        if self.w_at.val() {
+            self.w_blen.next = self.atom_bytes.val();
+            self.w_n.next = 1.into();
+        }
+        self.w_wrid.next = self
+            .ring
+            .rdata
+            .val()
+            .get_bits::<64>(self.o_wrid.val().index());
+        self.w_la.next = self
+            .ring
+            .rdata
+            .val()
+            .get_bits::<64>(self.o_wla.val().index());
+        self.w_sig.next = self.ring.rdata.val().get_bit(self.o_wflags.val().index());
+        // READ-like (never completed by the walk): a READ or an atomic
+        self.w_rd.next = (self.w_op.val() == self.op_read.val()) || self.w_at.val();
+        self.w_fa.next = self.w_op.val() == self.op_faa.val();
         for i in 0..WIN {
             if self.rv.val() && (self.wp.q.val() == self.fidx[i].val()) {
-                self.f_wrid[i].d.next = self
-                    .ring
-                    .rdata
-                    .val()
-                    .get_bits::<64>(self.o_wrid.val().index());
-                self.f_len[i].d.next = self.w_len.val();
+                self.f_wrid[i].d.next = self.w_wrid.val();
+                self.f_len[i].d.next = self.w_blen.val();
                 self.f_n[i].d.next = self.w_n.val();
-                self.f_sig[i].d.next = self.ring.rdata.val().get_bit(self.o_wflags.val().index());
+                self.f_sig[i].d.next = self.w_sig.val();
                 self.f_wr[i].d.next = (self.w_op.val() == self.op_write.val())
                     || (self.w_op.val() == self.op_write_imm.val());
-                // READ-like (never completed by the walk): a READ or an atomic
-                self.f_rd[i].d.next = (self.w_op.val() == self.op_read.val()) || self.w_at.val();
+                self.f_rd[i].d.next = self.w_rd.val();
                 self.f_at[i].d.next = self.w_at.val();
-                self.f_fa[i].d.next = self.w_op.val() == self.op_faa.val();
-                if self.w_at.val() {
-                    self.f_len[i].d.next = self.atom_bytes.val();
-                    self.f_n[i].d.next = 1.into();
-                }
-                self.f_la[i].d.next = self
-                    .ring
-                    .rdata
-                    .val()
-                    .get_bits::<64>(self.o_wla.val().index());
+                self.f_fa[i].d.next = self.w_fa.val();
+                self.f_la[i].d.next = self.w_la.val();
             }
         }
         if self.rv.val() {
@@ -1334,26 +1355,14 @@ impl Logic for AckProc {
         self.s_fresh.d.next = false;
         if (self.st.q.val() == AckSt::Walk) && self.rv.val() && (self.fcnt.q.val() == 0) {
             self.s_fresh.d.next = true;
-            self.s_la.d.next = self
-                .ring
-                .rdata
-                .val()
-                .get_bits::<64>(self.o_wla.val().index());
-            self.s_len.d.next = self.w_len.val();
+            self.s_la.d.next = self.w_la.val();
+            self.s_len.d.next = self.w_blen.val();
             self.s_n.d.next = self.w_n.val();
-            self.s_wrid.d.next = self
-                .ring
-                .rdata
-                .val()
-                .get_bits::<64>(self.o_wrid.val().index());
-            self.s_sig.d.next = self.ring.rdata.val().get_bit(self.o_wflags.val().index());
-            self.s_rd.d.next = (self.w_op.val() == self.op_read.val()) || self.w_at.val();
+            self.s_wrid.d.next = self.w_wrid.val();
+            self.s_sig.d.next = self.w_sig.val();
+            self.s_rd.d.next = self.w_rd.val();
             self.s_at.d.next = self.w_at.val();
-            self.s_fa.d.next = self.w_op.val() == self.op_faa.val();
-            if self.w_at.val() {
-                self.s_len.d.next = self.atom_bytes.val();
-                self.s_n.d.next = 1.into();
-            }
+            self.s_fa.d.next = self.w_fa.val();
         }
         // that WQE at the FIFO head, alone, READ-like, for a READ RESPONSE / ATOMIC ACK: the
         // walk stops at it now (the stop below) and RdDec's work is done now too

@@ -531,12 +531,11 @@ pub struct TxReq {
     snp_w: Signal<Local, Bits<512>>,
     sn_hit: Signal<Local, Bit>,
     /// a snooped write to the current QP's record by the ACK processor: merged into `qpc`
-    /// (a write by anyone else makes it stale, `qdirty`; `sq_pi` comes on `pisn`)
+    /// (a write by anyone else makes it stale, `qdirty`; `sq_pi` comes on `pisn`); it moves
+    /// the registered c_* values (which never depend on `sq_pi`: every use of `sq_pi` reads
+    /// `qpc` as it is, `q_pi`)
     sn_fm: Signal<Local, Bit>,
-    /// such a write: it moves the registered c_* values (which never depend on `sq_pi`:
-    /// every use of `sq_pi` reads `qpc` as it is, `q_pi`)
-    sn_ck: Signal<Local, Bit>,
-    /// such a merged write last cycle (`sn_ck` registered)
+    /// such a merged write last cycle (`sn_fm` registered)
     fm1: DFF<Bit>,
     /// Check may come next: no write that moves the c_* merged into `qpc` now or in the last
     /// cycle, so that in Check the registered c_* (one and two cycles after `qpc`) agree
@@ -964,7 +963,6 @@ impl Default for TxReq {
             pisn: Default::default(),
             sn_hit: Default::default(),
             sn_fm: Default::default(),
-            sn_ck: Default::default(),
             fm1: Default::default(),
             ck_ok: Default::default(),
             wr_tk: Default::default(),
@@ -1874,8 +1872,7 @@ impl Logic for TxReq {
             && (self.sn.addr.val() == bit_cast::<CTX_ADDR_BITS, QB>(self.qpn.q.val()))
             && (self.sn.src.val() != self.c_src_tx.val());
         self.sn_fm.next = self.sn_hit.val() && (self.sn.src.val() == self.c_src_ack.val());
-        self.sn_ck.next = self.sn_fm.val();
-        self.ck_ok.next = !self.sn_ck.val() && !self.fm1.q.val();
+        self.ck_ok.next = !self.sn_fm.val() && !self.fm1.q.val();
         // Check's forwarded WQE on the kept MR (see `nmk`)
         // (or the next QP's WQE read ahead with its record: `pwf`)
         self.mr_fast.next = (self.fwd.q.val() || self.pwf.q.val())
@@ -2262,7 +2259,7 @@ impl Logic for TxReq {
         if self.sp_hit.val() {
             self.qm_pi.next = (self.qmg.o.val() & !self.mk_pi.val()) | self.snp_w.val();
         }
-        self.fm1.d.next = self.sn_ck.val();
+        self.fm1.d.next = self.sn_fm.val();
         self.wr_tk.next = self.ctx.gnt.val()
             && (((self.st.q.val() == TxState::Wb) && !self.m_badq.val())
                 || (self.st.q.val() == TxState::RsWb)
@@ -4675,8 +4672,9 @@ pub(crate) mod tests {
 
     /// 64-byte WRITE WQEs on one QP and one MR while the host posts behind them: two WQEs
     /// per doorbell every 4th cycle, each an `sq_pi` write of the doorbell unit merged into
-    /// the kept record, then a kick. The doorbell's write moves no value Check decides on, so
-    /// it does not hold Check (`sn_ck`): 3.0 cycles per WQE, as without doorbells, budget 3.1
+    /// the kept record (from `pisn`), then a kick. The doorbell's write moves no value Check
+    /// decides on, so it does not hold Check (only `sn_fm` does): 3.0 cycles per WQE, as
+    /// without doorbells, budget 3.1
     /// (3.17 when every merged `sq_pi` held Check for two cycles).
     #[test]
     fn txreq_write64_one_mr_cycles_with_sq_pi_writes() {
