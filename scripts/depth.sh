@@ -32,14 +32,9 @@ tmo=${DEPTH_TIMEOUT:-720}
 md=${DEPTH_MD:-out/depth.md}
 [ -f "$v" ] || { echo "no $v: run make verilog first" >&2; exit 1; }
 mkdir -p "$out" out
-# yosys 0.23's UltraScale LUT-RAM table (share/xilinx/lutrams_xcu.txt) offers single-port
-# LUT RAM of 2^16 x 1 ("ABITS" 16), a shape its own mapping file does not know: any memory it
-# picks that for fails ("invalid OPTION_ABITS/WIDTH combination"; ctxstore's, so rnic_top's).
-# The primitive meant is RAM512X1S (512 x 1, which the mapping file maps): the table is used
-# with that one option changed to 9 address bits. Unchanged where yosys ships it fixed.
-share=$(dirname "$(command -v yosys)")/../share/yosys
-lutlib=$out/lutrams_xcu.txt
-sed '/option "ABITS" 16 {/,/}/s/\<16\>/9/' "$share/xilinx/lutrams_xcu.txt" >"$lutlib"
+# synth_xilinx with the fixed LUT-RAM table (scripts/xcup.sh)
+. "$(dirname "$0")/xcup.sh"
+lutlib=$(xcup_lutlib "$out")
 
 # Lines of Verilog of MODULE and of the modules named MODULE_* (its submodules: rust-hdl names
 # them after their parent), a size estimate to run the small blocks first.
@@ -141,13 +136,7 @@ for m in "${mods[@]}"; do
     # the sequential/storage cells that end a path (see the header)
     seqsel='t:FD* t:LD* t:SRL* t:RAM* t:URAM* t:DSP* t:FIFO* t:BUF* %u %u %u %u %u %u %u %n'
     synth="synth_xilinx -family xcup -flatten -noiopad -top $m"
-    # synth_xilinx's own steps, with its memory mapping (map_memory) run here on the fixed
-    # LUT-RAM table (see lutlib above); the same commands yosys 0.23 runs for xcup
-    ys="read_verilog $v; $synth -run :map_memory"
-    ys+="; memory_libmap -logic-cost-rom 0.015625 -lib $lutlib -lib +/xilinx/brams_xc4v.txt"
-    ys+=" -D HAS_SIZE_36 -D HAS_MIXWIDTH_SDP -D HAS_ADDRCE -lib +/xilinx/urams.txt -no-auto-huge"
-    ys+="; techmap -map +/xilinx/lutrams_xc5v_map.v; techmap -map +/xilinx/brams_xcu_map.v"
-    ys+="; techmap -map +/xilinx/urams_map.v; $synth -run map_ffram:"
+    ys="read_verilog $v; $(xcup_synth "$lutlib" -flatten -noiopad -top "$m")"
     post="; select -write $out/$m.luts t:LUT*; select -write $out/$m.muxf t:MUXF*; select -write $out/$m.carry t:CARRY*"
     post+="; ltp -noff $seqsel; tee -o $out/$m.stat stat; write_json $out/$m.json"
     ys+=$post
