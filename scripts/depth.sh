@@ -7,6 +7,9 @@
 # usage: scripts/depth.sh [MODULE...]
 #   default: every module rnic_top instantiates directly, smallest (Verilog lines) first
 #   DEPTH_TOP=1        also rnic_top itself, last (takes very long)
+#   DEPTH_BB="rnic_top_txb rnic_top_dmae"  modules kept as black boxes (their ports end paths,
+#                      as registers do): rnic_top's cross-block paths among the other blocks in
+#                      minutes instead of an hour (paths through a black box are not seen)
 #   DEPTH_TIMEOUT=720  seconds one yosys run may take; over that it is killed, row "timeout"
 #   DEPTH_VERILOG=build/verilog/rnic_top.v (make verilog writes it)   DEPTH_OUT=build/depth
 #   DEPTH_MD=out/depth.md (the table)
@@ -58,11 +61,12 @@ fi
 # the netlist yosys writes as JSON where a LUT1..6 counts 1 and MUXF*, CARRY*, INV count 0,
 # broken at the same sequential cells. Prints: levels, start bit, end bit.
 lutdepth() {
-    python3 - "$1" "$2" "$3" <<'PY'
+    python3 - "$1" "$2" "$3" "${DEPTH_BB:-}" <<'PY'
 import json, sys
 from collections import defaultdict, deque
 # longest path counting LUT1..6 only (MUXF*, CARRY*, INV free), paths broken at sequential cells
 SEQ = ("FD", "LD", "SRL", "RAM", "URAM", "DSP", "FIFO", "BUF")
+BB = set(sys.argv[4].split())
 d = json.load(open(sys.argv[1]))
 mods = {n: m for n, m in d["modules"].items() if not m.get("attributes", {}).get("blackbox")}
 mod = mods[sys.argv[2]]
@@ -76,7 +80,7 @@ indeg = defaultdict(int)
 nodes = set()
 for cn, c in mod["cells"].items():
     t = c["type"]
-    if t.startswith(SEQ):
+    if t.startswith(SEQ) or t in BB:
         continue
     w = 1 if t.startswith("LUT") else 0
     dirs = c.get("port_directions", {})
@@ -116,6 +120,15 @@ while start in prev:
 with open(sys.argv[3], "w") as f:
     for n in reversed(path):
         f.write("%d %s\n" % (dist[n], names.get(n, str(n))))
+# every named path end (a register input, a block port) over 8 LUT levels, deepest first,
+# with where its path starts
+with open(sys.argv[3] + ".ends", "w") as f:
+    ends = sorted((n for n in nodes if dist[n] > 8 and not succ[n]), key=lambda n: -dist[n])
+    for n in ends:
+        s = n
+        while s in prev:
+            s = prev[s]
+        f.write("%d %s <- %s\n" % (dist[n], names.get(n, str(n)), names.get(s, str(s))))
 loop = "" if seen == len(nodes) else "(comb-loop:%d-bits-left-out)" % (len(nodes) - seen)
 print(dist[end], names.get(start, str(start)) + loop, names.get(end, str(end)))
 PY
@@ -134,9 +147,13 @@ echo "$hdr"
 for m in "${mods[@]}"; do
     log=$out/$m.log
     # the sequential/storage cells that end a path (see the header)
-    seqsel='t:FD* t:LD* t:SRL* t:RAM* t:URAM* t:DSP* t:FIFO* t:BUF* %u %u %u %u %u %u %u %n'
+    seqsel='t:FD* t:LD* t:SRL* t:RAM* t:URAM* t:DSP* t:FIFO* t:BUF* %u %u %u %u %u %u %u'
+    for b in ${DEPTH_BB:-}; do seqsel+=" t:$b %u"; done
+    seqsel+=' %n'
     synth="synth_xilinx -family xcup -flatten -noiopad -top $m"
-    ys="read_verilog $v; $(xcup_synth "$lutlib" -flatten -noiopad -top "$m")"
+    bb=""
+    [ -n "${DEPTH_BB:-}" ] && bb="; blackbox ${DEPTH_BB}"
+    ys="read_verilog $v$bb; $(xcup_synth "$lutlib" -flatten -noiopad -top "$m")"
     post="; select -write $out/$m.luts t:LUT*; select -write $out/$m.muxf t:MUXF*; select -write $out/$m.carry t:CARRY*"
     post+="; ltp -noff $seqsel; tee -o $out/$m.stat stat; write_json $out/$m.json"
     ys+=$post
@@ -149,7 +166,7 @@ for m in "${mods[@]}"; do
     if [ "$rc" = 1 ] && grep -q 'invalid OPTION_ABITS/WIDTH combination' "$log"; then
         mv "$log" "$out/$m.lutram-failed.log"
         rc=0
-        timeout "$tmo" nice -n 15 yosys -q -l "$log" -p "read_verilog $v; $synth -nolutram$post" >/dev/null 2>&1 || rc=$?
+        timeout "$tmo" nice -n 15 yosys -q -l "$log" -p "read_verilog $v$bb; $synth -nolutram$post" >/dev/null 2>&1 || rc=$?
         name="$m (-nolutram)"
     fi
     secs=$(($(date +%s) - t0))
