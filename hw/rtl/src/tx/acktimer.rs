@@ -5,7 +5,8 @@
 //! of `num_qps` entries, so the block grows by RAM depth, not by registers, with the number of
 //! QPs. Two set ports write an entry: `b` (the ACK processor: re-arm on progress, RNR wait)
 //! has priority over `a` (the requester: arm when it sends the first outstanding WQE). A set
-//! computes the delay from its code: the local ACK timeout 4.096 us x 2^code (`code` 0 = no
+//! is registered when taken and writes its entry in the next cycle (an expiry of its QP
+//! waiting for the sink is withdrawn then), with the delay from its code: the local ACK timeout 4.096 us x 2^code (`code` 0 = no
 //! timer: the entry is disarmed), or for `rnr` the IBTA RNR timer table
 //! (`rnic_abi::roce::RNR_TIMER_US`); both in cycles at the build's clock.
 //!
@@ -72,6 +73,12 @@ pub struct AckTimer {
     /// the set arms the timer (a non-zero delay), decided from the code alone
     ev_arm: Signal<Local, Bit>,
     ev_wr: Signal<Local, Bit>,
+    /// the set taken, registered: its entry is computed and written a cycle after the
+    /// handshake (the delay's shift, table and sum do not sit behind the set ports' senders)
+    r_v: DFF<Bit>,
+    r_q: DFF<Bits<QB>>,
+    r_rnr: DFF<Bit>,
+    r_code: DFF<Bits<5>>,
     dly: Signal<Local, Bits<48>>,
     dl: Signal<Local, Bits<48>>,
     diff: Signal<Local, Bits<48>>,
@@ -115,6 +122,10 @@ impl AckTimer {
             ev_code: Default::default(),
             ev_arm: Default::default(),
             ev_wr: Default::default(),
+            r_v: Default::default(),
+            r_q: Default::default(),
+            r_rnr: Default::default(),
+            r_code: Default::default(),
             dly: Default::default(),
             dl: Default::default(),
             diff: Default::default(),
@@ -144,6 +155,7 @@ impl Logic for AckTimer {
         dff_setup!(
             self, clock, now, scan, s_idx, s_ok, clr, lw_v, lw_q, e_v, e_q, lfsr
         );
+        dff_setup!(self, clock, r_v, r_q, r_rnr, r_code);
         self.ram.read_clock.next = self.clock.val();
         self.ram.write_clock.next = self.clock.val();
         self.now.d.next = self.now.q.val() + 1;
@@ -166,22 +178,27 @@ impl Logic for AckTimer {
             self.ev_code.next = self.b.code.val();
         }
         self.ev_wr.next = self.ev_v.val() && (self.ev_q.val() < self.c_nq.val());
+        // the set taken is registered; its entry is written in the next cycle (below, `r_*`)
+        self.r_v.d.next = self.ev_wr.val();
+        self.r_q.d.next = self.ev_q.val().get_bits::<QB>(0);
+        self.r_rnr.d.next = self.ev_rnr.val();
+        self.r_code.d.next = self.ev_code.val();
         // the delay below is non-zero exactly when this holds (every RNR table entry is
         // non-zero, 1024 << code fits 48 bits): the armed bit does not wait for the sum
-        self.ev_arm.next = self.ev_rnr.val() || self.ev_code.val().any();
+        self.ev_arm.next = self.r_rnr.q.val() || self.r_code.q.val().any();
         // the local ACK timeout plus a jitter in [0, timeout / 2): never shorter than IBTA's
         // 4.096 us x 2^code, and QPs hit by the same burst of losses do not all time out and
         // retransmit in the same cycle again (their go-back-N bursts would meet at the
         // receiver's RX FIFO every round)
-        self.dly.next = (self.unit.val() << self.ev_code.val())
-            + ((bit_cast::<48, 32>(self.lfsr.q.val()) & self.jmask.val()) << self.ev_code.val());
-        if self.ev_rnr.val() {
+        self.dly.next = (self.unit.val() << self.r_code.q.val())
+            + ((bit_cast::<48, 32>(self.lfsr.q.val()) & self.jmask.val()) << self.r_code.q.val());
+        if self.r_rnr.q.val() {
             for i in 0..32 {
-                if self.ev_code.val() == self.cidx[i].val() {
+                if self.r_code.q.val() == self.cidx[i].val() {
                     self.dly.next = self.rnr_tab[i].val();
                 }
             }
-        } else if self.ev_code.val() == 0 {
+        } else if self.r_code.q.val() == 0 {
             self.dly.next = 0.into();
         }
 
@@ -193,7 +210,7 @@ impl Logic for AckTimer {
             && !self.clr.q.val()
             && self.expired.val()
             && !(self.lw_v.q.val() && (self.lw_q.q.val() == self.s_idx.q.val()))
-            && !self.ev_wr.val()
+            && !self.r_v.q.val()
             && (!self.e_v.q.val() || self.exp.ready.val());
         // an expired entry that cannot be reported this cycle (sink busy, write port taken,
         // or read data possibly stale) is read again rather than left for the next round
@@ -218,9 +235,9 @@ impl Logic for AckTimer {
             if self.scan.q.val().all() {
                 self.clr.d.next = false;
             }
-        } else if self.ev_wr.val() {
+        } else if self.r_v.q.val() {
             self.ram.write_enable.next = true;
-            self.ram.write_address.next = self.ev_q.val().get_bits::<QB>(0);
+            self.ram.write_address.next = self.r_q.q.val();
             self.ram.write_data.next = bit_cast::<49, 48>(self.now.q.val() + self.dly.val());
             if self.ev_arm.val() {
                 self.ram.write_data.next = bit_cast::<49, 48>(self.now.q.val() + self.dly.val())
@@ -229,17 +246,19 @@ impl Logic for AckTimer {
         } else if self.fire.val() {
             self.ram.write_enable.next = true;
         }
-        self.lw_v.d.next = self.ev_wr.val();
-        self.lw_q.d.next = self.ev_q.val().get_bits::<QB>(0);
+        self.lw_v.d.next = self.r_v.q.val();
+        self.lw_q.d.next = self.r_q.q.val();
 
         // ---------------- expiry output
-        self.exp.valid.next = self.e_v.q.val();
+        // (not while a set of its QP, taken in the last cycle, is written: it supersedes it)
+        self.exp.valid.next = self.e_v.q.val()
+            && !(self.r_v.q.val() && (self.r_q.q.val() == self.e_q.q.val()));
         self.exp.qpn.next = bit_cast::<24, QB>(self.e_q.q.val());
         if self.exp.ready.val() {
             self.e_v.d.next = false;
         }
         // a set of the QP whose expiry is still waiting for the sink supersedes it
-        if self.ev_wr.val() && (self.ev_q.val().get_bits::<QB>(0) == self.e_q.q.val()) {
+        if self.r_v.q.val() && (self.r_q.q.val() == self.e_q.q.val()) {
             self.e_v.d.next = false;
         }
         if self.fire.val() {
@@ -251,6 +270,7 @@ impl Logic for AckTimer {
             self.scan.d.next = 0.into();
             self.e_v.d.next = false;
             self.lw_v.d.next = false;
+            self.r_v.d.next = false;
             self.s_ok.d.next = false;
             self.now.d.next = 0.into();
             self.lfsr.d.next = self.lfsr_seed.val();
