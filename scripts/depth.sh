@@ -129,6 +129,21 @@ with open(sys.argv[3] + ".ends", "w") as f:
         while s in prev:
             s = prev[s]
         f.write("%d %s <- %s\n" % (dist[n], names.get(n, str(n)), names.get(s, str(s))))
+    # the deepest path of each (start block, end block) pair, its named nets only
+    blk = lambda n: names.get(n, "$").split(".")[0] if not names.get(n, "$").startswith("$") else "(internal)"
+    seen_pairs = set()
+    for n in ends:
+        p = [n]
+        while p[-1] in prev:
+            p.append(prev[p[-1]])
+        key = (blk(p[-1]), blk(n))
+        if key in seen_pairs:
+            continue
+        seen_pairs.add(key)
+        f.write("\n# %s -> %s, %d LUT levels:\n" % (key[0], key[1], dist[n]))
+        for x in reversed(p):
+            if not names.get(x, "$").startswith("$"):
+                f.write("  %d %s\n" % (dist[x], names[x]))
 loop = "" if seen == len(nodes) else "(comb-loop:%d-bits-left-out)" % (len(nodes) - seen)
 print(dist[end], names.get(start, str(start)) + loop, names.get(end, str(end)))
 PY
