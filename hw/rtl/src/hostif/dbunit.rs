@@ -2,10 +2,11 @@
 //! context-store writes of the producer/consumer index (SQ: `QpContext.sq_pi`, on a port of
 //! its own, `pi`, into the store's `sq_pi` bank, which waits only for a mailbox write in
 //! flight; RQ: `RqState.rq_pi` and CQ: the low 16 bits of `CqContext.consumer`, byte-enabled
-//! writes on the record port `ctx`), then, for SQ doorbells, a one-cycle `kick` with the QP
-//! number to the TX requester, after the write was granted so that the requester's next
-//! context read sees the new index. A doorbell naming a queue
-//! beyond the build's tables is dropped and counted (`cnt_bad`). Events queue in a 4-deep
+//! writes on the record port `ctx`; the head event is decoded into an output stage of
+//! registers a cycle before it drives the ports), then, for SQ doorbells, a one-cycle `kick`
+//! with the QP number to the TX requester, after the write was granted so that the
+//! requester's next context read sees the new index. A doorbell naming a queue beyond the
+//! build's tables is dropped (as it enters the output stage) and counted (`cnt_bad`). Events queue in a 4-deep
 //! FIFO of registers (rust-hdl's `SynchronousFIFO` is not used: its internal names collide
 //! once `$` is replaced). A doorbell is never lost: `db_room` is low once 3 events wait, and
 //! the BAR0 front (`axil`) takes no write while it is low (it has one write in flight to here
@@ -63,6 +64,17 @@ pub struct DbUnit {
     queue: Signal<Local, Bits<16>>,
     index: Signal<Local, Bits<16>>,
     ok: Signal<Local, Bit>,
+    // the output stage: the doorbell being written, decoded from the FIFO's head a cycle
+    // before (so the ports to the context store are driven from registers: their arbiters
+    // and grants do not wait for the head's mux, its range checks and the address sum)
+    o_v: DFF<Bit>,
+    o_sq: DFF<Bit>,
+    o_cq: DFF<Bit>,
+    o_q: DFF<Bits<16>>,
+    o_idx: DFF<Bits<16>>,
+    o_addr: DFF<Bits<CTX_ADDR_BITS>>,
+    dec_addr: Signal<Local, Bits<CTX_ADDR_BITS>>,
+    done: Signal<Local, Bit>,
 }
 
 /// Byte enables of the doorbell unit's context writes: the 16-bit index at the start of the
@@ -129,6 +141,14 @@ impl DbUnit {
             queue: Default::default(),
             index: Default::default(),
             ok: Default::default(),
+            o_v: Default::default(),
+            o_sq: Default::default(),
+            o_cq: Default::default(),
+            o_q: Default::default(),
+            o_idx: Default::default(),
+            o_addr: Default::default(),
+            dec_addr: Default::default(),
+            done: Default::default(),
         }
     }
 }
@@ -143,6 +163,7 @@ impl Logic for DbUnit {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, kv, kq, bad, wp, rp);
+        dff_setup!(self, clock, o_v, o_sq, o_cq, o_q, o_idx, o_addr);
         for i in 0..4 {
             self.mem[i].clock.next = self.clock.val();
             self.mem[i].d.next = self.mem[i].q.val();
@@ -168,49 +189,64 @@ impl Logic for DbUnit {
         self.kind.next = self.head.val().get_bits::<2>(32);
         self.queue.next = self.head.val().get_bits::<16>(0);
         self.index.next = self.head.val().get_bits::<16>(16);
-        // (an SQ doorbell goes to the `pi` port below; the record port writes RQ and CQ ones)
-        self.ctx.we.next = true;
-        self.ctx.addr.next = self.queue.val().get_bits::<CTX_ADDR_BITS>(0) + self.base_rqs.val();
-        self.ctx.wdata.next = bit_cast::<512, 16>(self.index.val()) << self.sh_rq.val();
-        self.ctx.wbe.next = self.be_rq.val();
+        // the head's decode: its record (RQ: RqState, CQ: CqContext) and whether it names a
+        // queue of the build's tables
+        self.dec_addr.next = self.queue.val().get_bits::<CTX_ADDR_BITS>(0) + self.base_rqs.val();
         self.ok.next = self.queue.val() < self.n_qp.val();
         if self.kind.val() == self.k_cq.val() {
             self.ok.next = self.queue.val() < self.n_cq.val();
-            self.ctx.addr.next = self.queue.val().get_bits::<CTX_ADDR_BITS>(0) + self.base_cq.val();
-            self.ctx.wdata.next = bit_cast::<512, 16>(self.index.val()) << self.sh_cq.val();
-            self.ctx.wbe.next = self.be_cq.val();
+            self.dec_addr.next =
+                self.queue.val().get_bits::<CTX_ADDR_BITS>(0) + self.base_cq.val();
         } else if (self.kind.val() != self.k_sq.val()) && (self.kind.val() != self.k_rq.val()) {
             self.ok.next = false;
         }
         self.sq.next = self.kind.val() == self.k_sq.val();
-        self.pi.qpn.next = self.queue.val();
-        self.pi.idx.next = self.index.val();
-        self.ctx.req.next = !self.empty.val() && self.ok.val() && !self.sq.val();
-        self.pi.req.next = !self.empty.val() && self.ok.val() && self.sq.val();
+        // the output stage's doorbell on the ports (an SQ doorbell goes to the `pi` port; the
+        // record port writes RQ and CQ ones)
+        self.ctx.we.next = true;
+        self.ctx.addr.next = self.o_addr.q.val();
+        self.ctx.wdata.next = bit_cast::<512, 16>(self.o_idx.q.val()) << self.sh_rq.val();
+        self.ctx.wbe.next = self.be_rq.val();
+        if self.o_cq.q.val() {
+            self.ctx.wdata.next = bit_cast::<512, 16>(self.o_idx.q.val()) << self.sh_cq.val();
+            self.ctx.wbe.next = self.be_cq.val();
+        }
+        self.pi.qpn.next = self.o_q.q.val();
+        self.pi.idx.next = self.o_idx.q.val();
+        self.ctx.req.next = self.o_v.q.val() && !self.o_sq.q.val();
+        self.pi.req.next = self.o_v.q.val() && self.o_sq.q.val();
         self.gnt.next = self.ctx.gnt.val();
-        if self.sq.val() {
+        if self.o_sq.q.val() {
             self.gnt.next = self.pi.gnt.val();
         }
-        self.pop.next = false;
-        self.kv.d.next = false;
-        self.kq.d.next = self.queue.val();
-        if !self.empty.val() {
-            if !self.ok.val() {
-                self.pop.next = true;
-                self.bad.d.next = self.bad.q.val() + 1;
-            } else if self.gnt.val() {
-                self.pop.next = true;
-                self.kv.d.next = self.sq.val();
-            }
+        self.done.next = self.o_v.q.val() && self.gnt.val();
+        self.kv.d.next = self.done.val() && self.o_sq.q.val();
+        self.kq.d.next = self.o_q.q.val();
+        if self.done.val() {
+            self.o_v.d.next = false;
         }
+        // the head moves into the output stage when that is free or written now; one naming
+        // no queue of the tables is dropped there and counted
+        self.pop.next = !self.empty.val() && (!self.o_v.q.val() || self.done.val());
         if self.pop.val() {
             self.rp.d.next = self.rp.q.val() + 1;
+            if self.ok.val() {
+                self.o_v.d.next = true;
+                self.o_sq.d.next = self.sq.val();
+                self.o_cq.d.next = self.kind.val() == self.k_cq.val();
+                self.o_q.d.next = self.queue.val();
+                self.o_idx.d.next = self.index.val();
+                self.o_addr.d.next = self.dec_addr.val();
+            } else {
+                self.bad.d.next = self.bad.q.val() + 1;
+            }
         }
         self.kick_valid.next = self.kv.q.val();
         self.kick_qpn.next = self.kq.q.val();
         self.cnt_bad.next = self.bad.q.val();
         if self.rst.val() {
             self.kv.d.next = false;
+            self.o_v.d.next = false;
             self.bad.d.next = 0.into();
             self.wp.d.next = 0.into();
             self.rp.d.next = 0.into();
