@@ -29,10 +29,11 @@
 //! the highest-numbered engine port asking to read, when that is another client. A port-B
 //! read of the record port A writes in its cycle gets that write merged in from the write
 //! snoop's registers (the RAM reads before it writes), so every read holds the writes taken
-//! up to and including its cycle and no grant waits for an address compare. CQ bank: one access per cycle (the token holder, else the doorbell unit, the
-//! completion writer, the mailbox), in the same cycle as the other bank's, so a completion's
-//! producer write-back and a CQ doorbell never hold up the QP-table writes of the requester,
-//! the responder and the ACK processor. Each bank has its own write snoop (`sn`, `snc`).
+//! up to and including its cycle and no grant waits for an address compare. CQ bank: one
+//! access per cycle (the token holder, else the doorbell unit, the completion writer, the
+//! mailbox), in the same cycle as the other bank's, so a completion's producer write-back and
+//! a CQ doorbell never hold up the QP-table writes of the requester, the responder and the
+//! ACK processor. Each bank has its own write snoop (`sn`, `snc`).
 //! Reads answer 2 cycles after the grant on any port (RAM read + output register); writes take
 //! byte enables, so engines update only the fields they own. The mailbox writes whole records,
 //! or with `ctx::CMD_MASKED` only the bytes enabled in WBE_LO/WBE_HI (driver-owned fields).
@@ -1193,17 +1194,17 @@ mod tests {
         assert_eq!(read(&mut m, "p1", 4), want.to_vec(), "QP record");
     }
 
-    /// Five engine clients hammer a few records with random byte-enabled writes and reads
-    /// (random idle between requests), the responder's read-only port `pr` reads them too,
-    /// and the mailbox works: every read returns the record as of the cycle it was taken, in
-    /// exactly 2 cycles, and no engine port request waits more than 6 cycles for its grant.
-    /// In the QP/MR/RQS bank two grants share a cycle often (port B), never two writes, never
-    /// three grants; a read beside a write of its record (often) holds that write; the CQ bank (the completion
-    /// writer's records, half of the doorbell unit's) serves one access a cycle beside them,
-    /// a write in each bank in the same cycle included. SQ doorbells on the `pi` port are
-    /// taken in their cycle (beside an engine write often), wait only for a mailbox write,
-    /// show on the `sq_pi` snoop a cycle later and are in every read of their QP record taken
-    /// in their cycle or later; an engine's write of those bytes is not stored.
+    /// Five engine clients hammer a few records with random byte-enabled writes and reads (random
+    /// idle between requests), the responder's read-only port `pr` reads them too, and the mailbox
+    /// works: every read returns the record as of the cycle it was taken, in exactly 2 cycles, and
+    /// no engine port request waits more than 6 cycles for its grant. In the QP/MR/RQS bank two
+    /// grants share a cycle often (port B), never two writes, never three grants; a read beside a
+    /// write of its record (often) holds that write; the CQ bank (the completion writer's records,
+    /// half of the doorbell unit's) serves one access a cycle beside them, a write in each bank in
+    /// the same cycle included. SQ doorbells on the `pi` port are taken in their cycle (beside an
+    /// engine write often), wait only for a mailbox write, show on the `sq_pi` snoop a cycle later
+    /// and are in every read of their QP record taken in their cycle or later; an engine's write of
+    /// those bytes is not stored.
     #[test]
     fn engine_ports_arbitrate_fairly_and_keep_byte_enables() {
         let mut m = model(CtxStore::default(), "ctxstore_ports");
@@ -1359,19 +1360,19 @@ mod tests {
             }
             // the cycle's writes first: a read taken in a write's cycle holds it
             for (i, c) in cur.iter().enumerate() {
-                if let Some((true, a, d, be, _)) = c {
-                    if m.bit(&format!("p{i}_gnt")) {
-                        let rec = reference.entry(*a).or_insert([0; 64]);
-                        for k in 0..64 {
-                            // (an engine's sq_pi bytes in a QP record are not stored: that
-                            // field lives in the sq_pi bank)
-                            let pi_byte = k == pi_off || k == pi_off + 1;
-                            if *be >> k & 1 == 1 && (!pi_byte || in_cq(*a)) {
-                                rec[k] = d[k];
-                            }
+                if let Some((true, a, d, be, _)) = c
+                    && m.bit(&format!("p{i}_gnt"))
+                {
+                    let rec = reference.entry(*a).or_insert([0; 64]);
+                    for k in 0..64 {
+                        // (an engine's sq_pi bytes in a QP record are not stored: that field
+                        // lives in the sq_pi bank)
+                        let pi_byte = k == pi_off || k == pi_off + 1;
+                        if *be >> k & 1 == 1 && (!pi_byte || in_cq(*a)) {
+                            rec[k] = d[k];
                         }
-                        writes += 1;
                     }
+                    writes += 1;
                 }
             }
             for (i, c) in cur.iter_mut().enumerate() {
@@ -1412,7 +1413,10 @@ mod tests {
             pi_writes > 1500 && pi_beside > 500,
             "{pi_writes} sq_pi writes, {pi_beside} beside an engine write"
         );
-        assert!(same_rw > 100, "{same_rw} reads beside a write of their record");
+        assert!(
+            same_rw > 100,
+            "{same_rw} reads beside a write of their record"
+        );
         assert!(
             two_writes > 300,
             "{two_writes} cycles with a write in each bank"

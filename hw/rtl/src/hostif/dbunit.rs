@@ -1,18 +1,18 @@
 //! Doorbell unit: turns BAR0 doorbell events (`devregs`' `db_valid/db_kind/db_word`) into
-//! context-store writes of the producer/consumer index (SQ: `QpContext.sq_pi`, on a port of
-//! its own, `pi`, into the store's `sq_pi` bank, which waits only for a mailbox write in
-//! flight; RQ: `RqState.rq_pi` and CQ: the low 16 bits of `CqContext.consumer`, byte-enabled
-//! writes on the record port `ctx`; the head event is decoded into an output stage of
-//! registers a cycle before it drives the ports), then, for SQ doorbells, a one-cycle `kick`
-//! with the QP number to the TX requester, after the write was granted so that the
-//! requester's next context read sees the new index. A doorbell naming a queue beyond the
-//! build's tables is dropped (as it enters the output stage) and counted (`cnt_bad`). Events queue in a 4-deep
-//! FIFO of registers (rust-hdl's `SynchronousFIFO` is not used: its internal names collide
-//! once `$` is replaced). A doorbell is never lost: `db_room` is low once 3 events wait, and
-//! the BAR0 front (`axil`) takes no write while it is low (it has one write in flight to here
-//! at a time, a BAR0 write every second cycle at most). The context store may keep the
-//! unit waiting (up to 6 cycles a write) while the host streams doorbells faster than that:
-//! the host's posted writes then wait on the bus, as PCIe flow control makes them wait.
+//! context-store writes of the producer/consumer index (SQ: `QpContext.sq_pi`, on a port of its
+//! own, `pi`, into the store's `sq_pi` bank, which waits only for a mailbox write in flight; RQ:
+//! `RqState.rq_pi` and CQ: the low 16 bits of `CqContext.consumer`, byte-enabled writes on the
+//! record port `ctx`; the head event is decoded into an output stage of registers a cycle before it
+//! drives the ports), then, for SQ doorbells, a one-cycle `kick` with the QP number to the TX
+//! requester, after the write was granted so that the requester's next context read sees the new
+//! index. A doorbell naming a queue beyond the build's tables is dropped (as it enters the output
+//! stage) and counted (`cnt_bad`). Events queue in a 4-deep FIFO of registers (rust-hdl's
+//! `SynchronousFIFO` is not used: its internal names collide once `$` is replaced). A doorbell is
+//! never lost: `db_room` is low once 3 events wait, and the BAR0 front (`axil`) takes no write
+//! while it is low (it has one write in flight to here at a time, a BAR0 write every second cycle
+//! at most). The context store may keep the unit waiting (up to 6 cycles a write) while the host
+//! streams doorbells faster than that: the host's posted writes then wait on the bus, as PCIe flow
+//! control makes them wait.
 
 use crate::common::bus::{CTX_ADDR_BITS, CtxPortM, PiPortM};
 use rnic_abi::params::{self, BuildParams};
@@ -195,8 +195,7 @@ impl Logic for DbUnit {
         self.ok.next = self.queue.val() < self.n_qp.val();
         if self.kind.val() == self.k_cq.val() {
             self.ok.next = self.queue.val() < self.n_cq.val();
-            self.dec_addr.next =
-                self.queue.val().get_bits::<CTX_ADDR_BITS>(0) + self.base_cq.val();
+            self.dec_addr.next = self.queue.val().get_bits::<CTX_ADDR_BITS>(0) + self.base_cq.val();
         } else if (self.kind.val() != self.k_sq.val()) && (self.kind.val() != self.k_rq.val()) {
             self.ok.next = false;
         }

@@ -6,9 +6,10 @@
 //! QPs. Two set ports write an entry: `b` (the ACK processor: re-arm on progress, RNR wait)
 //! has priority over `a` (the requester: arm when it sends the first outstanding WQE). A set
 //! is registered when taken and writes its entry in the next cycle (an expiry of its QP
-//! waiting for the sink is withdrawn then), with the delay from its code: the local ACK timeout 4.096 us x 2^code (`code` 0 = no
-//! timer: the entry is disarmed), or for `rnr` the IBTA RNR timer table
-//! (`rnic_abi::roce::RNR_TIMER_US`); both in cycles at the build's clock.
+//! waiting for the sink is withdrawn then), with the delay from its code: the local ACK
+//! timeout 4.096 us x 2^code (`code` 0 = no timer: the entry is disarmed), or for `rnr` the
+//! IBTA RNR timer table (`rnic_abi::roce::RNR_TIMER_US`); both in cycles at the build's
+//! clock.
 //!
 //! A scanner reads one entry a cycle, round robin over all QPs (a full round takes `num_qps`
 //! cycles: the timer's resolution), and when an armed entry's deadline has passed it disarms it
@@ -251,8 +252,8 @@ impl Logic for AckTimer {
 
         // ---------------- expiry output
         // (not while a set of its QP, taken in the last cycle, is written: it supersedes it)
-        self.exp.valid.next = self.e_v.q.val()
-            && !(self.r_v.q.val() && (self.r_q.q.val() == self.e_q.q.val()));
+        self.exp.valid.next =
+            self.e_v.q.val() && !(self.r_v.q.val() && (self.r_q.q.val() == self.e_q.q.val()));
         self.exp.qpn.next = bit_cast::<24, QB>(self.e_q.q.val());
         if self.exp.ready.val() {
             self.e_v.d.next = false;
