@@ -388,7 +388,10 @@ impl Logic for TxBuild {
         self.rd.cmd_valid.next = self.in_valid.val() && self.dma_pkt.val() && self.room.val();
         self.rd.cmd_addr.next = self.dfifo.i.addr.val();
         self.rd.cmd_len.next = bit_cast::<14, 13>(self.dfifo.i.paylen.val());
-        self.take.next = self.room.val() && (!self.dma_pkt.val() || self.rd.cmd_ready.val());
+        // (every descriptor waits for the payload-read port's ready, one with no payload read
+        // too: `ready` then does not depend on the descriptor's length and kind, which the
+        // requester computes late in its cycle)
+        self.take.next = self.room.val() && self.rd.cmd_ready.val();
         self.rsp.ready.next = self.take.val();
         self.pkt.ready.next = self.take.val() && !self.in_rsp.val();
         self.dfifo.i.valid.next = self.in_valid.val() && self.take.val();
