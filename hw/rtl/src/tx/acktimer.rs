@@ -80,6 +80,8 @@ pub struct AckTimer {
     r_q: DFF<Bits<QB>>,
     r_rnr: DFF<Bit>,
     r_code: DFF<Bits<5>>,
+    /// the registered set is of the QP whose expiry waits for the sink: it supersedes it
+    r_sup: Signal<Local, Bit>,
     dly: Signal<Local, Bits<48>>,
     dl: Signal<Local, Bits<48>>,
     diff: Signal<Local, Bits<48>>,
@@ -127,6 +129,7 @@ impl AckTimer {
             r_q: Default::default(),
             r_rnr: Default::default(),
             r_code: Default::default(),
+            r_sup: Default::default(),
             dly: Default::default(),
             dl: Default::default(),
             diff: Default::default(),
@@ -252,14 +255,14 @@ impl Logic for AckTimer {
 
         // ---------------- expiry output
         // (not while a set of its QP, taken in the last cycle, is written: it supersedes it)
-        self.exp.valid.next =
-            self.e_v.q.val() && !(self.r_v.q.val() && (self.r_q.q.val() == self.e_q.q.val()));
+        self.r_sup.next = self.r_v.q.val() && (self.r_q.q.val() == self.e_q.q.val());
+        self.exp.valid.next = self.e_v.q.val() && !self.r_sup.val();
         self.exp.qpn.next = bit_cast::<24, QB>(self.e_q.q.val());
         if self.exp.ready.val() {
             self.e_v.d.next = false;
         }
         // a set of the QP whose expiry is still waiting for the sink supersedes it
-        if self.r_v.q.val() && (self.r_q.q.val() == self.e_q.q.val()) {
+        if self.r_sup.val() {
             self.e_v.d.next = false;
         }
         if self.fire.val() {
