@@ -25,6 +25,7 @@ use crate::rx::ackproc::AckProc;
 use crate::rx::atomic::AtomicUnit;
 use crate::rx::rxresp::RxResp;
 use crate::tx::acktimer::AckTimer;
+use crate::tx::descslice::DescSlice;
 use crate::tx::rdresp::RdResp;
 use crate::tx::txbuild::TxBuild;
 use crate::tx::txreq::{TxDescM, TxReq};
@@ -56,6 +57,8 @@ pub struct RnicTop {
     dmae: DmaEng,
     cqw: CqWriter,
     txq: TxReq,
+    /// the register slice between txq's descriptors and txb
+    txd: DescSlice,
     txb: TxBuild,
     rdr: RdResp,
     rxr: RxResp,
@@ -92,6 +95,7 @@ impl RnicTop {
             dmae: Default::default(),
             cqw: Default::default(),
             txq: Default::default(),
+            txd: Default::default(),
             txb: Default::default(),
             rdr: Default::default(),
             rxr: Default::default(),
@@ -206,7 +210,10 @@ impl Logic for RnicTop {
         RingPortM::join(&mut self.ackp.ring, &mut self.ring.q2);
         self.txq.kick_valid.next = self.dbu.kick_valid.val();
         self.txq.kick_qpn.next = self.dbu.kick_qpn.val();
-        TxDescM::join(&mut self.txq.pkt, &mut self.txb.pkt);
+        self.txd.clock.next = self.clk.val();
+        self.txd.rst.next = self.rst.val();
+        TxDescM::join(&mut self.txq.pkt, &mut self.txd.i);
+        TxDescM::join(&mut self.txd.o, &mut self.txb.pkt);
         DmaRdM::join(&mut self.txb.rd, &mut self.dmae.rd);
         DmaWrM::join(&mut self.rxr.wr, &mut self.dmae.wr0);
         DmaWrM::join(&mut self.cqw.wr, &mut self.dmae.wr1);

@@ -2,6 +2,7 @@
 //! arbiter.
 
 pub mod acktimer;
+pub mod descslice;
 pub mod rdresp;
 pub mod txbuild;
 pub mod txreq;
