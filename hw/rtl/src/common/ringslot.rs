@@ -2,8 +2,9 @@
 //! (combinational). Ring memory is a pool of two ring classes (rnic-abi `BuildParams`):
 //! standard rings of `sq_depth` / `rq_depth` WQEs and, for the last `deep_qps` QP numbers,
 //! deep rings of `deep_depth`. Each region is aligned to its size, so a slot is the region
-//! base OR (QP part << log2 depth) OR (idx mod depth): a compare, masks and a 2:1 mux, no
-//! adder. The constants come from rnic-abi (`region_base`, `first_deep_qpn`), the same numbers
+//! base OR (QP part << log2 depth) OR (idx mod depth): masks and a 2:1 mux, no adder and no
+//! compare (the class is a mask test: `num_qps` and `deep_qps` are powers of two, so the deep
+//! QPs are those whose bits between the two are all ones). The constants come from rnic-abi (`region_base`, `first_deep_qpn`), the same numbers
 //! the driver's `sq_slot` / `rq_slot` use.
 
 use crate::common::bus::RING_SLOT_BITS;
@@ -18,7 +19,8 @@ pub struct RingSlot {
     pub idx: Signal<In, Bits<16>>,
     /// Ring-memory slot (64-byte WQE) of that index.
     pub slot: Signal<Out, Bits<RING_SLOT_BITS>>,
-    k_first_deep: Constant<Bits<24>>,
+    /// QPN bits that are all ones exactly for the deep-ring QPs (of the valid ones)
+    k_deep_hi: Constant<Bits<24>>,
     k_std_base: Constant<Bits<RING_SLOT_BITS>>,
     k_std_log2: Constant<Bits<5>>,
     k_std_mask: Constant<Bits<16>>,
@@ -37,11 +39,20 @@ impl RingSlot {
     fn new(p: &BuildParams, region: u32) -> Self {
         let depth = if region == 0 { p.sq_depth } else { p.rq_depth };
         let deep_mask = if p.deep_qps == 0 { 0 } else { p.deep_qps - 1 };
+        assert!(
+            p.num_qps.is_power_of_two() && (p.deep_qps == 0 || p.deep_qps.is_power_of_two()),
+            "the ring classes are a mask test on the QPN"
+        );
         RingSlot {
             qpn: Default::default(),
             idx: Default::default(),
             slot: Default::default(),
-            k_first_deep: k(p.first_deep_qpn() as u64),
+            k_deep_hi: k(if p.deep_qps == 0 {
+                // (no deep QPs: a bit no valid QPN has)
+                p.num_qps as u64
+            } else {
+                (p.num_qps as u64 - 1) & !(p.deep_qps as u64 - 1)
+            }),
             k_std_base: k(p.region_base(region) as u64),
             k_std_log2: k(depth.trailing_zeros() as u64),
             k_std_mask: k(depth as u64 - 1),
@@ -64,7 +75,7 @@ impl RingSlot {
 impl Logic for RingSlot {
     #[hdl_gen]
     fn update(&mut self) {
-        if self.qpn.val() >= self.k_first_deep.val() {
+        if (self.qpn.val() & self.k_deep_hi.val()) == self.k_deep_hi.val() {
             self.slot.next = self.k_deep_base.val()
                 | (bit_cast::<RING_SLOT_BITS, 24>(self.qpn.val() & self.k_deep_qmask.val())
                     << self.k_deep_log2.val())

@@ -123,7 +123,9 @@ pub struct CtxStore {
     spi_idx: DFF<Bits<16>>,
     pia: Signal<Local, Bits<16>>,
     pib: Signal<Local, Bits<16>>,
-    end_qp: Constant<Bits<CTX_ADDR_BITS>>,
+    /// record-address bits at and above the QP table's end (`num_qps`, a power of two, the
+    /// table at 0): an address is a QP record's when none is set (a mask test, not a compare)
+    qp_hi: Constant<Bits<CTX_ADDR_BITS>>,
     o_pi: Constant<Bits<10>>,
     o_pih: Constant<Bits<10>>,
     b_pil: Constant<Bits<6>>,
@@ -242,6 +244,10 @@ fn pi_off() -> usize {
 impl CtxStore {
     pub fn new(p: &BuildParams) -> Self {
         assert!(p.num_qps <= 1 << QB, "the sq_pi bank holds {} QPs", 1 << QB);
+        assert!(
+            p.num_qps.is_power_of_two(),
+            "num_qps is a power of two (`qp_hi`)"
+        );
         CtxStore {
             clock: Default::default(),
             rst: Default::default(),
@@ -289,7 +295,7 @@ impl CtxStore {
             spi_idx: Default::default(),
             pia: Default::default(),
             pib: Default::default(),
-            end_qp: c(p.num_qps),
+            qp_hi: c(!(p.num_qps - 1) & ((1 << CTX_ADDR_BITS) - 1)),
             o_pi: Constant::new((pi_off() as u64).into()),
             o_pih: Constant::new((pi_off() as u64 + 8).into()),
             b_pil: Constant::new((pi_off() as u64 / 8).into()),
@@ -599,7 +605,7 @@ impl Logic for CtxStore {
         self.mb_pi.next = self.any.val()
             && (self.sel.val() == 5)
             && self.m_we.val()
-            && (self.h_addr.q.val() < self.end_qp.val());
+            && !(self.h_addr.q.val() & self.qp_hi.val()).any();
         self.pil.we.next = self.pi_go.val()
             || (self.mb_pi.val() && self.h_wbe.q.val().get_bit(self.b_pil.val().index()));
         self.pih.we.next = self.pi_go.val()
@@ -614,9 +620,9 @@ impl Logic for CtxStore {
         }
         self.pih.wa.next = self.pil.wa.val();
         self.pa_v.d.next =
-            self.any.val() && !self.m_we.val() && (self.m_addr.val() < self.end_qp.val());
+            self.any.val() && !self.m_we.val() && !(self.m_addr.val() & self.qp_hi.val()).any();
         self.pa_a.d.next = self.m_addr.val().get_bits::<QB>(0);
-        self.pb_v.d.next = self.bgo.val() && (self.b_addr.val() < self.end_qp.val());
+        self.pb_v.d.next = self.bgo.val() && !(self.b_addr.val() & self.qp_hi.val()).any();
         self.pb_a.d.next = self.b_addr.val().get_bits::<QB>(0);
         self.pil.ra.next = self.pa_a.q.val();
         self.pih.ra.next = self.pa_a.q.val();

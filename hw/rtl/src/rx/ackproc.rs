@@ -272,7 +272,9 @@ pub struct AckProc {
     f_gap: Constant<Bits<8>>,
     be_walk: Constant<Bits<64>>,
     be_state: Constant<Bits<64>>,
-    num_qps: Constant<Bits<24>>,
+    /// QPN bits at and above `num_qps` (a power of two): a QPN is in range when none is set
+    /// (a mask test, not a 24-bit compare)
+    qhi: Constant<Bits<24>>,
     qp_base: Constant<Bits<CTX_ADDR_BITS>>,
     sqslot: RingSlot,
     st_rts: Constant<Bits<8>>,
@@ -578,6 +580,10 @@ impl AckProc {
             p.num_qps as usize <= NQ,
             "restart queue smaller than num_qps"
         );
+        assert!(
+            p.num_qps.is_power_of_two(),
+            "num_qps is a power of two (`qhi`)"
+        );
         AckProc {
             clock: Default::default(),
             rst: Default::default(),
@@ -646,7 +652,7 @@ impl AckProc {
             o_wla: w("local_addr"),
             be_walk: k(be_walk),
             be_state: k(field_bytes(QpContext::FIELDS, &["state"])),
-            num_qps: k(p.num_qps as u64),
+            qhi: k(!(p.num_qps as u64 - 1) & 0xff_ffff),
             qp_base: k(p.ctx_base(0) as u64),
             sqslot: RingSlot::sq(p),
             st_rts: k(qp_state::RTS as u64),
@@ -1107,7 +1113,7 @@ impl Logic for AckProc {
         self.code.next = self.ev.syndrome.val().get_bits::<5>(0);
         self.ev_go.next = self.ev.valid.val()
             && !self.sweeping.q.val()
-            && (self.ev.qpn.val() < self.num_qps.val())
+            && !(self.ev.qpn.val() & self.qhi.val()).any()
             && (self.ev.rsp.val()
                 || (self.kind.val() == 0)
                 || (self.kind.val() == 1)
@@ -1115,7 +1121,7 @@ impl Logic for AckProc {
         self.tmo_go.next = !self.ev.valid.val()
             && self.tmo.valid.val()
             && !self.sweeping.q.val()
-            && (self.tmo.qpn.val() < self.num_qps.val());
+            && !(self.tmo.qpn.val() & self.qhi.val()).any();
         // ---------------- the next event's record read ahead (see `pre_v`)
         self.pre_hit.next = self.snp_we.val()
             && self.pre_v.q.val()
@@ -1269,7 +1275,12 @@ impl Logic for AckProc {
             && !self.p_gap.val().get_bit(15);
         self.sqslot.qpn.next = self.qpn_r.q.val();
         self.sqslot.idx.next = self.ii.q.val();
-        if (self.st.q.val() == AckSt::Idle) || self.tk_wb.val() {
+        // (the read-ahead slot in Idle, and in WriteBack unless a held read is retried: a
+        // WriteBack request with no read held is `sp_rd`'s take, so the select does not wait
+        // for `tk_wb`)
+        if (self.st.q.val() == AckSt::Idle)
+            || ((self.st.q.val() == AckSt::WriteBack) && !self.hold.q.val())
+        {
             self.sqslot.qpn.next = self.pre_qpn.q.val();
             self.sqslot.idx.next = self.p_ackci.val();
         }
@@ -2064,11 +2075,11 @@ impl Logic for AckProc {
                     // a READ RESPONSE: its target is p (the WQEs ending before p complete)
                     self.k_r.d.next = 0.into();
                     self.is_nak.d.next = true;
-                    if self.ev.qpn.val() >= self.num_qps.val() {
+                    if (self.ev.qpn.val() & self.qhi.val()).any() {
                         self.n_rdd.d.next = self.n_rdd.q.val() + 1;
                         self.st.d.next = AckSt::Verdict;
                     }
-                } else if (self.ev.qpn.val() >= self.num_qps.val())
+                } else if ((self.ev.qpn.val() & self.qhi.val()).any())
                     || !((self.kind.val() == 0) || (self.kind.val() == 1) || (self.kind.val() == 3))
                 {
                     self.n_ign.d.next = self.n_ign.q.val() + 1;

@@ -66,7 +66,8 @@ pub struct AckTimer {
     lfsr_seed: Constant<Bits<32>>,
     rnr_tab: [Constant<Bits<48>>; 32],
     cidx: [Constant<Bits<5>>; 32],
-    c_nq: Constant<Bits<24>>,
+    /// QPN bits at and above `num_qps` (a power of two): in range when none is set
+    c_qhi: Constant<Bits<24>>,
     ev_v: Signal<Local, Bit>,
     ev_q: Signal<Local, Bits<24>>,
     ev_rnr: Signal<Local, Bit>,
@@ -92,6 +93,10 @@ pub struct AckTimer {
 
 impl AckTimer {
     pub fn new(p: &BuildParams) -> Self {
+        assert!(
+            p.num_qps.is_power_of_two(),
+            "num_qps is a power of two (`c_qhi`)"
+        );
         let unit = ack_timeout_cycles(1, p.clock_khz).expect("timeout 1 is finite") / 2;
         AckTimer {
             clock: Default::default(),
@@ -118,7 +123,7 @@ impl AckTimer {
                 Constant::new(rnr_wait_cycles(i as u8, p.clock_khz).into())
             }),
             cidx: std::array::from_fn(|i| Constant::new((i as u64).into())),
-            c_nq: Constant::new((p.num_qps as u64).into()),
+            c_qhi: Constant::new((!(p.num_qps as u64 - 1) & 0xff_ffff).into()),
             ev_v: Default::default(),
             ev_q: Default::default(),
             ev_rnr: Default::default(),
@@ -181,7 +186,7 @@ impl Logic for AckTimer {
             self.ev_rnr.next = self.b.rnr.val();
             self.ev_code.next = self.b.code.val();
         }
-        self.ev_wr.next = self.ev_v.val() && (self.ev_q.val() < self.c_nq.val());
+        self.ev_wr.next = self.ev_v.val() && !(self.ev_q.val() & self.c_qhi.val()).any();
         // the set taken is registered; its entry is written in the next cycle (below, `r_*`)
         self.r_v.d.next = self.ev_wr.val();
         self.r_q.d.next = self.ev_q.val().get_bits::<QB>(0);

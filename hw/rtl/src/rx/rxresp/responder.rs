@@ -138,7 +138,8 @@ pub struct Responder {
     pub cnt_drop_busy: Signal<Out, Bits<32>>,
     // ---- constants
     k_pkey15: Constant<Bits<16>>,
-    k_nqp: Constant<Bits<24>>,
+    /// QPN bits at and above `num_qps` (a power of two): in range when none is set
+    k_qhi: Constant<Bits<24>>,
     k_nmr: Constant<Bits<24>>,
     k_rqs_base: Constant<Bits<CTX_ADDR_BITS>>,
     k_mr_base: Constant<Bits<CTX_ADDR_BITS>>,
@@ -498,6 +499,9 @@ pub struct Responder {
     n_smac: MacOrder,
     ne_ok: Signal<Local, Bit>,
     ev_early: DFF<Bit>,
+    /// `st == RspVd`, as a register of its own (from the next-state value): the event's
+    /// field select starts at one flip-flop, not at a decode of `st`
+    in_vd: DFF<Bit>,
     /// the event's fields: the head's, or in RspVd the frame's behind it
     e_op: Signal<Local, Bits<8>>,
     e_pay: Signal<Local, Bits<16>>,
@@ -624,6 +628,10 @@ pub struct Responder {
 
 impl Responder {
     pub fn new(p: &BuildParams) -> Self {
+        assert!(
+            p.num_qps.is_power_of_two(),
+            "num_qps is a power of two (`k_qhi`)"
+        );
         let ext = rxparse::EXT_OFF as u64;
         let po = [
             ext,
@@ -668,7 +676,7 @@ impl Responder {
             cnt_atom_miss: Default::default(),
             cnt_drop_busy: Default::default(),
             k_pkey15: k(0x7FFF),
-            k_nqp: k(p.num_qps as u64),
+            k_qhi: k(!(p.num_qps as u64 - 1) & 0xff_ffff),
             k_nmr: k(p.num_mrs as u64),
             k_rqs_base: k(p.ctx_base(3) as u64),
             k_mr_base: k(p.ctx_base(2) as u64),
@@ -904,6 +912,7 @@ impl Responder {
             n_smac: Default::default(),
             ne_ok: Default::default(),
             ev_early: Default::default(),
+            in_vd: Default::default(),
             e_op: Default::default(),
             e_pay: Default::default(),
             take_pq: Default::default(),
@@ -1108,6 +1117,7 @@ impl Logic for Responder {
             self,
             clock,
             ev_early,
+            in_vd,
             at_dup,
             rq_key,
             rq_addr,
@@ -1183,7 +1193,7 @@ impl Logic for Responder {
             && self.head.opcode.val() <= self.k_op_woi.val();
         self.has_reth.next = self.is_write.val() && (self.is_first.val() || self.is_only.val());
         self.need_wqe.next = self.is_send.val() || (self.is_write.val() && self.has_imm.val());
-        self.qpn_ok.next = self.head.qpn.val() < self.k_nqp.val();
+        self.qpn_ok.next = !(self.head.qpn.val() & self.k_qhi.val()).any();
         self.is_ack.next = self.head.opcode.val() == self.k_op_ack.val();
         self.is_cnp.next = self.head.opcode.val() == self.k_op_cnp.val();
         self.is_rd.next = self.head.opcode.val() == self.k_op_rd.val();
@@ -1488,7 +1498,7 @@ impl Logic for Responder {
         self.n_pass.next = self.head.n_valid.val()
             && !self.head.n_drop.val()
             && ((self.head.n_pkey.val() & self.k_pkey15.val()) == self.k_pkey15.val())
-            && (self.head.n_qpn.val() < self.k_nqp.val());
+            && !(self.head.n_qpn.val() & self.k_qhi.val()).any();
         self.n_rec.next = self.kq_v.q.val()
             && !self.sn_qp.val()
             && (self.kq_qpn.q.val() == self.head.n_qpn.val());
@@ -1518,7 +1528,7 @@ impl Logic for Responder {
         // flip-flop enable directly; a frame that came from Emit (`em_fast`) asks for none)
         self.n_oth.d.next = self.head.n_valid.val()
             && !self.head.n_drop.val()
-            && (self.head.n_qpn.val() < self.k_nqp.val())
+            && !(self.head.n_qpn.val() & self.k_qhi.val()).any()
             && (self.head.n_qpn.val() != self.head.qpn.val())
             && (self.st.q.val() != St::Emit);
         self.pf_go.next = (self.st.q.val() == St::Decide)
@@ -1637,7 +1647,7 @@ impl Logic for Responder {
             self.n_sip.next = self.q_sip.val();
             self.n_smac.rec.next = self.qp.q.val().get_bits::<48>(self.o_q_smac.val().index());
         }
-        self.ne_ok.next = (self.st.q.val() == St::RspVd)
+        self.ne_ok.next = self.in_vd.q.val()
             && !self.ev_early.q.val()
             && self.n_pass.val()
             && self.n_rev.val()
@@ -1658,7 +1668,7 @@ impl Logic for Responder {
         self.ackev.atom.next = self.is_aack.val();
         self.e_op.next = self.head.opcode.val();
         self.e_pay.next = self.pay.val();
-        if self.st.q.val() == St::RspVd {
+        if self.in_vd.q.val() {
             self.ackev.qpn.next = self.head.n_qpn.val();
             self.ackev.psn.next = self.head.n_psn.val();
             self.ackev.syndrome.next = self.head.n_syndrome.val();
@@ -2714,5 +2724,6 @@ impl Logic for Responder {
             self.at_dup.d.next = false;
             self.resp_atom.d.next = false;
         }
+        self.in_vd.d.next = self.st.d.val() == St::RspVd;
     }
 }
