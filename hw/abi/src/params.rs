@@ -68,6 +68,29 @@ impl BuildParams {
     pub const fn first_deep_qpn(&self) -> u32 {
         self.num_qps - self.deep_qps
     }
+    /// The 24-bit QPN bits at and above `num_qps` (a power of two): a QPN is one of the
+    /// build's when none of them is set. The RTL tests this mask instead of comparing
+    /// `qpn < num_qps` (a carry chain).
+    pub const fn qpn_high_mask(&self) -> u32 {
+        assert!(self.num_qps.is_power_of_two(), "num_qps is a power of two");
+        !(self.num_qps - 1) & 0xff_ffff
+    }
+    /// The QPN bits that are all ones exactly for the deep-ring QPs among the build's QPNs
+    /// (`num_qps` and `deep_qps` powers of two: the bits from `deep_qps` up to `num_qps`);
+    /// with no deep QPs, the bit `num_qps`, which no QPN of the build has. The RTL tests
+    /// this mask instead of comparing `qpn >= first_deep_qpn()`.
+    pub const fn deep_qpn_mask(&self) -> u32 {
+        assert!(
+            self.num_qps.is_power_of_two()
+                && (self.deep_qps == 0 || self.deep_qps.is_power_of_two()),
+            "num_qps and deep_qps are powers of two"
+        );
+        if self.deep_qps == 0 {
+            self.num_qps
+        } else {
+            (self.num_qps - 1) & !(self.deep_qps - 1)
+        }
+    }
     /// Whether QP `qpn` has deep rings.
     pub const fn is_deep(&self, qpn: u32) -> bool {
         qpn >= self.first_deep_qpn()

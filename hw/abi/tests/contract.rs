@@ -97,6 +97,22 @@ fn block_chain_is_walkable() {
     assert_eq!(seen, regs::BLOCKS.len());
 }
 
+/// The QPN masks the RTL tests instead of compares agree with the compares on every QPN of
+/// the build and past it.
+#[test]
+fn qpn_masks_match_the_compares() {
+    let p = params::DEFAULT;
+    for qpn in (0..p.num_qps + 70).chain([0x1234, 0xff_ffff]) {
+        assert_eq!(qpn & p.qpn_high_mask() == 0, qpn < p.num_qps, "qpn {qpn}");
+        if qpn < p.num_qps {
+            let m = p.deep_qpn_mask();
+            assert_eq!(qpn & m == m, p.is_deep(qpn), "qpn {qpn}");
+        }
+    }
+    let none = params::BuildParams { deep_qps: 0, ..p };
+    assert!((0..none.num_qps).all(|q| q & none.deep_qpn_mask() != none.deep_qpn_mask()));
+}
+
 #[test]
 fn ring_slots_and_doorbells() {
     let p = params::DEFAULT;

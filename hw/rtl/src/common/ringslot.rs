@@ -3,9 +3,9 @@
 //! standard rings of `sq_depth` / `rq_depth` WQEs and, for the last `deep_qps` QP numbers,
 //! deep rings of `deep_depth`. Each region is aligned to its size, so a slot is the region
 //! base OR (QP part << log2 depth) OR (idx mod depth): masks and a 2:1 mux, no adder and no
-//! compare (the class is a mask test: `num_qps` and `deep_qps` are powers of two, so the deep
-//! QPs are those whose bits between the two are all ones). The constants come from rnic-abi (`region_base`, `first_deep_qpn`), the same numbers
-//! the driver's `sq_slot` / `rq_slot` use.
+//! compare (the class is a mask test, `BuildParams::deep_qpn_mask`). The constants come from
+//! rnic-abi (`region_base`, `deep_qpn_mask`), the same numbers the driver's `sq_slot` /
+//! `rq_slot` use.
 
 use crate::common::bus::RING_SLOT_BITS;
 use rnic_abi::params::BuildParams;
@@ -39,20 +39,11 @@ impl RingSlot {
     fn new(p: &BuildParams, region: u32) -> Self {
         let depth = if region == 0 { p.sq_depth } else { p.rq_depth };
         let deep_mask = if p.deep_qps == 0 { 0 } else { p.deep_qps - 1 };
-        assert!(
-            p.num_qps.is_power_of_two() && (p.deep_qps == 0 || p.deep_qps.is_power_of_two()),
-            "the ring classes are a mask test on the QPN"
-        );
         RingSlot {
             qpn: Default::default(),
             idx: Default::default(),
             slot: Default::default(),
-            k_deep_hi: k(if p.deep_qps == 0 {
-                // (no deep QPs: a bit no valid QPN has)
-                p.num_qps as u64
-            } else {
-                (p.num_qps as u64 - 1) & !(p.deep_qps as u64 - 1)
-            }),
+            k_deep_hi: k(p.deep_qpn_mask() as u64),
             k_std_base: k(p.region_base(region) as u64),
             k_std_log2: k(depth.trailing_zeros() as u64),
             k_std_mask: k(depth as u64 - 1),

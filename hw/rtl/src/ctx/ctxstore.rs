@@ -244,10 +244,6 @@ fn pi_off() -> usize {
 impl CtxStore {
     pub fn new(p: &BuildParams) -> Self {
         assert!(p.num_qps <= 1 << QB, "the sq_pi bank holds {} QPs", 1 << QB);
-        assert!(
-            p.num_qps.is_power_of_two(),
-            "num_qps is a power of two (`qp_hi`)"
-        );
         CtxStore {
             clock: Default::default(),
             rst: Default::default(),
@@ -295,7 +291,7 @@ impl CtxStore {
             spi_idx: Default::default(),
             pia: Default::default(),
             pib: Default::default(),
-            qp_hi: c(!(p.num_qps - 1) & ((1 << CTX_ADDR_BITS) - 1)),
+            qp_hi: c(p.qpn_high_mask() & ((1 << CTX_ADDR_BITS) - 1)),
             o_pi: Constant::new((pi_off() as u64).into()),
             o_pih: Constant::new((pi_off() as u64 + 8).into()),
             b_pil: Constant::new((pi_off() as u64 / 8).into()),

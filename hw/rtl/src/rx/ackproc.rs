@@ -580,10 +580,6 @@ impl AckProc {
             p.num_qps as usize <= NQ,
             "restart queue smaller than num_qps"
         );
-        assert!(
-            p.num_qps.is_power_of_two(),
-            "num_qps is a power of two (`qhi`)"
-        );
         AckProc {
             clock: Default::default(),
             rst: Default::default(),
@@ -652,7 +648,7 @@ impl AckProc {
             o_wla: w("local_addr"),
             be_walk: k(be_walk),
             be_state: k(field_bytes(QpContext::FIELDS, &["state"])),
-            qhi: k(!(p.num_qps as u64 - 1) & 0xff_ffff),
+            qhi: k(p.qpn_high_mask() as u64),
             qp_base: k(p.ctx_base(0) as u64),
             sqslot: RingSlot::sq(p),
             st_rts: k(qp_state::RTS as u64),

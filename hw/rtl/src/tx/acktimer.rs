@@ -93,10 +93,6 @@ pub struct AckTimer {
 
 impl AckTimer {
     pub fn new(p: &BuildParams) -> Self {
-        assert!(
-            p.num_qps.is_power_of_two(),
-            "num_qps is a power of two (`c_qhi`)"
-        );
         let unit = ack_timeout_cycles(1, p.clock_khz).expect("timeout 1 is finite") / 2;
         AckTimer {
             clock: Default::default(),
@@ -123,7 +119,7 @@ impl AckTimer {
                 Constant::new(rnr_wait_cycles(i as u8, p.clock_khz).into())
             }),
             cidx: std::array::from_fn(|i| Constant::new((i as u64).into())),
-            c_qhi: Constant::new((!(p.num_qps as u64 - 1) & 0xff_ffff).into()),
+            c_qhi: Constant::new((p.qpn_high_mask() as u64).into()),
             ev_v: Default::default(),
             ev_q: Default::default(),
             ev_rnr: Default::default(),

@@ -628,10 +628,6 @@ pub struct Responder {
 
 impl Responder {
     pub fn new(p: &BuildParams) -> Self {
-        assert!(
-            p.num_qps.is_power_of_two(),
-            "num_qps is a power of two (`k_qhi`)"
-        );
         let ext = rxparse::EXT_OFF as u64;
         let po = [
             ext,
@@ -676,7 +672,7 @@ impl Responder {
             cnt_atom_miss: Default::default(),
             cnt_drop_busy: Default::default(),
             k_pkey15: k(0x7FFF),
-            k_qhi: k(!(p.num_qps as u64 - 1) & 0xff_ffff),
+            k_qhi: k(p.qpn_high_mask() as u64),
             k_nmr: k(p.num_mrs as u64),
             k_rqs_base: k(p.ctx_base(3) as u64),
             k_mr_base: k(p.ctx_base(2) as u64),
