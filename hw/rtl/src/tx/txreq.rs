@@ -520,6 +520,8 @@ pub struct TxReq {
     bo_skip: Signal<Local, Bit>,
     /// QpCheck's verdict: the QP is RTS, has a WQE to send and waits out no RNR NAK.
     qp_go: Signal<Local, Bit>,
+    /// `e_ci != sq_pi` (a WQE posted at the send position), from the two compares
+    e_pend: Signal<Local, Bit>,
     /// Requeue of a QP that nobody else waits for (FIFO empty, no kick, no restart, not
     /// held): it goes on at once (context read again) instead of through the FIFO and Idle.
     rq_cont: Signal<Local, Bit>,
@@ -955,6 +957,7 @@ impl Default for TxReq {
             rd_block: Default::default(),
             bo_skip: Default::default(),
             qp_go: Default::default(),
+            e_pend: Default::default(),
             rq_cont: Default::default(),
             qbase: Default::default(),
             qm_pi: Default::default(),
@@ -1166,7 +1169,9 @@ impl Logic for TxReq {
         }
         // the WQE is the oldest unacknowledged one: it arms the ACK timer, and a send position
         // past una_psn is a go-back-N restart in the middle of it
-        self.first_out.next = self.e_ci.val() == self.q_ackci.val();
+        // (e_ci is sq_ack_ci when sq_ci is behind: both compares below are made on the
+        // record's fields in parallel with `ci_behind`, not behind the e_ci select)
+        self.first_out.next = self.ci_behind.val() || (self.q_ci.val() == self.q_ackci.val());
         self.skip.next = self.e_psn.val() - self.q_una.val();
         self.c_psn.d.next = self.e_psn.val();
         self.c_skip.d.next = self.skip.val();
@@ -1551,8 +1556,12 @@ impl Logic for TxReq {
         self.cpl.flags.next = 0.into();
         self.cpl.wqe_idx.next = self.e_ci.val();
 
+        self.e_pend.next = self.q_ci.val() != self.q_pi.val();
+        if self.ci_behind.val() {
+            self.e_pend.next = self.q_ackci.val() != self.q_pi.val();
+        }
         self.qp_go.next = (self.q_state.val() == self.c_rts.val())
-            && (self.e_ci.val() != self.q_pi.val())
+            && self.e_pend.val()
             && !(self.q_rflags.val() & self.c_rnr_wait.val()).any();
 
         // ---------------- context / ring ports

@@ -160,9 +160,13 @@ pub struct TxBuild {
     f_l63: Signal<Local, Bits<14>>,
     f_n: Signal<Local, Bits<7>>,
     f_p63: Signal<Local, Bits<13>>,
-    a_hb8: Signal<Local, Bits<8>>,
-    a_kp: Signal<Local, Bits<8>>,
     a_need: Signal<Local, Bit>,
+    /// `a_need` as a register: whether the beat after this one takes payload, decided in this
+    /// cycle from the registers (so the assembler's fire, lanes and beat-FIFO input do not
+    /// start at the `a_k - a_hb` and `< a_pb` compares)
+    a_nq: DFF<Bit>,
+    /// `a_need` after a fire: beat `a_k + 1`
+    a_ninc: Signal<Local, Bit>,
     a_lastb: Signal<Local, Bit>,
     a_xb: Signal<Local, Bit>,
     a_final: Signal<Local, Bit>,
@@ -266,9 +270,9 @@ impl Default for TxBuild {
             f_l63: Default::default(),
             f_n: Default::default(),
             f_p63: Default::default(),
-            a_hb8: Default::default(),
-            a_kp: Default::default(),
             a_need: Default::default(),
+            a_nq: Default::default(),
+            a_ninc: Default::default(),
             a_lastb: Default::default(),
             a_xb: Default::default(),
             a_final: Default::default(),
@@ -300,7 +304,7 @@ impl Logic for TxBuild {
         );
         dff_setup!(
             self, clock, a_act, a_dbg, a_kind, a_cls, a_hb, a_k, a_nb, a_nbm1, a_n, a_x, a_pb,
-            a_inl, a_idata, a_plen, a_c, a_h0, a_err, n_pkts, n_acks, qb
+            a_inl, a_idata, a_plen, a_c, a_h0, a_err, n_pkts, n_acks, qb, a_nq
         );
         self.dfifo.clock.next = self.clock.val();
         self.dfifo.rst.next = self.rst.val();
@@ -397,15 +401,8 @@ impl Logic for TxBuild {
         self.dfifo.i.valid.next = self.in_valid.val() && self.take.val();
 
         // ---------------- assembler control (needed by the header stage's hand-over)
-        self.a_hb8.next = 0.into();
-        if self.a_hb.q.val() {
-            self.a_hb8.next = 1.into();
-        }
-        self.a_kp.next = self.a_k.q.val() - self.a_hb8.val();
-        self.a_need.next = self.a_act.q.val()
-            && !self.a_dbg.q.val()
-            && (self.a_k.q.val() >= self.a_hb8.val())
-            && (self.a_kp.val() < self.a_pb.q.val());
+        // (a_act && !a_dbg && a_k - a_hb < a_pb, a_k >= a_hb: kept in the register `a_nq`)
+        self.a_need.next = self.a_nq.q.val();
         self.a_lastb.next = self.a_k.q.val() == self.a_nbm1.q.val();
         self.a_xb.next = self.a_x.q.val() && (self.a_k.q.val() == self.a_nb.q.val());
         self.a_final.next = self.a_lastb.val() && !self.a_x.q.val();
@@ -545,6 +542,23 @@ impl Logic for TxBuild {
         if self.a_finish.val() {
             self.a_act.d.next = false;
         }
+        // the next cycle's `a_need`: unchanged unless the assembler moves; after a fire,
+        // beat a_k + 1 (a frame with a header-only beat takes payload from beat 1); none once
+        // the frame is finished or a debug frame starts; a new frame takes payload from beat
+        // 0 unless it has a header-only beat
+        self.a_ninc.next = (self.a_k.q.val() + 1) < self.a_pb.q.val();
+        if self.a_hb.q.val() {
+            self.a_ninc.next = self.a_k.q.val() < self.a_pb.q.val();
+        }
+        if self.a_fire.val() {
+            self.a_nq.d.next = self.a_ninc.val();
+        }
+        if self.a_finish.val() || self.d_start.val() {
+            self.a_nq.d.next = false;
+        }
+        if self.a_start.val() {
+            self.a_nq.d.next = !self.hs_cls.q.val().get_bit(1) && self.hs_pb.q.val().any();
+        }
         if self.a_start.val() {
             self.a_act.d.next = true;
             self.a_dbg.d.next = false;
@@ -643,6 +657,7 @@ impl Logic for TxBuild {
             self.qb.d.next = 0.into();
             self.hs_v.d.next = false;
             self.a_act.d.next = false;
+            self.a_nq.d.next = false;
             self.n_pkts.d.next = 0.into();
             self.n_acks.d.next = 0.into();
         }
