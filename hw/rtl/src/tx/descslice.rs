@@ -95,56 +95,39 @@ mod tests {
             .collect()
     }
 
-    /// Descriptors of random field values under random idle and backpressure (phases of
-    /// light and heavy load) against a scoreboard: each comes out once, in order, with every
-    /// field; `valid` exactly while one taken in an earlier cycle is held (nothing goes
-    /// straight through: the outputs are registers), never more than two held; and with the
-    /// consumer always ready a descriptor goes in and one comes out in every cycle.
+    /// [`reg_queue_stress`] with descriptors of random field values: each comes out once, in
+    /// order, with every field; `valid` exactly while one taken in an earlier cycle is held
+    /// (nothing goes straight through: the outputs are registers), never more than two held;
+    /// and with the consumer always ready a descriptor goes in and one comes out in every
+    /// cycle.
     #[test]
     fn descriptors_in_order_under_random_idle_and_backpressure() {
         let mut m = model(DescSlice::default(), "descslice");
         reset(&mut m);
-        let mut r = rng(7);
-        let mut held = std::collections::VecDeque::new();
-        let mut cur: Option<Vec<Vec<u8>>> = None;
-        let (mut got, mut full) = (0u64, 0u64);
-        for cyc in 0..20_000u64 {
-            let (p_offer, p_ready) = if cyc % 6000 < 3000 {
-                (0.4, 0.7)
-            } else {
-                (0.8, 0.3)
-            };
-            if cur.is_none() && chance(&mut r, p_offer) {
-                cur = Some(desc(&mut r));
-            }
-            m.set("i_valid", cur.is_some() as u64);
-            if let Some(d) = &cur {
+        let st = reg_queue_stress(
+            &mut m,
+            7,
+            20_000,
+            ("i_", "o_", 2),
+            desc,
+            |m, d| {
                 for (k, f) in DESC_FIELDS.iter().enumerate() {
                     m.set_bytes(&format!("i_{}", f.0), &d[k]);
                 }
-            }
-            let rdy = chance(&mut r, p_ready);
-            m.set("o_ready", rdy as u64);
-            m.tick();
-            assert_eq!(m.bit("o_valid"), !held.is_empty(), "valid in cycle {cyc}");
-            if rdy && let Some(d) = held.pop_front() {
-                let d: Vec<Vec<u8>> = d;
+            },
+            |m, d| {
                 for (k, f) in DESC_FIELDS.iter().enumerate() {
                     let o = m.get_bytes(&format!("o_{}", f.0));
-                    assert_eq!(o[..d[k].len()], d[k][..], "field {} in cycle {cyc}", f.0);
+                    assert_eq!(o[..d[k].len()], d[k][..], "field {}", f.0);
                 }
-                got += 1;
-            }
-            if m.bit("i_ready") {
-                if let Some(d) = cur.take() {
-                    held.push_back(d);
-                }
-            } else {
-                full += 1;
-            }
-            assert!(held.len() <= 2, "{} held", held.len());
-        }
-        assert!(got > 5000 && full > 500, "{got} taken, {full} cycles full");
+            },
+        );
+        assert!(
+            st.got > 5000 && st.full > 500,
+            "{} taken, {} cycles full",
+            st.got,
+            st.full
+        );
         // full rate: offered every cycle and taken every cycle, one per cycle after the first
         let mut r = rng(3);
         let mut outs = 0;
