@@ -426,6 +426,8 @@ pub struct AckProc {
     kind: Signal<Local, Bits<3>>,
     /// Idle: the event (or the expired timer) goes to the context read, asked for at once
     ev_go: Signal<Local, Bit>,
+    /// the event's QPN is one of the build's (`qhi` clear)
+    ev_qok: Signal<Local, Bit>,
     tmo_go: Signal<Local, Bit>,
     /// the timer re-arm was taken beside the write-back (WriteBack)
     tsd: DFF<Bit>,
@@ -781,6 +783,7 @@ impl AckProc {
             n_ign: Default::default(),
             kind: Default::default(),
             ev_go: Default::default(),
+            ev_qok: Default::default(),
             tmo_go: Default::default(),
             tsd: Default::default(),
             pw_v: Default::default(),
@@ -1107,9 +1110,10 @@ impl Logic for AckProc {
         self.ev.ready.next = false;
         self.kind.next = self.ev.syndrome.val().get_bits::<3>(5);
         self.code.next = self.ev.syndrome.val().get_bits::<5>(0);
+        self.ev_qok.next = !(self.ev.qpn.val() & self.qhi.val()).any();
         self.ev_go.next = self.ev.valid.val()
             && !self.sweeping.q.val()
-            && !(self.ev.qpn.val() & self.qhi.val()).any()
+            && self.ev_qok.val()
             && (self.ev.rsp.val()
                 || (self.kind.val() == 0)
                 || (self.kind.val() == 1)
@@ -2071,11 +2075,11 @@ impl Logic for AckProc {
                     // a READ RESPONSE: its target is p (the WQEs ending before p complete)
                     self.k_r.d.next = 0.into();
                     self.is_nak.d.next = true;
-                    if (self.ev.qpn.val() & self.qhi.val()).any() {
+                    if !self.ev_qok.val() {
                         self.n_rdd.d.next = self.n_rdd.q.val() + 1;
                         self.st.d.next = AckSt::Verdict;
                     }
-                } else if ((self.ev.qpn.val() & self.qhi.val()).any())
+                } else if !self.ev_qok.val()
                     || !((self.kind.val() == 0) || (self.kind.val() == 1) || (self.kind.val() == 3))
                 {
                     self.n_ign.d.next = self.n_ign.q.val() + 1;

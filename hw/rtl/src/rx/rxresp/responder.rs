@@ -267,6 +267,8 @@ pub struct Responder {
     /// other writer's write to it now), whose RqState no other writer writes now either:
     /// what `n_hit` and `n_hit_s` share
     n_pass: Signal<Local, Bit>,
+    /// the next frame's QPN is one of the build's (`k_qhi` clear)
+    n_qok: Signal<Local, Bit>,
     n_kept: Signal<Local, Bit>,
     em_cmd: Signal<Local, Bit>,
     em_ctx: Signal<Local, Bit>,
@@ -935,6 +937,7 @@ impl Responder {
             n_sendo: Default::default(),
             n_hit_s: Default::default(),
             n_pass: Default::default(),
+            n_qok: Default::default(),
             n_kept: Default::default(),
             n_end: Default::default(),
             em_cmd: Default::default(),
@@ -1491,10 +1494,11 @@ impl Logic for Responder {
         self.n_mr_idx.next = bit_cast::<24, 32>(self.head.n_rkey.val() >> 8);
         self.n_end.next =
             bit_cast::<65, 64>(self.head.n_va.val()) + bit_cast::<65, 32>(self.head.n_rlen.val());
+        self.n_qok.next = !(self.head.n_qpn.val() & self.k_qhi.val()).any();
         self.n_pass.next = self.head.n_valid.val()
             && !self.head.n_drop.val()
             && ((self.head.n_pkey.val() & self.k_pkey15.val()) == self.k_pkey15.val())
-            && !(self.head.n_qpn.val() & self.k_qhi.val()).any();
+            && self.n_qok.val();
         self.n_rec.next = self.kq_v.q.val()
             && !self.sn_qp.val()
             && (self.kq_qpn.q.val() == self.head.n_qpn.val());
@@ -1524,7 +1528,7 @@ impl Logic for Responder {
         // flip-flop enable directly; a frame that came from Emit (`em_fast`) asks for none)
         self.n_oth.d.next = self.head.n_valid.val()
             && !self.head.n_drop.val()
-            && !(self.head.n_qpn.val() & self.k_qhi.val()).any()
+            && self.n_qok.val()
             && (self.head.n_qpn.val() != self.head.qpn.val())
             && (self.st.q.val() != St::Emit);
         self.pf_go.next = (self.st.q.val() == St::Decide)
