@@ -10,6 +10,7 @@ pub mod fifo;
 pub mod ftfifo;
 pub mod lutram;
 pub mod popcount;
+pub mod regslice;
 pub mod ringslot;
 #[cfg(test)]
 pub(crate) mod testutil;

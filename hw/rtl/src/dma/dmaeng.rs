@@ -41,6 +41,7 @@
 use crate::common::beram::BeRam;
 use crate::common::bus::{DmaRdS, DmaWrS, HostAxiM};
 use crate::common::fifo::Fifo;
+use crate::common::regslice::RegSlice;
 use crate::dma::burst::BurstSplit;
 use rust_hdl::prelude::*;
 use std::fmt::Write;
@@ -112,6 +113,9 @@ pub fn funnel_verilog() -> String {
     s
 }
 
+/// The AR slice's word: ARLEN (8 bits) above the burst's first 64-byte beat (58 bits).
+const AR_WORD_BITS: usize = 66;
+
 /// Address bits of the command FIFOs (`Fifo`s of 32-bit command words, LUT RAM): 64
 /// entries, so 64 read bursts can be in flight.
 pub const CMD_FIFO_BITS: usize = 6;
@@ -157,6 +161,11 @@ pub struct DmaEng {
     rfun: Funnel,
     /// the current read command's bursts
     ars: BurstSplit,
+    /// the AR channel's register slice: `m.ar*` come from flip-flops, and the issuer sees a
+    /// `ready` decoded from a register (the host port's ready, and the master mux's
+    /// arbitration behind it, do not reach the credit check or the command intake)
+    arsl: RegSlice<AR_WORD_BITS>,
+    ar_v: Signal<Local, Bit>,
     ar_out: DFF<Bits<7>>,
     ar_fire: Signal<Local, Bit>,
     ar_final: Signal<Local, Bit>,
@@ -284,6 +293,8 @@ impl Default for DmaEng {
             rq: Default::default(),
             rfun: Default::default(),
             ars: Default::default(),
+            arsl: Default::default(),
+            ar_v: Default::default(),
             ar_out: Default::default(),
             ar_fire: Default::default(),
             ar_final: Default::default(),
@@ -403,18 +414,28 @@ impl Logic for DmaEng {
         // (`BurstSplit`, every output a register)
         self.ars.clock.next = self.clock.val();
         self.ars.rst.next = self.rst.val();
+        // AR through the slice: {ARLEN, the burst's first beat}; one cycle later on the bus
+        self.arsl.clock.next = self.clock.val();
+        self.arsl.rst.next = self.rst.val();
+        self.arsl.i_data.next = (bit_cast::<AR_WORD_BITS, 8>(self.ars.blen.val().get_bits::<8>(0))
+            << 58)
+            | bit_cast::<AR_WORD_BITS, 58>(self.ars.beat.val());
         self.m.arid.next = 0.into();
-        self.m.araddr.next = bit_cast::<64, 58>(self.ars.beat.val()) << 6;
-        self.m.arlen.next = self.ars.blen.val().get_bits::<8>(0);
+        self.m.araddr.next = bit_cast::<64, 58>(self.arsl.o_data.val().get_bits::<58>(0)) << 6;
+        self.m.arlen.next = self.arsl.o_data.val().get_bits::<8>(58);
         self.m.arsize.next = 6.into();
         self.m.arburst.next = 1.into();
+        self.m.arvalid.next = self.arsl.o_valid.val();
+        self.arsl.o_ready.next = self.m.arready.val();
         // completion credits: the burst's beats must fit into the unreserved buffer room
+        // (reserved, and the burst counted outstanding, as it enters the slice)
         self.ar_n.next = bit_cast::<10, 9>(self.ars.blen.val()) + 1;
         self.ar_room.next = (self.cr_used.q.val() + self.ar_n.val()) <= self.buf_beats.val();
-        self.m.arvalid.next = self.ars.busy.val()
+        self.ar_v.next = self.ars.busy.val()
             && (self.ar_out.q.val() < self.max_bursts.val())
             && self.ar_room.val();
-        self.ar_fire.next = self.m.arvalid.val() && self.m.arready.val();
+        self.arsl.i_valid.next = self.ar_v.val();
+        self.ar_fire.next = self.ar_v.val() && self.arsl.i_ready.val();
         self.ar_final.next = self.ar_fire.val() && self.ars.last.val();
         self.ars.fire.next = self.ar_fire.val();
         if self.ar_fire.val() {

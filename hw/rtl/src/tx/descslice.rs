@@ -10,8 +10,9 @@
 //! while one leaves every cycle (no bubble); one cycle of latency.
 //!
 //! Verilog text generated from the descriptor's field list (`txreq::DESC_FIELDS`), like the
-//! builder's descriptor FIFO.
+//! builder's descriptor FIFO; the slice's body is `common::regslice`'s.
 
+use crate::common::regslice::slice_verilog;
 use crate::tx::txreq::{DESC_FIELDS, TxDescM, TxDescS};
 use rust_hdl::prelude::*;
 
@@ -44,33 +45,10 @@ impl Logic for DescSlice {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        Verilog::Custom(format!(
-            "reg [{w1}:0] h0;
-reg [{w1}:0] h1;
-reg [1:0] n;
-reg push;
-reg pop;
-always @(*) begin
-    i$ready = n != 2'd2;
-    o$valid = n != 2'd0;
-    {{{o}}} = h0;
-    push = i$valid && (n != 2'd2);
-    pop = o$ready && (n != 2'd0);
-end
-always @(posedge clock) begin
-    if (push && ((n == 2'd0) || ((n == 2'd1) && pop))) h0 <= {{{i}}};
-    if (push && (n == 2'd1) && !pop) h1 <= {{{i}}};
-    if (pop && (n == 2'd2)) h0 <= h1;
-end
-always @(posedge clock) begin
-    if (rst) n <= 2'd0;
-    else if (push && !pop) n <= n + 2'd1;
-    else if (pop && !push) n <= n - 2'd1;
-end
-",
-            w1 = w - 1,
-            o = cat("o"),
-            i = cat("i"),
+        Verilog::Custom(slice_verilog(
+            w,
+            ("i$valid", "i$ready", &format!("{{{}}}", cat("i"))),
+            ("o$valid", "o$ready", &format!("{{{}}}", cat("o"))),
         ))
     }
 }
