@@ -142,10 +142,13 @@ pub struct TxBuild {
     room: Signal<Local, Bit>,
     qb_in: Signal<Local, Bits<10>>,
     qb_out: Signal<Local, Bits<10>>,
-    /// `qb` with this cycle's frame in (`qb_a`), and with the head frame's beats out as well
-    /// (`qb_b`): both sums go on without the header stage's load, which only selects one
+    /// `qb` with a frame in (`qb_a`), with a frame in and the head frame's beats out
+    /// (`qb_b`), and with only the head's out (`qb_c`): all three sums are made whether or
+    /// not a descriptor is taken and a header loaded this cycle, which only select one (the
+    /// take follows the payload-read port's ready, late in the cycle)
     qb_a: Signal<Local, Bits<10>>,
     qb_b: Signal<Local, Bits<10>>,
+    qb_c: Signal<Local, Bits<10>>,
     c_ra: Constant<Bits<10>>,
     hs_free: Signal<Local, Bit>,
     h_ack: Signal<Local, Bit>,
@@ -256,6 +259,7 @@ impl Default for TxBuild {
             qb_out: Default::default(),
             qb_a: Default::default(),
             qb_b: Default::default(),
+            qb_c: Default::default(),
             c_ra: Constant::new(READ_AHEAD_BEATS.into()),
             hs_free: Default::default(),
             h_ack: Default::default(),
@@ -444,14 +448,16 @@ impl Logic for TxBuild {
         // the FIFO's frame beats: ceil(frame length / 64) in and out
         self.qb_in.next = bit_cast::<10, SIDE_LEN_BITS>((self.i_flen.val() + 63) >> 6);
         self.qb_out.next = bit_cast::<10, SIDE_LEN_BITS>(self.f_l63.val() >> 6);
-        self.qb_a.next = self.qb.q.val();
-        if self.dfifo.i.valid.val() {
-            self.qb_a.next = self.qb.q.val() + self.qb_in.val();
-        }
+        self.qb_a.next = self.qb.q.val() + self.qb_in.val();
         self.qb_b.next = self.qb_a.val() - self.qb_out.val();
-        self.qb.d.next = self.qb_a.val();
-        if self.hs_load.val() {
+        self.qb_c.next = self.qb.q.val() - self.qb_out.val();
+        self.qb.d.next = self.qb.q.val();
+        if self.dfifo.i.valid.val() && self.hs_load.val() {
             self.qb.d.next = self.qb_b.val();
+        } else if self.dfifo.i.valid.val() {
+            self.qb.d.next = self.qb_a.val();
+        } else if self.hs_load.val() {
+            self.qb.d.next = self.qb_c.val();
         }
         self.f_n.next = bit_cast::<7, 6>(self.f_lm1.val().get_bits::<6>(0)) + 1;
         self.f_p63.next = self.h_plen.val() + 63;
