@@ -538,6 +538,9 @@ pub struct AckProc {
     i_gap: Signal<Local, Bits<16>>,
     d_gap: Signal<Local, Bits<16>>,
     i_more: Signal<Local, Bit>,
+    /// `ii == sq_ci`: every WQE up to sq_ci asked for (`!i_more` where the walk has read
+    /// one; an equality of two registers, not the gap's subtraction and range test)
+    i_end: Signal<Local, Bit>,
     d_more: Signal<Local, Bit>,
     r_base: Signal<Local, Bits<8>>,
     acked: Signal<Local, Bits<24>>,
@@ -864,6 +867,7 @@ impl AckProc {
             i_gap: Default::default(),
             d_gap: Default::default(),
             i_more: Default::default(),
+            i_end: Default::default(),
             d_more: Default::default(),
             r_base: Default::default(),
             acked: Default::default(),
@@ -1229,6 +1233,7 @@ impl Logic for AckProc {
         self.o_gap.next = self.rd_sqci.val() - self.rd_ackci.val();
         self.i_gap.next = self.sq_ci.q.val() - self.ii.q.val();
         self.i_more.next = self.i_gap.val().any() && !self.i_gap.val().get_bit(15);
+        self.i_end.next = self.ii.q.val() == self.sq_ci.q.val();
         self.d_gap.next = self.sq_ci.q.val() - self.di.q.val();
         self.d_more.next = self.d_gap.val().any() && !self.d_gap.val().get_bit(15);
         // ---------------- WQE reads (issued ahead, up to WIN in flight or buffered)
@@ -1376,7 +1381,9 @@ impl Logic for AckProc {
             self.s_fa.d.next = self.w_fa.val();
         }
         // that WQE at the FIFO head, alone, READ-like, for a READ RESPONSE / ATOMIC ACK: the
-        // walk stops at it now (the stop below) and RdDec's work is done now too
+        // walk stops at it now (the stop below) and RdDec's work is done now too (nothing
+        // more to read: `i_end`, which is `!i_more` once the walk has read a WQE, as no read
+        // goes past sq_ci; were ii ever past it, the walk would take RdDec as before)
         self.rd_fast.next = (self.st.q.val() == AckSt::Walk)
             && !self.stop.q.val()
             && self.s_fresh.q.val()
@@ -1388,7 +1395,7 @@ impl Logic for AckProc {
             && !self.fatal.q.val()
             && (self.infl.q.val() == 0)
             && !self.hold.q.val()
-            && !self.i_more.val();
+            && self.i_end.val();
         self.dec_now.next = (self.st.q.val() == AckSt::RdDec) || self.rd_fast.val();
         self.rdh.next = self.rd_hit.q.val() || self.rd_fast.val();
         // FIFO head
