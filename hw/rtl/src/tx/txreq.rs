@@ -553,6 +553,8 @@ pub struct TxReq {
     /// from the kept record (its WQE read asked for in Send: `chain_rd`), without the
     /// context read and the scheduler (see Send)
     chain_rd: Signal<Local, Bit>,
+    /// the chain's read: the QP in RTS, not in an RNR wait, the WQE at `c_ci1` posted
+    ch_go: Signal<Local, Bit>,
     chain: Signal<Local, Bit>,
     bo_inc: Signal<Local, Bits<BO_BITS>>,
     w_imm_op: Signal<Local, Bit>,
@@ -973,6 +975,7 @@ impl Default for TxReq {
             wr_mask: Default::default(),
             rd_qp_tk: Default::default(),
             chain_rd: Default::default(),
+            ch_go: Default::default(),
             chain: Default::default(),
             bo_inc: Default::default(),
             w_imm_op: Default::default(),
@@ -1603,8 +1606,24 @@ impl Logic for TxReq {
             && self.last.val()
             && self.qp_go.val()
             && !self.qdirty.q.val();
-        self.chain_rd.next =
-            self.chain_ok.val() && !self.nw_v.q.val() && !self.nw_g1.q.val() && !self.nw_g2.q.val();
+        // The read is asked for at `c_ci1` (a register: the WQE after this one), not at e_ci:
+        // in Send our write-back is merged into `qpc`, so e_ci is c_ci1 unless an ACK that
+        // crossed a restart moved sq_ack_ci past it, and then Check finds the WQE read is
+        // not the one at e_ci (`wmis`) and reads again. Likewise whether that WQE is posted
+        // (`ch_go`): c_ci1 against sq_pi, not e_ci's select behind `sq_ci - sq_ack_ci`. So
+        // the ring port's request and slot do not follow the record's subtraction (a read
+        // asked for when Send then does not chain goes unused, as above).
+        self.ch_go.next = (self.q_state.val() == self.c_rts.val())
+            && (self.c_ci1.q.val() != self.q_pi.val())
+            && !(self.q_rflags.val() & self.c_rnr_wait.val()).any();
+        self.chain_rd.next = (self.st.q.val() == TxState::Send)
+            && !self.pf_v.q.val()
+            && self.last.val()
+            && self.ch_go.val()
+            && !self.qdirty.q.val()
+            && !self.nw_v.q.val()
+            && !self.nw_g1.q.val()
+            && !self.nw_g2.q.val();
         // the next WQE read ahead (see `nwqe`), in the states that leave the ring port alone,
         // at `c_ci1` (registered in Check), only while this QP's turn could chain: its WQE is
         // posted as of `qpc`, which no other writer touched, and nothing else is scheduled
@@ -1663,8 +1682,15 @@ impl Logic for TxReq {
             self.sqslot.qpn.next = bit_cast::<24, QB>(self.pf_qpn.q.val());
         }
         self.sqslot.idx.next = self.e_ci.val();
-        if self.qc_rd.val() || (self.st.q.val() == TxState::WqeRd) || self.chain_rd.val() {
+        if self.qc_rd.val() || (self.st.q.val() == TxState::WqeRd) {
             self.wi.d.next = self.e_ci.val();
+        }
+        if self.st.q.val() == TxState::Send {
+            // (the chain's read: see `chain_rd`)
+            self.sqslot.idx.next = self.c_ci1.q.val();
+            if self.chain_rd.val() {
+                self.wi.d.next = self.c_ci1.q.val();
+            }
         }
         if (self.nw_req.val() || self.pw_req.val()) && self.ring.gnt.val() {
             self.nwi.d.next = self.nw_idx.val();
