@@ -41,17 +41,8 @@ impl<const W: usize, const A: usize> Default for Fifo<W, A> {
 impl<const W: usize, const A: usize> Logic for Fifo<W, A> {
     fn update(&mut self) {
         if self.clock.pos_edge() {
-            if self.rst.val() {
-                self._q.clear();
-            } else {
-                let (full, empty) = (self._q.len() == 1 << A, self._q.is_empty());
-                if self.rd.val() && !empty {
-                    self._q.pop_front();
-                }
-                if self.wr.val() && !full {
-                    self._q.push_back(self.din.val());
-                }
-            }
+            let (rst, rd, wr, din) = (self.rst.val(), self.rd.val(), self.wr.val(), self.din.val());
+            model_edge(&mut self._q, 1 << A, rst, rd, wr, din);
         }
         self.dout.next = self._q.front().copied().unwrap_or_default();
         self.empty.next = self._q.is_empty();
@@ -63,14 +54,57 @@ impl<const W: usize, const A: usize> Logic for Fifo<W, A> {
         self.full.connect();
     }
     fn hdl(&self) -> Verilog {
-        Verilog::Custom(format!(
-            "reg [{w1}:0] mem [0:{d1}];
+        Verilog::Custom(fifo_verilog(W, A, false))
+    }
+}
+
+/// A clock edge of the FIFOs' Rust model: `rst` empties it; else a pop (when not empty) and
+/// a push (when not full, as of before the pop) in the same edge.
+fn model_edge<T>(q: &mut VecDeque<T>, cap: usize, rst: bool, rd: bool, wr: bool, din: T) {
+    if rst {
+        q.clear();
+    } else {
+        let (full, empty) = (q.len() == cap, q.is_empty());
+        if rd && !empty {
+            q.pop_front();
+        }
+        if wr && !full {
+            q.push_back(din);
+        }
+    }
+}
+
+/// The FIFOs' Verilog body: `2^a` entries of `w` bits in an asynchronous-read array; with
+/// `peek`, also the second entry (`dout2`) and `two` from an entry count register.
+fn fifo_verilog(w: usize, a: usize, peek: bool) -> String {
+    let (z, one) = (format!("{}'d0", a + 1), format!("{}'d1", a + 1));
+    let a1 = a - 1;
+    let (p_decl, p_out, p_rst, p_cnt) = if peek {
+        (
+            format!("reg [{a}:0] cnt;\nwire [{a1}:0] rp2 = rp[{a1}:0] + {a}'d1;\n"),
+            "    dout2 = mem[rp2];\n".to_string(),
+            format!("        cnt <= {z};\n"),
+            format!(
+                "        if ((wr && !full) && !(rd && !empty)) cnt <= cnt + {one};
+        if (!(wr && !full) && (rd && !empty)) cnt <= cnt - {one};\n"
+            ),
+        )
+    } else {
+        Default::default()
+    };
+    let p_two = if peek {
+        format!("    two = |cnt[{a}:1];\n")
+    } else {
+        String::new()
+    };
+    format!(
+        "reg [{w1}:0] mem [0:{d1}];
 reg [{a}:0] wp;
 reg [{a}:0] rp;
-always @(*) begin
+{p_decl}always @(*) begin
     dout = mem[rp[{a1}:0]];
-    empty = wp == rp;
-    full = (wp[{a1}:0] == rp[{a1}:0]) && (wp[{a}] != rp[{a}]);
+{p_out}    empty = wp == rp;
+{p_two}    full = (wp[{a1}:0] == rp[{a1}:0]) && (wp[{a}] != rp[{a}]);
 end
 always @(posedge clock) begin
     if (wr && !full) mem[wp[{a1}:0]] <= din;
@@ -79,20 +113,15 @@ always @(posedge clock) begin
     if (rst) begin
         wp <= {z};
         rp <= {z};
-    end else begin
+{p_rst}    end else begin
         if (wr && !full) wp <= wp + {one};
         if (rd && !empty) rp <= rp + {one};
-    end
+{p_cnt}    end
 end
 ",
-            w1 = W - 1,
-            d1 = (1usize << A) - 1,
-            a = A,
-            a1 = A - 1,
-            z = format_args!("{}'d0", A + 1),
-            one = format_args!("{}'d1", A + 1),
-        ))
-    }
+        w1 = w - 1,
+        d1 = (1usize << a) - 1,
+    )
 }
 
 /// [`Fifo`] that also shows its second entry: `dout2` is the entry behind the head while
@@ -136,17 +165,8 @@ impl<const W: usize, const A: usize> Default for PeekFifo<W, A> {
 impl<const W: usize, const A: usize> Logic for PeekFifo<W, A> {
     fn update(&mut self) {
         if self.clock.pos_edge() {
-            if self.rst.val() {
-                self._q.clear();
-            } else {
-                let (full, empty) = (self._q.len() == 1 << A, self._q.is_empty());
-                if self.rd.val() && !empty {
-                    self._q.pop_front();
-                }
-                if self.wr.val() && !full {
-                    self._q.push_back(self.din.val());
-                }
-            }
+            let (rst, rd, wr, din) = (self.rst.val(), self.rd.val(), self.wr.val(), self.din.val());
+            model_edge(&mut self._q, 1 << A, rst, rd, wr, din);
         }
         self.dout.next = self._q.front().copied().unwrap_or_default();
         self.dout2.next = self._q.get(1).copied().unwrap_or_default();
@@ -162,43 +182,7 @@ impl<const W: usize, const A: usize> Logic for PeekFifo<W, A> {
         self.full.connect();
     }
     fn hdl(&self) -> Verilog {
-        Verilog::Custom(format!(
-            "reg [{w1}:0] mem [0:{d1}];
-reg [{a}:0] wp;
-reg [{a}:0] rp;
-reg [{a}:0] cnt;
-wire [{a1}:0] rp2 = rp[{a1}:0] + {one1};
-always @(*) begin
-    dout = mem[rp[{a1}:0]];
-    dout2 = mem[rp2];
-    empty = wp == rp;
-    two = |cnt[{a}:1];
-    full = (wp[{a1}:0] == rp[{a1}:0]) && (wp[{a}] != rp[{a}]);
-end
-always @(posedge clock) begin
-    if (wr && !full) mem[wp[{a1}:0]] <= din;
-end
-always @(posedge clock) begin
-    if (rst) begin
-        wp <= {z};
-        rp <= {z};
-        cnt <= {z};
-    end else begin
-        if (wr && !full) wp <= wp + {one};
-        if (rd && !empty) rp <= rp + {one};
-        if ((wr && !full) && !(rd && !empty)) cnt <= cnt + {one};
-        if (!(wr && !full) && (rd && !empty)) cnt <= cnt - {one};
-    end
-end
-",
-            w1 = W - 1,
-            d1 = (1usize << A) - 1,
-            a = A,
-            a1 = A - 1,
-            z = format_args!("{}'d0", A + 1),
-            one = format_args!("{}'d1", A + 1),
-            one1 = format_args!("{}'d1", A),
-        ))
+        Verilog::Custom(fifo_verilog(W, A, true))
     }
 }
 
@@ -206,16 +190,17 @@ end
 mod tests {
     use super::*;
     use crate::common::testutil::*;
+    use crate::common::vlt::DynModel;
     use rand::Rng;
 
-    /// Random pushes and pops (also when full / empty) against a VecDeque, in Verilator.
-    #[test]
-    fn random_push_pop_against_a_queue() {
-        let mut m = model(Fifo::<12, 3>::default(), "fifo");
-        let mut r = rng(3);
-        reset(&mut m);
+    /// Random pushes and pops (also when full / empty) against a VecDeque, in Verilator:
+    /// `empty`, `full`, the head, and with `peek` `two` and the second entry, every cycle.
+    /// Returns (pushes, pops, cycles with a second entry).
+    fn against_a_queue(m: &mut DynModel, seed: u64, peek: bool) -> (u64, u64, u64) {
+        let mut r = rng(seed);
+        reset(m);
         let mut q: VecDeque<u64> = VecDeque::new();
-        let (mut pushed, mut popped) = (0, 0);
+        let (mut pushed, mut popped, mut seen2) = (0, 0, 0);
         for i in 0..20_000 {
             let fill = if (i / 2000) % 2 == 0 { 0.7 } else { 0.3 };
             let (wr, rd) = (chance(&mut r, fill), chance(&mut r, 1.0 - fill));
@@ -228,6 +213,13 @@ mod tests {
             assert_eq!(m.bit("full"), q.len() == 8, "full at {i}");
             if let Some(h) = q.front() {
                 assert_eq!(m.get("dout"), *h, "head at {i}");
+            }
+            if peek {
+                assert_eq!(m.bit("two"), q.len() >= 2, "two at {i}");
+                if let Some(h) = q.get(1) {
+                    assert_eq!(m.get("dout2"), *h, "second at {i}");
+                    seen2 += 1;
+                }
             }
             let full = q.len() == 8;
             if rd && !q.is_empty() {
@@ -239,43 +231,21 @@ mod tests {
                 pushed += 1;
             }
         }
+        (pushed, popped, seen2)
+    }
+
+    #[test]
+    fn random_push_pop_against_a_queue() {
+        let mut m = model(Fifo::<12, 3>::default(), "fifo");
+        let (pushed, popped, _) = against_a_queue(&mut m, 3, false);
         assert!(pushed > 5000 && popped > 5000);
     }
 
-    /// The same against a VecDeque for [`PeekFifo`], with its second entry and `two`.
+    /// The same for [`PeekFifo`], with its second entry and `two`.
     #[test]
     fn peek_fifo_against_a_queue() {
         let mut m = model(PeekFifo::<12, 3>::default(), "peekfifo");
-        let mut r = rng(4);
-        reset(&mut m);
-        let mut q: VecDeque<u64> = VecDeque::new();
-        let mut seen2 = 0;
-        for i in 0..20_000 {
-            let fill = if (i / 2000) % 2 == 0 { 0.7 } else { 0.3 };
-            let (wr, rd) = (chance(&mut r, fill), chance(&mut r, 1.0 - fill));
-            let din: u64 = r.random_range(0..4096);
-            m.set("wr", wr as u64);
-            m.set("rd", rd as u64);
-            m.set("din", din);
-            m.tick();
-            assert_eq!(m.bit("empty"), q.is_empty(), "empty at {i}");
-            assert_eq!(m.bit("two"), q.len() >= 2, "two at {i}");
-            assert_eq!(m.bit("full"), q.len() == 8, "full at {i}");
-            if let Some(h) = q.front() {
-                assert_eq!(m.get("dout"), *h, "head at {i}");
-            }
-            if let Some(h) = q.get(1) {
-                assert_eq!(m.get("dout2"), *h, "second at {i}");
-                seen2 += 1;
-            }
-            let full = q.len() == 8;
-            if rd && !q.is_empty() {
-                q.pop_front();
-            }
-            if wr && !full {
-                q.push_back(din);
-            }
-        }
-        assert!(seen2 > 5000);
+        let (pushed, popped, seen2) = against_a_queue(&mut m, 4, true);
+        assert!(pushed > 5000 && popped > 5000 && seen2 > 5000);
     }
 }
