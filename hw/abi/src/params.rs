@@ -199,6 +199,11 @@ impl BuildParams {
             && (self.deep_qps == 0 || self.deep_qps.is_power_of_two())
             && self.deep_qps < self.num_qps
             && self.deep_depth.is_power_of_two()
+            // ring indices are 16 bits and the engines test "WQEs between two indices" on
+            // one subtraction's top bit, which needs fewer than 2^15 of them
+            && self.sq_depth <= 1 << 14
+            && self.rq_depth <= 1 << 14
+            && self.deep_depth <= 1 << 14
             && self.regions_aligned()
             && self.num_qps <= 65536
             && self.num_cqs <= 65536

@@ -523,8 +523,9 @@ pub struct AckProc {
     rd_ncnt: Signal<Local, Bits<8>>,
     rd_flags: Signal<Local, Bits<8>>,
     rd_wait: Signal<Local, Bit>,
+    /// WQEs outstanding on the record (sq_ci - sq_ack_ci), less one
     o_gap: Signal<Local, Bits<16>>,
-    /// the record read ahead: its `sq_ack_ci`, and WQEs outstanding on it
+    /// the record read ahead: its `sq_ack_ci`, and WQEs outstanding on it (less one)
     p_ackci: Signal<Local, Bits<16>>,
     p_gap: Signal<Local, Bits<16>>,
     /// Idle takes the event with the record read ahead and asks for its first WQE at once
@@ -535,12 +536,11 @@ pub struct AckProc {
     /// no WQE read in flight or held (a read that went out with a take whose event then did
     /// not walk still comes back: Idle takes nothing until it has)
     r_idle: Signal<Local, Bit>,
+    /// sq_ci - ii - 1 and sq_ci - di - 1: WQEs left to ask for / to decode, less one (their
+    /// top bits give `i_more` / `d_more`)
     i_gap: Signal<Local, Bits<16>>,
     d_gap: Signal<Local, Bits<16>>,
     i_more: Signal<Local, Bit>,
-    /// `ii == sq_ci`: every WQE up to sq_ci asked for (`!i_more` where the walk has read
-    /// one; an equality of two registers, not the gap's subtraction and range test)
-    i_end: Signal<Local, Bit>,
     d_more: Signal<Local, Bit>,
     r_base: Signal<Local, Bits<8>>,
     acked: Signal<Local, Bits<24>>,
@@ -867,7 +867,6 @@ impl AckProc {
             i_gap: Default::default(),
             d_gap: Default::default(),
             i_more: Default::default(),
-            i_end: Default::default(),
             d_more: Default::default(),
             r_base: Default::default(),
             acked: Default::default(),
@@ -1229,13 +1228,14 @@ impl Logic for AckProc {
             self.nb_now.next = self.rd_ncnt.val();
         }
         // WQEs sent and not yet completed: sq_ci after sq_ack_ci (a restart may leave sq_ci
-        // behind sq_ack_ci for a moment: then there are none)
-        self.o_gap.next = self.rd_sqci.val() - self.rd_ackci.val();
-        self.i_gap.next = self.sq_ci.q.val() - self.ii.q.val();
-        self.i_more.next = self.i_gap.val().any() && !self.i_gap.val().get_bit(15);
-        self.i_end.next = self.ii.q.val() == self.sq_ci.q.val();
-        self.d_gap.next = self.sq_ci.q.val() - self.di.q.val();
-        self.d_more.next = self.d_gap.val().any() && !self.d_gap.val().get_bit(15);
+        // behind sq_ack_ci for a moment: then there are none). The gaps below are kept less
+        // one, so that "1 to 2^15" is one carry chain's top bit clear (x + !y = x - y - 1;
+        // the gap is never 2^15: rings hold at most 2^14 WQEs, `BuildParams`)
+        self.o_gap.next = self.rd_sqci.val() + !self.rd_ackci.val();
+        self.i_gap.next = self.sq_ci.q.val() + !self.ii.q.val();
+        self.i_more.next = !self.i_gap.val().get_bit(15);
+        self.d_gap.next = self.sq_ci.q.val() + !self.di.q.val();
+        self.d_more.next = !self.d_gap.val().get_bit(15);
         // ---------------- WQE reads (issued ahead, up to WIN in flight or buffered)
         // The first WQE of an event taken with its record read ahead is asked for with the
         // take (Idle, from registers: the record and the event's QP): its data comes in the
@@ -1253,7 +1253,7 @@ impl Logic for AckProc {
             .q
             .val()
             .get_bits::<16>(self.o_sqci.val().index())
-            - self.p_ackci.val();
+            + !self.p_ackci.val();
         self.tk_wb.next = (self.st.q.val() == AckSt::WriteBack)
             && !self.pw_v.q.val()
             && self.ev_go.val()
@@ -1268,7 +1268,6 @@ impl Logic for AckProc {
             && self.r_idle.val()
             && self.pre_use.val()
             && self.pre_ok.q.val()
-            && self.p_gap.val().any()
             && !self.p_gap.val().get_bit(15);
         self.sp_late.next = (self.st.q.val() == AckSt::CtxWait)
             && self.is_rsp.q.val()
@@ -1276,7 +1275,6 @@ impl Logic for AckProc {
             && !self.sp.q.val()
             && !self.hold.q.val()
             && (self.infl.q.val() == 0)
-            && self.p_gap.val().any()
             && !self.p_gap.val().get_bit(15);
         self.sqslot.qpn.next = self.qpn_r.q.val();
         self.sqslot.idx.next = self.ii.q.val();
@@ -1381,9 +1379,7 @@ impl Logic for AckProc {
             self.s_fa.d.next = self.w_fa.val();
         }
         // that WQE at the FIFO head, alone, READ-like, for a READ RESPONSE / ATOMIC ACK: the
-        // walk stops at it now (the stop below) and RdDec's work is done now too (nothing
-        // more to read: `i_end`, which is `!i_more` once the walk has read a WQE, as no read
-        // goes past sq_ci; were ii ever past it, the walk would take RdDec as before)
+        // walk stops at it now (the stop below) and RdDec's work is done now too
         self.rd_fast.next = (self.st.q.val() == AckSt::Walk)
             && !self.stop.q.val()
             && self.s_fresh.q.val()
@@ -1395,7 +1391,7 @@ impl Logic for AckProc {
             && !self.fatal.q.val()
             && (self.infl.q.val() == 0)
             && !self.hold.q.val()
-            && self.i_end.val();
+            && !self.i_more.val();
         self.dec_now.next = (self.st.q.val() == AckSt::RdDec) || self.rd_fast.val();
         self.rdh.next = self.rd_hit.q.val() || self.rd_fast.val();
         // FIFO head
@@ -1681,7 +1677,7 @@ impl Logic for AckProc {
                             self.clr_wait.d.next = true;
                             self.need_rs.d.next = true;
                             self.stop.d.next = true;
-                        } else if !self.o_gap.val().any() || self.o_gap.val().get_bit(15) {
+                        } else if self.o_gap.val().get_bit(15) {
                             // nothing outstanding: a timer left running by the last ACK
                             self.st.d.next = AckSt::Idle;
                         } else {
@@ -1753,7 +1749,7 @@ impl Logic for AckProc {
                     && (self.infl.q.val() == 0)
                     && !self.hold.q.val())
                     || (self.pop.val()
-                        && (self.d_gap.val() == 1)
+                        && !self.d_gap.val().any() // one WQE left to decide
                         && (self.fcnt.q.val() == 1)
                         && !self.rv.val()
                         && (self.infl.q.val() == 0)
