@@ -451,6 +451,7 @@ pub struct TxReq {
     q_tmo: Signal<Local, Bits<8>>,
     ci_d: Signal<Local, Bits<16>>,
     ci_behind: Signal<Local, Bit>,
+    ci_bm1: Signal<Local, Bits<16>>,
     psn_lag: Signal<Local, Bits<24>>,
     e_ci: Signal<Local, Bits<16>>,
     e_psn: Signal<Local, Bits<24>>,
@@ -900,6 +901,7 @@ impl Default for TxReq {
             q_tmo: Default::default(),
             ci_d: Default::default(),
             ci_behind: Default::default(),
+            ci_bm1: Default::default(),
             psn_lag: Default::default(),
             e_ci: Default::default(),
             e_psn: Default::default(),
@@ -1142,11 +1144,13 @@ impl Logic for TxReq {
         // effective send position: a restart may have set sq_ci back to a sq_ack_ci that the
         // ACK processor has since moved on (an ACK that crossed the restart): then resume at
         // sq_ack_ci / una_psn. The ACK processor's walk stops at sq_ci either way.
-        // ci_d = sq_ci - sq_ack_ci; sq_ci is behind when sq_ack_ci - sq_ci is in 1..2^15,
-        // that is ci_d in 2^15 + 1 .. 2^16 - 1
+        // sq_ci is behind when sq_ack_ci - sq_ci is in 1..2^15, that is when
+        // sq_ack_ci - sq_ci - 1 = sq_ack_ci + !sq_ci is below 2^15: the top bit of one
+        // addition (a carry chain), not a subtraction and a 15-bit OR (the gap is never
+        // 2^15: rings hold at most 2^14 WQEs, `BuildParams`)
         self.ci_d.next = self.q_ci.val() - self.q_ackci.val();
-        self.ci_behind.next =
-            self.ci_d.val().get_bit(15) && self.ci_d.val().get_bits::<15>(0).any();
+        self.ci_bm1.next = self.q_ackci.val() + !self.q_ci.val();
+        self.ci_behind.next = !self.ci_bm1.val().get_bit(15);
         self.psn_lag.next = self.q_psn.val() - self.q_una.val();
         self.e_ci.next = self.q_ci.val();
         self.e_psn.next = self.q_psn.val();
@@ -1965,6 +1969,13 @@ impl Logic for TxReq {
                 }
             }
             TxState::QpCheck => {
+                // (the WQE read ahead with the record, its data coming now: taken whether
+                // or not the QP goes on, so the load does not wait for `qp_go`; a dropped
+                // QP leaves `wqe` unused)
+                if self.pwp.q.val() && self.nw_in.val() {
+                    self.wqe.d.next = self.ring.rdata.val();
+                    self.wv.d.next = self.rv.val();
+                }
                 if !self.qp_go.val() {
                     // dropped from the schedule, unless this QP was kicked meanwhile (its
                     // sq_pi may not be in `qpc` yet): then looked at again
@@ -1974,11 +1985,9 @@ impl Logic for TxReq {
                     }
                 } else if self.pwh.q.val() || (self.pwp.q.val() && self.nw_in.val()) {
                     // the WQE read ahead with the record (see `nw_pf`): in `wqe`, or its
-                    // data coming now; its kept-MR check is registered now (`nmk`)
-                    if self.pwp.q.val() {
-                        self.wqe.d.next = self.ring.rdata.val();
-                        self.wv.d.next = self.rv.val();
-                    } else {
+                    // data coming now (loaded above); its kept-MR check is registered now
+                    // (`nmk`)
+                    if !self.pwp.q.val() {
                         self.nmk.d.next = self.mr_hit.val() && self.mkr_ok.val();
                     }
                     self.st.d.next = TxState::Hold;
@@ -2120,6 +2129,15 @@ impl Logic for TxReq {
                     self.off.d.next = self.off.q.val() + bit_cast::<32, 13>(self.plen.val());
                     self.psn.d.next = self.psn.q.val() + 1;
                     if self.last.val() {
+                        // the WQE read ahead goes into `wqe` with the last packet whether
+                        // or not the turn chains: a take of the read-ahead QP loads the same
+                        // (`pw_tk`), and a turn that does neither leaves `wqe` unused (the
+                        // next turn's QpCheck reads its WQE, or takes it with `pw_tk`); so
+                        // the load does not wait for the chain decision
+                        if self.nw_v.q.val() || self.nw_in.val() {
+                            self.wqe.d.next = self.nsrc.val();
+                            self.wv.d.next = self.nsv.val();
+                        }
                         if self.chain.val() {
                             // the QP's next WQE at once: read ahead (`nwqe`: Check next), or
                             // its data comes now or in the next cycle (WqeWait takes it), or
@@ -2135,8 +2153,6 @@ impl Logic for TxReq {
                             // (`nsrc`: `nwqe`, or the read data coming now)
                             if self.nw_v.q.val() || self.nw_in.val() {
                                 self.wi.d.next = self.nwi.q.val();
-                                self.wqe.d.next = self.nsrc.val();
-                                self.wv.d.next = self.nsv.val();
                                 self.st.d.next = TxState::Hold;
                                 if self.ck_ok.val() {
                                     self.fwd.d.next = true;
