@@ -34,7 +34,15 @@ pub struct RingMem {
     ev2: DFF<Bit>,
     es2: DFF<Bits<2>>,
     eq: DFF<Bits<512>>,
-    esel: Signal<Local, Bits<2>>,
+    tk1: Signal<Local, Bit>,
+    tk2: Signal<Local, Bit>,
+    g0: Signal<Local, Bit>,
+    g1: Signal<Local, Bit>,
+    g2: Signal<Local, Bit>,
+    a0: Signal<Local, Bits<RING_SLOT_BITS>>,
+    a1: Signal<Local, Bits<RING_SLOT_BITS>>,
+    a2: Signal<Local, Bits<RING_SLOT_BITS>>,
+    ar: Signal<Local, Bits<RING_SLOT_BITS>>,
     eany: Signal<Local, Bit>,
     w_active: DFF<Bit>,
     w_addr: DFF<Bits<BAR2_ADDR_BITS>>,
@@ -83,7 +91,15 @@ impl Default for RingMem {
             ev2: Default::default(),
             es2: Default::default(),
             eq: Default::default(),
-            esel: Default::default(),
+            tk1: Default::default(),
+            tk2: Default::default(),
+            g0: Default::default(),
+            g1: Default::default(),
+            g2: Default::default(),
+            a0: Default::default(),
+            a1: Default::default(),
+            a2: Default::default(),
+            ar: Default::default(),
             eany: Default::default(),
             w_active: Default::default(),
             w_addr: Default::default(),
@@ -203,43 +219,57 @@ impl Logic for RingMem {
             self.r_left.d.next = self.s.arlen.val();
             self.r_id.d.next = self.s.arid.val();
         }
-        self.ram.read_address.next = self.r_addr.q.val().get_bits::<RING_SLOT_BITS>(6);
         // ---- engine read ports (only while no BAR2 read burst owns the RAM read port)
-        self.esel.next = 0.into();
-        self.eany.next = !self.r_active.q.val();
-        if self.q0.req.val() {
-            self.esel.next = 0.into();
-        } else if self.q1.req.val() {
-            self.esel.next = 1.into();
-        } else if self.q2.req.val() {
-            self.esel.next = 2.into();
-        } else {
-            self.eany.next = false;
-        }
-        if (self.tok.q.val() == 1) && self.q1.req.val() {
-            self.esel.next = 1.into();
-        }
-        if (self.tok.q.val() == 2) && self.q2.req.val() {
-            self.esel.next = 2.into();
-        }
+        // q0 first, then q1, then q2, unless the rotating token names a requesting q1 / q2.
+        // The grants are written one-hot, each a function of the three requests, the token
+        // and `r_active` (one LUT), and the read address as an AND-OR of the slots under
+        // them: no encoded select between the requests and the RAM's address.
+        self.tk1.next = self.tok.q.val() == 1;
+        self.tk2.next = self.tok.q.val() == 2;
+        self.g2.next = !self.r_active.q.val()
+            && self.q2.req.val()
+            && (self.tk2.val() || (!self.q0.req.val() && !self.q1.req.val()));
+        self.g1.next = !self.r_active.q.val()
+            && self.q1.req.val()
+            && !(self.tk2.val() && self.q2.req.val())
+            && (self.tk1.val() || !self.q0.req.val());
+        self.g0.next = !self.r_active.q.val()
+            && self.q0.req.val()
+            && !(self.tk1.val() && self.q1.req.val())
+            && !(self.tk2.val() && self.q2.req.val());
+        self.eany.next = self.g0.val() || self.g1.val() || self.g2.val();
         self.tok.d.next = self.tok.q.val() + 1;
         if self.tok.q.val() == 2 {
             self.tok.d.next = 0.into();
         }
-        self.q0.gnt.next = self.eany.val() && (self.esel.val() == 0);
-        self.q1.gnt.next = self.eany.val() && (self.esel.val() == 1);
-        self.q2.gnt.next = self.eany.val() && (self.esel.val() == 2);
-        if self.eany.val() {
-            if self.esel.val() == 0 {
-                self.ram.read_address.next = self.q0.slot.val();
-            } else if self.esel.val() == 1 {
-                self.ram.read_address.next = self.q1.slot.val();
-            } else {
-                self.ram.read_address.next = self.q2.slot.val();
-            }
+        self.q0.gnt.next = self.g0.val();
+        self.q1.gnt.next = self.g1.val();
+        self.q2.gnt.next = self.g2.val();
+        self.a0.next = 0.into();
+        self.a1.next = 0.into();
+        self.a2.next = 0.into();
+        self.ar.next = 0.into();
+        if self.g0.val() {
+            self.a0.next = self.q0.slot.val();
         }
+        if self.g1.val() {
+            self.a1.next = self.q1.slot.val();
+        }
+        if self.g2.val() {
+            self.a2.next = self.q2.slot.val();
+        }
+        if !self.eany.val() {
+            self.ar.next = self.r_addr.q.val().get_bits::<RING_SLOT_BITS>(6);
+        }
+        self.ram.read_address.next = self.a0.val() | self.a1.val() | self.a2.val() | self.ar.val();
         self.ev1.d.next = self.eany.val();
-        self.es1.d.next = self.esel.val();
+        self.es1.d.next = 0.into();
+        if self.g1.val() {
+            self.es1.d.next = 1.into();
+        }
+        if self.g2.val() {
+            self.es1.d.next = 2.into();
+        }
         self.ev2.d.next = self.ev1.q.val();
         self.es2.d.next = self.es1.q.val();
         self.eq.d.next = self.ram.read_data.val();
