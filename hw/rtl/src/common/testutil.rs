@@ -158,7 +158,8 @@ pub fn bus_read(m: &mut DynModel, addr: u32) -> u32 {
 }
 
 /// Host memory behind an AXI4 slave (ports `<p>_aw*`, `<p>_w*`, ...), with random stalls on
-/// every channel, a random read latency, and protocol checks (4 KiB boundaries, WLAST).
+/// every channel, a random read latency, and protocol checks (4 KiB boundaries, WLAST, and an
+/// AR / AW offered and not taken stays offered with the same address and length).
 pub struct MemSlave {
     pub p: &'static str,
     pub mem: HashMap<u64, u8>,
@@ -170,6 +171,9 @@ pub struct MemSlave {
     pub beats_written: u64,
     pub bursts: u64,
     drv: [bool; 5],
+    /// the AR and AW offered last cycle and not taken (address, length)
+    ar_held: Option<(u64, u64)>,
+    aw_held: Option<(u64, u64)>,
 }
 
 impl MemSlave {
@@ -190,6 +194,8 @@ impl MemSlave {
             beats_written: 0,
             bursts: 0,
             drv: [false; 5],
+            ar_held: None,
+            aw_held: None,
         }
     }
     fn n(&self, s: &str) -> String {
@@ -223,6 +229,27 @@ impl MemSlave {
     pub fn observe(&mut self, m: &mut DynModel, r: &mut ChaCha8Rng) {
         let now = m.cycle;
         let [awready, wready, bvalid, arready, rvalid] = self.drv;
+        // AXI: a valid address stays valid and unchanged until its handshake
+        for (ch, rdy) in [("ar", arready), ("aw", awready)] {
+            let v = m.bit(&self.n(&format!("{ch}valid")));
+            let cur = (
+                m.get(&self.n(&format!("{ch}addr"))),
+                m.get(&self.n(&format!("{ch}len"))),
+            );
+            let held = if ch == "ar" {
+                &mut self.ar_held
+            } else {
+                &mut self.aw_held
+            };
+            if let Some(h) = *held {
+                assert!(v, "{ch}valid dropped before its handshake (cycle {now})");
+                assert_eq!(
+                    cur, h,
+                    "{ch} address changed under a held valid (cycle {now})"
+                );
+            }
+            *held = (v && !rdy).then_some(cur);
+        }
         if awready && m.bit(&self.n("awvalid")) {
             let addr = m.get(&self.n("awaddr"));
             let beats = m.get(&self.n("awlen")) as u32 + 1;
