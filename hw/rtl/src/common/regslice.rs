@@ -78,6 +78,7 @@ impl<const W: usize> Logic for RegSlice<W> {
 mod tests {
     use super::*;
     use crate::common::testutil::*;
+    use crate::common::vlt::DynModel;
     use rand::Rng;
 
     /// [`reg_queue_stress`] on a 72-bit slice (wider than one simulator word): each word comes
@@ -90,32 +91,17 @@ mod tests {
         reset(&mut m);
         let word =
             |r: &mut rand_chacha::ChaCha8Rng| (0..9).map(|_| r.random()).collect::<Vec<u8>>();
-        let st = reg_queue_stress(
-            &mut m,
-            11,
-            20_000,
-            ("i_", "o_", 2),
-            word,
-            |m, d| m.set_bytes("i_data", d),
-            |m, d| assert_eq!(m.get_bytes("o_data")[..9], d[..]),
-        );
+        let set = |m: &mut DynModel, d: &Vec<u8>| m.set_bytes("i_data", d);
+        let st = reg_queue_stress(&mut m, 11, 20_000, ("i_", "o_", 2), word, set, |m, d| {
+            assert_eq!(m.get_bytes("o_data")[..9], d[..])
+        });
         assert!(
             st.got > 5000 && st.full > 500,
             "{} taken, {} cycles full",
             st.got,
             st.full
         );
-        let mut r = rng(5);
-        let mut outs = 0;
-        for c in 0..200 {
-            let d = word(&mut r);
-            m.set_bytes("i_data", &d);
-            m.set("i_valid", 1);
-            m.set("o_ready", 1);
-            m.tick();
-            assert!(m.bit("i_ready"), "not ready in cycle {c}");
-            outs += m.bit("o_valid") as u64;
-        }
+        let outs = full_rate(&mut m, 5, 200, ("i_", "o_"), word, set);
         assert!(outs >= 198, "{outs} out of 200 cycles");
     }
 }

@@ -74,6 +74,31 @@ pub fn reg_queue_stress<T: Clone>(
     stress(m, seed, cycles, ports, true, make, set, check)
 }
 
+/// A registered queue at full rate: an entry offered (`set` drives its payload) and the
+/// consumer ready in every cycle for `cycles` cycles; `{i}ready` must stay high, and
+/// `{o}valid` is counted. Returns the cycles with an entry out.
+pub fn full_rate<T>(
+    m: &mut DynModel,
+    seed: u64,
+    cycles: u64,
+    (i, o): (&str, &str),
+    mut make: impl FnMut(&mut ChaCha8Rng) -> T,
+    set: impl Fn(&mut DynModel, &T),
+) -> u64 {
+    let mut r = rng(seed);
+    let mut outs = 0;
+    for c in 0..cycles {
+        let e = make(&mut r);
+        set(m, &e);
+        m.set(&format!("{i}valid"), 1);
+        m.set(&format!("{o}ready"), 1);
+        m.tick();
+        assert!(m.bit(&format!("{i}ready")), "not ready in cycle {c}");
+        outs += m.bit(&format!("{o}valid")) as u64;
+    }
+    outs
+}
+
 #[allow(clippy::too_many_arguments)]
 fn stress<T: Clone>(
     m: &mut DynModel,

@@ -57,6 +57,7 @@ impl Logic for DescSlice {
 mod tests {
     use super::*;
     use crate::common::testutil::*;
+    use crate::common::vlt::DynModel;
     use rand::Rng;
 
     /// A descriptor of random field values (each field cut to its width).
@@ -82,24 +83,17 @@ mod tests {
     fn descriptors_in_order_under_random_idle_and_backpressure() {
         let mut m = model(DescSlice::default(), "descslice");
         reset(&mut m);
-        let st = reg_queue_stress(
-            &mut m,
-            7,
-            20_000,
-            ("i_", "o_", 2),
-            desc,
-            |m, d| {
-                for (k, f) in DESC_FIELDS.iter().enumerate() {
-                    m.set_bytes(&format!("i_{}", f.0), &d[k]);
-                }
-            },
-            |m, d| {
-                for (k, f) in DESC_FIELDS.iter().enumerate() {
-                    let o = m.get_bytes(&format!("o_{}", f.0));
-                    assert_eq!(o[..d[k].len()], d[k][..], "field {}", f.0);
-                }
-            },
-        );
+        let set = |m: &mut DynModel, d: &Vec<Vec<u8>>| {
+            for (k, f) in DESC_FIELDS.iter().enumerate() {
+                m.set_bytes(&format!("i_{}", f.0), &d[k]);
+            }
+        };
+        let st = reg_queue_stress(&mut m, 7, 20_000, ("i_", "o_", 2), desc, set, |m, d| {
+            for (k, f) in DESC_FIELDS.iter().enumerate() {
+                let o = m.get_bytes(&format!("o_{}", f.0));
+                assert_eq!(o[..d[k].len()], d[k][..], "field {}", f.0);
+            }
+        });
         assert!(
             st.got > 5000 && st.full > 500,
             "{} taken, {} cycles full",
@@ -107,19 +101,7 @@ mod tests {
             st.full
         );
         // full rate: offered every cycle and taken every cycle, one per cycle after the first
-        let mut r = rng(3);
-        let mut outs = 0;
-        for c in 0..200 {
-            let d = desc(&mut r);
-            for (k, f) in DESC_FIELDS.iter().enumerate() {
-                m.set_bytes(&format!("i_{}", f.0), &d[k]);
-            }
-            m.set("i_valid", 1);
-            m.set("o_ready", 1);
-            m.tick();
-            assert!(m.bit("i_ready"), "not ready in cycle {c}");
-            outs += m.bit("o_valid") as u64;
-        }
+        let outs = full_rate(&mut m, 3, 200, ("i_", "o_"), desc, set);
         assert!(outs >= 198, "{outs} out of 200 cycles");
     }
 }
