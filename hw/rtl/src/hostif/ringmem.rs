@@ -36,6 +36,9 @@ pub struct RingMem {
     eq: DFF<Bits<512>>,
     tk1: Signal<Local, Bit>,
     tk2: Signal<Local, Bit>,
+    efree: Signal<Local, Bit>,
+    c1: Signal<Local, Bit>,
+    c2: Signal<Local, Bit>,
     g0: Signal<Local, Bit>,
     g1: Signal<Local, Bit>,
     g2: Signal<Local, Bit>,
@@ -93,6 +96,9 @@ impl Default for RingMem {
             eq: Default::default(),
             tk1: Default::default(),
             tk2: Default::default(),
+            efree: Default::default(),
+            c1: Default::default(),
+            c2: Default::default(),
             g0: Default::default(),
             g1: Default::default(),
             g2: Default::default(),
@@ -226,17 +232,18 @@ impl Logic for RingMem {
         // them: no encoded select between the requests and the RAM's address.
         self.tk1.next = self.tok.q.val() == 1;
         self.tk2.next = self.tok.q.val() == 2;
-        self.g2.next = !self.r_active.q.val()
+        // (the port is free of BAR2 reads; the token claims the cycle for q1 / q2)
+        self.efree.next = !self.r_active.q.val();
+        self.c1.next = self.tk1.val() && self.q1.req.val();
+        self.c2.next = self.tk2.val() && self.q2.req.val();
+        self.g2.next = self.efree.val()
             && self.q2.req.val()
-            && (self.tk2.val() || (!self.q0.req.val() && !self.q1.req.val()));
-        self.g1.next = !self.r_active.q.val()
+            && (self.tk2.val() || !(self.q0.req.val() || self.q1.req.val()));
+        self.g1.next = self.efree.val()
             && self.q1.req.val()
-            && !(self.tk2.val() && self.q2.req.val())
+            && !self.c2.val()
             && (self.tk1.val() || !self.q0.req.val());
-        self.g0.next = !self.r_active.q.val()
-            && self.q0.req.val()
-            && !(self.tk1.val() && self.q1.req.val())
-            && !(self.tk2.val() && self.q2.req.val());
+        self.g0.next = self.efree.val() && self.q0.req.val() && !(self.c1.val() || self.c2.val());
         self.eany.next = self.g0.val() || self.g1.val() || self.g2.val();
         self.tok.d.next = self.tok.q.val() + 1;
         if self.tok.q.val() == 2 {
