@@ -197,8 +197,7 @@ pub struct MemSlave {
     pub bursts: u64,
     drv: [bool; 5],
     /// the AR and AW offered last cycle and not taken (address, length)
-    ar_held: Option<(u64, u64)>,
-    aw_held: Option<(u64, u64)>,
+    held: [Option<(u64, u64)>; 2],
 }
 
 impl MemSlave {
@@ -219,8 +218,7 @@ impl MemSlave {
             beats_written: 0,
             bursts: 0,
             drv: [false; 5],
-            ar_held: None,
-            aw_held: None,
+            held: [None; 2],
         }
     }
     fn n(&self, s: &str) -> String {
@@ -255,17 +253,13 @@ impl MemSlave {
         let now = m.cycle;
         let [awready, wready, bvalid, arready, rvalid] = self.drv;
         // AXI: a valid address stays valid and unchanged until its handshake
-        for (ch, rdy) in [("ar", arready), ("aw", awready)] {
+        for (k, (ch, rdy)) in [("ar", arready), ("aw", awready)].into_iter().enumerate() {
             let v = m.bit(&self.n(&format!("{ch}valid")));
             let cur = (
                 m.get(&self.n(&format!("{ch}addr"))),
                 m.get(&self.n(&format!("{ch}len"))),
             );
-            let held = if ch == "ar" {
-                &mut self.ar_held
-            } else {
-                &mut self.aw_held
-            };
+            let held = &mut self.held[k];
             if let Some(h) = *held {
                 assert!(v, "{ch}valid dropped before its handshake (cycle {now})");
                 assert_eq!(

@@ -564,8 +564,6 @@ impl Logic for TxBuild {
         }
         if self.a_start.val() {
             self.a_nq.d.next = !self.hs_cls.q.val().get_bit(1) && self.hs_pb.q.val().any();
-        }
-        if self.a_start.val() {
             self.a_act.d.next = true;
             self.a_dbg.d.next = false;
             self.a_kind.d.next = self.hs_kind.q.val();
