@@ -557,6 +557,10 @@ pub struct AckProc {
     g_hold: Signal<Local, Bit>,
     g_prog: Signal<Local, Bit>,
     e_in: Signal<Local, Bit>,
+    /// ackp + 1 - una_psn - n (16 bits): its top bit is e_g < n for e_g, n below 2^15
+    e_lt: Signal<Local, Bits<16>>,
+    /// ackp + 1 - una_psn - rem (16 bits): its top bit is rem > e_g for e_g, rem below 2^15
+    g_lt: Signal<Local, Bits<16>>,
     g_rb: Signal<Local, Bits<8>>,
     i_last: Signal<Local, Bit>,
     pos_ok: Signal<Local, Bit>,
@@ -883,6 +887,8 @@ impl AckProc {
             g_hold: Default::default(),
             g_prog: Default::default(),
             e_in: Default::default(),
+            e_lt: Default::default(),
+            g_lt: Default::default(),
             g_rb: Default::default(),
             i_last: Default::default(),
             pos_ok: Default::default(),
@@ -1509,8 +1515,14 @@ impl Logic for AckProc {
         //   e - 1 = e_in ? ackp : una_psn - 1          (una_psn + e_g - 1 = ackp when e_in)
         //   (e - 1) - ackp = e_in ? 0 : -e_g           (progress when that is in 1..2^15)
         self.e_g.next = self.ackp0.q.val() + 1 - self.una.q.val().get_bits::<16>(0);
-        self.e_in.next =
-            !self.e_g.val().get_bit(15) && (bit_cast::<24, 16>(self.e_g.val()) < self.s_n.q.val());
+        // e_g < n on its own carry chain, not behind e_g's: with e_g below 2^15 (tested
+        // beside it), e_g < n when n is 2^15 or more, else when e_g - n (in -2^15 .. 2^15) is
+        // negative, the top bit of one 16-bit sum ackp + 1 - una_psn - n
+        self.e_lt.next = self.ackp0.q.val() + 1
+            - self.una.q.val().get_bits::<16>(0)
+            - self.s_n.q.val().get_bits::<16>(0);
+        self.e_in.next = !self.e_g.val().get_bit(15)
+            && (self.s_n.q.val().get_bits::<9>(15).any() || self.e_lt.val().get_bit(15));
         self.e_off.next = 0.into();
         self.e_psn.next = self.una.q.val();
         self.e_m1.next = self.una.q.val().get_bits::<16>(0) - 1;
@@ -1521,10 +1533,15 @@ impl Logic for AckProc {
         }
         // past e (rem = the event's target - una_psn: ACK p + 1, NAK / RESPONSE p): an implicit
         // NAK; a NAK only when its PSN lies beyond the READ WQE (one inside it works as before)
+        // (rem > e_g the same way, for e_in's e_g below 2^15: rem is 2^15 or more, or
+        // e_g - rem = ackp + 1 - una_psn - rem is negative)
+        self.g_lt.next = self.ackp0.q.val() + 1
+            - self.una.q.val().get_bits::<16>(0)
+            - self.rem.q.val().get_bits::<16>(0);
         self.g_gap.next = self.rdh.val() && self.rem.q.val().any();
         if self.e_in.val() {
-            self.g_gap.next =
-                self.rdh.val() && (self.rem.q.val() > bit_cast::<24, 16>(self.e_g.val()));
+            self.g_gap.next = self.rdh.val()
+                && (self.rem.q.val().get_bits::<9>(15).any() || self.g_lt.val().get_bit(15));
         }
         if self.is_nak.q.val() && !self.is_rsp.q.val() {
             self.g_gap.next = self.rdh.val() && self.rd_before.q.val();

@@ -1563,10 +1563,11 @@ impl Logic for TxReq {
         self.cpl.flags.next = 0.into();
         self.cpl.wqe_idx.next = self.e_ci.val();
 
-        self.e_pend.next = self.q_ci.val() != self.q_pi.val();
-        if self.ci_behind.val() {
-            self.e_pend.next = self.q_ackci.val() != self.q_pi.val();
-        }
+        // an AND-OR of the two compares, not an if/else: yosys's opt_share turns a mux of two
+        // compares with a shared operand into one compare of the muxed operand (e_ci), which
+        // put the 16-bit compare behind ci_behind's carry chain and the e_ci select
+        self.e_pend.next = (self.ci_behind.val() && (self.q_ackci.val() != self.q_pi.val()))
+            || (!self.ci_behind.val() && (self.q_ci.val() != self.q_pi.val()));
         self.qp_go.next = (self.q_state.val() == self.c_rts.val())
             && self.e_pend.val()
             && !(self.q_rflags.val() & self.c_rnr_wait.val()).any();
