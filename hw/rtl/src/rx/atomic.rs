@@ -89,8 +89,12 @@ pub struct AtomicUnit {
     err: DFF<Bit>,
     found: DFF<Bit>,
     save: DFF<Bit>,
-    awd: DFF<Bit>,
-    wd: DFF<Bit>,
+    /// AR, AW and W offered and not yet taken: the valids come straight from flip-flops
+    /// (set as the state enters Ar / Aw, cleared by the handshake), so axmux's arbitration
+    /// and the engines behind it do not start at a decode of the state
+    arv: DFF<Bit>,
+    awv: DFF<Bit>,
+    wv: DFF<Bit>,
     si: DFF<Bits<5>>,
     rv: DFF<Bit>,
     amask: Constant<Bits<64>>,
@@ -133,8 +137,9 @@ impl AtomicUnit {
             err: Default::default(),
             found: Default::default(),
             save: Default::default(),
-            awd: Default::default(),
-            wd: Default::default(),
+            arv: Default::default(),
+            awv: Default::default(),
+            wv: Default::default(),
             si: Default::default(),
             rv: Default::default(),
             amask: Constant::new(0xFFFF_FFFF_FFFF_FFC0_u64.into()),
@@ -160,7 +165,7 @@ impl Logic for AtomicUnit {
     fn update(&mut self) {
         dff_setup!(
             self, clock, st, outst, qpn, psn, fa, base, off, swap, cmp, head, ncnt, orig, newv,
-            err, found, save, awd, wd, si, rv
+            err, found, save, arv, awv, wv, si, rv
         );
         self.ram.read_clock.next = self.clock.val();
         self.ram.write_clock.next = self.clock.val();
@@ -178,24 +183,24 @@ impl Logic for AtomicUnit {
         self.sh_b.next = bit_cast::<6, 3>(self.off.q.val()) << 3;
         self.rword.next = self.m.rdata.val().get_bits::<64>(self.sh_w.val().index());
 
-        // ---------------- AXI4 master: fixed fields, valids from the state only
+        // ---------------- AXI4 master: fixed fields, valids from their registers
         self.m.arid.next = 0.into();
         self.m.araddr.next = self.base.q.val();
         self.m.arlen.next = 0.into();
         self.m.arsize.next = 6.into();
         self.m.arburst.next = 1.into();
-        self.m.arvalid.next = self.st.q.val() == AtomState::Ar;
+        self.m.arvalid.next = self.arv.q.val();
         self.m.rready.next = self.st.q.val() == AtomState::R;
         self.m.awid.next = 0.into();
         self.m.awaddr.next = self.base.q.val();
         self.m.awlen.next = 0.into();
         self.m.awsize.next = 6.into();
         self.m.awburst.next = 1.into();
-        self.m.awvalid.next = (self.st.q.val() == AtomState::Aw) && !self.awd.q.val();
+        self.m.awvalid.next = self.awv.q.val();
         self.m.wdata.next = bit_cast::<512, 64>(self.newv.q.val()) << self.sh_w.val();
         self.m.wstrb.next = self.strb8.val() << self.sh_b.val();
         self.m.wlast.next = true;
-        self.m.wvalid.next = (self.st.q.val() == AtomState::Aw) && !self.wd.q.val();
+        self.m.wvalid.next = self.wv.q.val();
         self.m.bready.next = self.st.q.val() == AtomState::B;
 
         // ---------------- request port and answer (registers)
@@ -234,13 +239,12 @@ impl Logic for AtomicUnit {
                     self.err.d.next = false;
                     self.found.d.next = false;
                     self.save.d.next = false;
-                    self.awd.d.next = false;
-                    self.wd.d.next = false;
                     self.si.d.next = 0.into();
                     if self.req.dup.val() {
                         self.st.d.next = AtomState::Search;
                     } else if self.out_z.val() && !self.dw_cmd.val() {
                         self.st.d.next = AtomState::Ar;
+                        self.arv.d.next = true;
                     } else {
                         self.st.d.next = AtomState::WaitW;
                     }
@@ -249,10 +253,12 @@ impl Logic for AtomicUnit {
             AtomState::WaitW => {
                 if self.out_z.val() {
                     self.st.d.next = AtomState::Ar;
+                    self.arv.d.next = true;
                 }
             }
             AtomState::Ar => {
                 if self.m.arready.val() {
+                    self.arv.d.next = false;
                     self.st.d.next = AtomState::R;
                 }
             }
@@ -273,18 +279,20 @@ impl Logic for AtomicUnit {
                         self.st.d.next = AtomState::Done;
                     } else {
                         self.st.d.next = AtomState::Aw;
+                        self.awv.d.next = true;
+                        self.wv.d.next = true;
                     }
                 }
             }
             AtomState::Aw => {
                 if self.m.awready.val() {
-                    self.awd.d.next = true;
+                    self.awv.d.next = false;
                 }
                 if self.m.wready.val() {
-                    self.wd.d.next = true;
+                    self.wv.d.next = false;
                 }
-                if (self.awd.q.val() || self.m.awready.val())
-                    && (self.wd.q.val() || self.m.wready.val())
+                if (!self.awv.q.val() || self.m.awready.val())
+                    && (!self.wv.q.val() || self.m.wready.val())
                 {
                     self.st.d.next = AtomState::B;
                 }
@@ -325,6 +333,9 @@ impl Logic for AtomicUnit {
             self.st.d.next = AtomState::Idle;
             self.outst.d.next = 0.into();
             self.rv.d.next = false;
+            self.arv.d.next = false;
+            self.awv.d.next = false;
+            self.wv.d.next = false;
         }
     }
 }
