@@ -1563,11 +1563,15 @@ impl Logic for TxReq {
         self.cpl.flags.next = 0.into();
         self.cpl.wqe_idx.next = self.e_ci.val();
 
-        // an AND-OR of the two compares, not an if/else: yosys's opt_share turns a mux of two
-        // compares with a shared operand into one compare of the muxed operand (e_ci), which
-        // put the 16-bit compare behind ci_behind's carry chain and the e_ci select
-        self.e_pend.next = (self.ci_behind.val() && (self.q_ackci.val() != self.q_pi.val()))
-            || (!self.ci_behind.val() && (self.q_ci.val() != self.q_pi.val()));
+        // e_ci != sq_pi without e_ci's select: sq_ack_ci and sq_ci are both at or before
+        // sq_pi (the ACK processor walks up to sq_ci, a restart sets sq_ci to sq_ack_ci), so
+        // with sq_ci behind (before sq_ack_ci), sq_ci != sq_pi holds and the test is
+        // sq_ack_ci != sq_pi; with sq_ci not behind, sq_ack_ci is at or before sq_ci, so
+        // sq_ci != sq_pi implies sq_ack_ci != sq_pi. Either way both compares, made side by
+        // side from the record (the select's form, even as an AND-OR, was mapped as one
+        // compare of the selected e_ci, behind ci_behind's carry chain)
+        self.e_pend.next =
+            (self.q_ci.val() != self.q_pi.val()) && (self.q_ackci.val() != self.q_pi.val());
         self.qp_go.next = (self.q_state.val() == self.c_rts.val())
             && self.e_pend.val()
             && !(self.q_rflags.val() & self.c_rnr_wait.val()).any();
