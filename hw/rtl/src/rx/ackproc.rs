@@ -422,6 +422,11 @@ pub struct AckProc {
     n_ack: DFF<Bits<32>>,
     n_nak: DFF<Bits<32>>,
     n_ign: DFF<Bits<32>>,
+    /// one more for `n_rdd` / `n_gap` / `n_ign`, added a cycle after the decision that counts
+    /// it (the 32-bit increments are not behind the READ bookkeeping and the take)
+    c_rdd: DFF<Bit>,
+    c_gap: DFF<Bit>,
+    c_ign: DFF<Bit>,
     // ---- combinational temporaries
     kind: Signal<Local, Bits<3>>,
     /// Idle: the event (or the expired timer) goes to the context read, asked for at once
@@ -550,7 +555,8 @@ pub struct AckProc {
     ack_adv: Signal<Local, Bits<16>>,
     n_base: Signal<Local, Bits<8>>,
     e_g: Signal<Local, Bits<16>>,
-    e_off: Signal<Local, Bits<24>>,
+    /// rem == e's offset in the WQE (e_in ? e_g : 0), from the two compares beside e_in
+    e_at: Signal<Local, Bit>,
     e_psn: Signal<Local, Bits<24>>,
     e_m1: Signal<Local, Bits<16>>,
     g_gap: Signal<Local, Bit>,
@@ -788,6 +794,9 @@ impl AckProc {
             n_ack: Default::default(),
             n_nak: Default::default(),
             n_ign: Default::default(),
+            c_rdd: Default::default(),
+            c_gap: Default::default(),
+            c_ign: Default::default(),
             kind: Default::default(),
             ev_go: Default::default(),
             ev_qok: Default::default(),
@@ -880,7 +889,7 @@ impl AckProc {
             ack_adv: Default::default(),
             n_base: Default::default(),
             e_g: Default::default(),
-            e_off: Default::default(),
+            e_at: Default::default(),
             e_psn: Default::default(),
             e_m1: Default::default(),
             g_gap: Default::default(),
@@ -930,7 +939,7 @@ impl Logic for AckProc {
         dff_setup!(
             self, clock, is_rsp, rpos_r, plen_r, ackp0, rd_hit, rd_before, tmo_e, s_la, s_len, s_n,
             s_wrid, s_sig, v_ok, v_addr, v_early, r_last, rc_err, pl_wait, set_gap, clr_gap, n_rdr,
-            n_gap, n_rdd, c_rd
+            n_gap, n_rdd, c_rd, c_rdd, c_gap, c_ign
         );
         dff_setup!(
             self, clock, atom_r, s_at, s_fa, c_at, c_fa, sweeping, sweep, n_mrg, s_fresh, s_rd
@@ -966,6 +975,19 @@ impl Logic for AckProc {
         self.cnt_rd_rsp.next = self.n_rdr.q.val();
         self.cnt_rd_gap.next = self.n_gap.q.val();
         self.cnt_rd_drop.next = self.n_rdd.q.val();
+        // the counts decided last cycle (`c_rdd`, `c_gap`, `c_ign`), then this cycle's decisions set them again
+        self.c_rdd.d.next = false;
+        self.c_gap.d.next = false;
+        self.c_ign.d.next = false;
+        if self.c_rdd.q.val() {
+            self.n_rdd.d.next = self.n_rdd.q.val() + 1;
+        }
+        if self.c_gap.q.val() {
+            self.n_gap.d.next = self.n_gap.q.val() + 1;
+        }
+        if self.c_ign.q.val() {
+            self.n_ign.d.next = self.n_ign.q.val() + 1;
+        }
         self.rdv.valid.next = (self.st.q.val() == AckSt::Verdict) && !self.pl_wait.q.val();
         if self.rdv.placed.val() {
             self.pl_wait.d.next = false;
@@ -1517,27 +1539,35 @@ impl Logic for AckProc {
         self.e_g.next = self.ackp0.q.val() + 1 - self.una.q.val().get_bits::<16>(0);
         // e_g < n on its own carry chain, not behind e_g's: with e_g below 2^15 (tested
         // beside it), e_g < n when n is 2^15 or more, else when e_g - n (in -2^15 .. 2^15) is
-        // negative, the top bit of one 16-bit sum ackp + 1 - una_psn - n
-        self.e_lt.next = self.ackp0.q.val() + 1
-            - self.una.q.val().get_bits::<16>(0)
-            - self.s_n.q.val().get_bits::<16>(0);
+        // negative, the top bit of one 16-bit sum ackp + 1 - una_psn - n, written as
+        // !n + ackp + !una_psn + 3 so that it shares no partial sum with e_g (yosys would
+        // otherwise compute it from e_g, a second carry chain behind the first)
+        self.e_lt.next = !self.s_n.q.val().get_bits::<16>(0)
+            + self.ackp0.q.val()
+            + !self.una.q.val().get_bits::<16>(0)
+            + 3;
         self.e_in.next = !self.e_g.val().get_bit(15)
             && (self.s_n.q.val().get_bits::<9>(15).any() || self.e_lt.val().get_bit(15));
-        self.e_off.next = 0.into();
+        // (rem == e's offset e_in ? e_g : 0 as an AND-OR of its two compares, which do not
+        // wait for e_in)
+        self.e_at.next = (self.e_in.val()
+            && !self.rem.q.val().get_bits::<8>(16).any()
+            && (self.rem.q.val().get_bits::<16>(0) == self.e_g.val()))
+            || (!self.e_in.val() && !self.rem.q.val().any());
         self.e_psn.next = self.una.q.val();
         self.e_m1.next = self.una.q.val().get_bits::<16>(0) - 1;
         if self.e_in.val() {
-            self.e_off.next = bit_cast::<24, 16>(self.e_g.val());
             self.e_psn.next = self.una.q.val() + bit_cast::<24, 16>(self.e_g.val());
             self.e_m1.next = self.ackp0.q.val();
         }
         // past e (rem = the event's target - una_psn: ACK p + 1, NAK / RESPONSE p): an implicit
         // NAK; a NAK only when its PSN lies beyond the READ WQE (one inside it works as before)
         // (rem > e_g the same way, for e_in's e_g below 2^15: rem is 2^15 or more, or
-        // e_g - rem = ackp + 1 - una_psn - rem is negative)
-        self.g_lt.next = self.ackp0.q.val() + 1
-            - self.una.q.val().get_bits::<16>(0)
-            - self.rem.q.val().get_bits::<16>(0);
+        // e_g - rem = ackp + 1 - una_psn - rem = !rem + ackp + !una_psn + 3 is negative)
+        self.g_lt.next = !self.rem.q.val().get_bits::<16>(0)
+            + self.ackp0.q.val()
+            + !self.una.q.val().get_bits::<16>(0)
+            + 3;
         self.g_gap.next = self.rdh.val() && self.rem.q.val().any();
         if self.e_in.val() {
             self.g_gap.next = self.rdh.val()
@@ -1675,12 +1705,12 @@ impl Logic for AckProc {
                         || (self.rd_state.val() == self.st_sqd.val()))
                     {
                         if self.is_rsp.q.val() {
-                            self.n_rdd.d.next = self.n_rdd.q.val() + 1;
+                            self.c_rdd.d.next = true;
                             self.v_early.d.next = true;
                             self.st.d.next = AckSt::Verdict;
                         } else {
                             if !self.is_tmo.q.val() {
-                                self.n_ign.d.next = self.n_ign.q.val() + 1;
+                                self.c_ign.d.next = true;
                             }
                             self.st.d.next = AckSt::Idle;
                         }
@@ -1716,11 +1746,11 @@ impl Logic for AckProc {
                     {
                         // stale (before una_psn), or a NAK while waiting out an RNR NAK
                         if self.is_rsp.q.val() {
-                            self.n_rdd.d.next = self.n_rdd.q.val() + 1;
+                            self.c_rdd.d.next = true;
                             self.v_early.d.next = true;
                             self.st.d.next = AckSt::Verdict;
                         } else {
-                            self.n_ign.d.next = self.n_ign.q.val() + 1;
+                            self.c_ign.d.next = true;
                             self.st.d.next = AckSt::Idle;
                         }
                     } else {
@@ -1964,7 +1994,7 @@ impl Logic for AckProc {
                 self.r_last.d.next = self.i_last.val();
                 if !self.g_gap.val()
                     && self.rdh.val()
-                    && (self.rem.q.val() == self.e_off.val())
+                    && self.e_at.val()
                     && self.pos_ok.val()
                     && self.len_ok.val()
                     && (self.atom_r.q.val() == self.s_at.q.val())
@@ -1976,7 +2006,7 @@ impl Logic for AckProc {
                 } else if !self.g_gap.val() || self.g_hold.val() {
                     // duplicate, out of place, malformed, nothing outstanding, or a gap
                     // already being recovered
-                    self.n_rdd.d.next = self.n_rdd.q.val() + 1;
+                    self.c_rdd.d.next = true;
                 }
             } else if self.g_gap.val() {
                 // an ACK/NAK past the expected READ RESPONSE: an implicit NAK instead of
@@ -1995,7 +2025,7 @@ impl Logic for AckProc {
             }
             if self.g_gap.val() && !self.g_hold.val() {
                 // implicit NAK (once per gap): a retry, go back to e
-                self.n_gap.d.next = self.n_gap.q.val() + 1;
+                self.c_gap.d.next = true;
                 self.set_gap.d.next = true;
                 self.gbn_psn.d.next = self.e_psn.val();
                 if self.g_rb.val().any() {
@@ -2096,13 +2126,13 @@ impl Logic for AckProc {
                     self.k_r.d.next = 0.into();
                     self.is_nak.d.next = true;
                     if !self.ev_qok.val() {
-                        self.n_rdd.d.next = self.n_rdd.q.val() + 1;
+                        self.c_rdd.d.next = true;
                         self.st.d.next = AckSt::Verdict;
                     }
                 } else if !self.ev_qok.val()
                     || !((self.kind.val() == 0) || (self.kind.val() == 1) || (self.kind.val() == 3))
                 {
-                    self.n_ign.d.next = self.n_ign.q.val() + 1;
+                    self.c_ign.d.next = true;
                 }
                 // a record read ahead serves this event or none
                 self.pre_v.d.next = false;
@@ -2165,6 +2195,9 @@ impl Logic for AckProc {
             self.n_rdr.d.next = 0.into();
             self.n_gap.d.next = 0.into();
             self.n_rdd.d.next = 0.into();
+            self.c_rdd.d.next = false;
+            self.c_gap.d.next = false;
+            self.c_ign.d.next = false;
             self.sweeping.d.next = true;
             self.sweep.d.next = 0.into();
             self.n_mrg.d.next = 0.into();
