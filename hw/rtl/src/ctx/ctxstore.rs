@@ -229,6 +229,9 @@ pub struct CtxStore {
     word_off: Signal<Local, Bits<9>>,
     in_data: Signal<Local, Bit>,
     sel: Signal<Local, Bits<3>>,
+    /// the client whose write data and byte enables go to the RAM: `sel` whenever port A
+    /// writes, chosen among the writers only (see the arbiter)
+    wsel: Signal<Local, Bits<3>>,
     any: Signal<Local, Bit>,
     m_we: Signal<Local, Bit>,
     m_addr: Signal<Local, Bits<CTX_ADDR_BITS>>,
@@ -382,6 +385,7 @@ impl CtxStore {
             word_off: Default::default(),
             in_data: Default::default(),
             sel: Default::default(),
+            wsel: Default::default(),
             any: Default::default(),
             m_we: Default::default(),
             m_addr: Default::default(),
@@ -475,28 +479,66 @@ impl Logic for CtxStore {
         if self.tok.q.val() == 5 {
             self.tok.d.next = 0.into();
         }
+        // The write data and byte enables are selected among the writers only: the token
+        // holder when it writes, else the first writer in the order above, else the mailbox.
+        // Whenever port A writes, that is `sel` (a granted reader writes nothing), and the
+        // 512-bit select does not wait for the read requests, which come late in the
+        // engines' cycles (their take and read-ahead decisions)
+        self.wsel.next = 5.into();
+        if self.p3.req.val() && self.p3.we.val() {
+            self.wsel.next = 3.into();
+        }
+        if self.p2.req.val() && self.p2.we.val() {
+            self.wsel.next = 2.into();
+        }
+        if self.q0.val() && self.p0.we.val() {
+            self.wsel.next = 0.into();
+        }
+        if self.p1.req.val() && self.p1.we.val() {
+            self.wsel.next = 1.into();
+        }
+        if (self.tok.q.val() == 0) && self.q0.val() && self.p0.we.val() {
+            self.wsel.next = 0.into();
+        }
+        if (self.tok.q.val() == 1) && self.p1.req.val() && self.p1.we.val() {
+            self.wsel.next = 1.into();
+        }
+        if (self.tok.q.val() == 2) && self.p2.req.val() && self.p2.we.val() {
+            self.wsel.next = 2.into();
+        }
+        if (self.tok.q.val() == 3) && self.p3.req.val() && self.p3.we.val() {
+            self.wsel.next = 3.into();
+        }
+        if (self.tok.q.val() == 5) && self.h0.val() {
+            self.wsel.next = 5.into();
+        }
         self.m_we.next = self.h_we.q.val();
         self.m_addr.next = self.h_addr.q.val();
-        self.m_wdata.next = self.staging.q.val();
-        self.m_wbe.next = self.h_wbe.q.val();
         if self.sel.val() == 0 {
             self.m_we.next = self.p0.we.val();
             self.m_addr.next = self.p0.addr.val();
-            self.m_wdata.next = self.p0.wdata.val();
-            self.m_wbe.next = self.p0.wbe.val();
         } else if self.sel.val() == 1 {
             self.m_we.next = self.p1.we.val();
             self.m_addr.next = self.p1.addr.val();
-            self.m_wdata.next = self.p1.wdata.val();
-            self.m_wbe.next = self.p1.wbe.val();
         } else if self.sel.val() == 2 {
             self.m_we.next = self.p2.we.val();
             self.m_addr.next = self.p2.addr.val();
-            self.m_wdata.next = self.p2.wdata.val();
-            self.m_wbe.next = self.p2.wbe.val();
         } else if self.sel.val() == 3 {
             self.m_we.next = self.p3.we.val();
             self.m_addr.next = self.p3.addr.val();
+        }
+        self.m_wdata.next = self.staging.q.val();
+        self.m_wbe.next = self.h_wbe.q.val();
+        if self.wsel.val() == 0 {
+            self.m_wdata.next = self.p0.wdata.val();
+            self.m_wbe.next = self.p0.wbe.val();
+        } else if self.wsel.val() == 1 {
+            self.m_wdata.next = self.p1.wdata.val();
+            self.m_wbe.next = self.p1.wbe.val();
+        } else if self.wsel.val() == 2 {
+            self.m_wdata.next = self.p2.wdata.val();
+            self.m_wbe.next = self.p2.wbe.val();
+        } else if self.wsel.val() == 3 {
             self.m_wdata.next = self.p3.wdata.val();
             self.m_wbe.next = self.p3.wbe.val();
         }
