@@ -1539,13 +1539,12 @@ impl Logic for AckProc {
         self.e_g.next = self.ackp0.q.val() + 1 - self.una.q.val().get_bits::<16>(0);
         // e_g < n on its own carry chain, not behind e_g's: with e_g below 2^15 (tested
         // beside it), e_g < n when n is 2^15 or more, else when e_g - n (in -2^15 .. 2^15) is
-        // negative, the top bit of one 16-bit sum ackp + 1 - una_psn - n, written as
-        // !n + ackp + !una_psn + 3 so that it shares no partial sum with e_g (yosys would
-        // otherwise compute it from e_g, a second carry chain behind the first)
-        self.e_lt.next = !self.s_n.q.val().get_bits::<16>(0)
-            + self.ackp0.q.val()
-            + !self.una.q.val().get_bits::<16>(0)
-            + 3;
+        // negative, the top bit of the 16-bit sum ackp + 1 - una_psn - n (yosys maps it as
+        // e_g - n, one carry chain behind e_g's full-adder layer; a four-operand form
+        // without the shared partial sum mapped a level deeper)
+        self.e_lt.next = self.ackp0.q.val() + 1
+            - self.una.q.val().get_bits::<16>(0)
+            - self.s_n.q.val().get_bits::<16>(0);
         self.e_in.next = !self.e_g.val().get_bit(15)
             && (self.s_n.q.val().get_bits::<9>(15).any() || self.e_lt.val().get_bit(15));
         // (rem == e's offset e_in ? e_g : 0 as an AND-OR of its two compares, which do not
@@ -1563,11 +1562,10 @@ impl Logic for AckProc {
         // past e (rem = the event's target - una_psn: ACK p + 1, NAK / RESPONSE p): an implicit
         // NAK; a NAK only when its PSN lies beyond the READ WQE (one inside it works as before)
         // (rem > e_g the same way, for e_in's e_g below 2^15: rem is 2^15 or more, or
-        // e_g - rem = ackp + 1 - una_psn - rem = !rem + ackp + !una_psn + 3 is negative)
-        self.g_lt.next = !self.rem.q.val().get_bits::<16>(0)
-            + self.ackp0.q.val()
-            + !self.una.q.val().get_bits::<16>(0)
-            + 3;
+        // e_g - rem = ackp + 1 - una_psn - rem is negative)
+        self.g_lt.next = self.ackp0.q.val() + 1
+            - self.una.q.val().get_bits::<16>(0)
+            - self.rem.q.val().get_bits::<16>(0);
         self.g_gap.next = self.rdh.val() && self.rem.q.val().any();
         if self.e_in.val() {
             self.g_gap.next = self.rdh.val()
@@ -1979,69 +1977,6 @@ impl Logic for AckProc {
                 self.st.d.next = AckSt::Idle;
             }
         }
-        // ---------------- READ bookkeeping after the walk (RdDec, or the walk's deciding
-        // cycle: `rd_fast`), from registers
-        if self.dec_now.val() {
-            self.st.d.next = AckSt::Post;
-            self.v_ok.d.next = false;
-            if self.tmo_e.q.val() {
-                // a timeout resumes at the packet after the last one acknowledged, e
-                self.gbn_psn.d.next = self.e_psn.val();
-            }
-            if self.is_rsp.q.val() {
-                self.st.d.next = AckSt::Verdict;
-                self.v_addr.d.next = self.s_la.q.val() + bit_cast::<64, 32>(self.off32.val());
-                self.r_last.d.next = self.i_last.val();
-                if !self.g_gap.val()
-                    && self.rdh.val()
-                    && self.e_at.val()
-                    && self.pos_ok.val()
-                    && self.len_ok.val()
-                    && (self.atom_r.q.val() == self.s_at.q.val())
-                {
-                    // the expected response, in place, of the right kind (a READ
-                    // RESPONSE for a READ WQE, an ATOMIC ACKNOWLEDGE for an atomic):
-                    // write its payload
-                    self.v_ok.d.next = true;
-                } else if !self.g_gap.val() || self.g_hold.val() {
-                    // duplicate, out of place, malformed, nothing outstanding, or a gap
-                    // already being recovered
-                    self.c_rdd.d.next = true;
-                }
-            } else if self.g_gap.val() {
-                // an ACK/NAK past the expected READ RESPONSE: an implicit NAK instead of
-                // the event's own decision; it acknowledges only up to e - 1
-                self.dec_r.d.next = false;
-                self.dec_n.d.next = false;
-                self.need_rs.d.next = false;
-                self.need_ts.d.next = false;
-                self.set_wait.d.next = false;
-                self.t_rnr.d.next = false;
-                self.prog.d.next = self.g_prog.val();
-                self.ackp.d.next = self.ackp0.q.val();
-                if self.g_prog.val() {
-                    self.ackp.d.next = self.e_m1.val();
-                }
-            }
-            if self.g_gap.val() && !self.g_hold.val() {
-                // implicit NAK (once per gap): a retry, go back to e
-                self.c_gap.d.next = true;
-                self.set_gap.d.next = true;
-                self.gbn_psn.d.next = self.e_psn.val();
-                if self.g_rb.val().any() {
-                    self.dec_r.d.next = true;
-                    self.need_rs.d.next = true;
-                } else {
-                    // retries used up: the READ WQE fails, QP to ERR
-                    self.rc_err.d.next = true;
-                    self.set_err.d.next = true;
-                    self.err_st.d.next = self.s_retry.val();
-                    if !self.is_rsp.q.val() {
-                        self.st.d.next = AckSt::RdCpl;
-                    }
-                }
-            }
-        }
         // Post's progress work where the walk (a plain ACK) or RdCpl (a READ WQE retired in
         // place) does it instead: both retry counts refilled, the timer re-armed unless an
         // RNR wait runs (Post itself also checks set_err / set_wait, never set on these
@@ -2148,6 +2083,71 @@ impl Logic for AckProc {
                 self.st.d.next = AckSt::CtxRd;
                 if self.cgnt.val() {
                     self.st.d.next = AckSt::CtxWait;
+                }
+            }
+        }
+        // ---------------- READ bookkeeping after the walk (RdDec, or the walk's deciding
+        // cycle: `rd_fast`), from registers. It comes after the take, whose states it never
+        // shares, so that its late terms (e_g -> g_gap) make the last select of `st` and
+        // `err_st` instead of running through the take's selects too
+        if self.dec_now.val() {
+            self.st.d.next = AckSt::Post;
+            self.v_ok.d.next = false;
+            if self.tmo_e.q.val() {
+                // a timeout resumes at the packet after the last one acknowledged, e
+                self.gbn_psn.d.next = self.e_psn.val();
+            }
+            if self.is_rsp.q.val() {
+                self.st.d.next = AckSt::Verdict;
+                self.v_addr.d.next = self.s_la.q.val() + bit_cast::<64, 32>(self.off32.val());
+                self.r_last.d.next = self.i_last.val();
+                if !self.g_gap.val()
+                    && self.rdh.val()
+                    && self.e_at.val()
+                    && self.pos_ok.val()
+                    && self.len_ok.val()
+                    && (self.atom_r.q.val() == self.s_at.q.val())
+                {
+                    // the expected response, in place, of the right kind (a READ
+                    // RESPONSE for a READ WQE, an ATOMIC ACKNOWLEDGE for an atomic):
+                    // write its payload
+                    self.v_ok.d.next = true;
+                } else if !self.g_gap.val() || self.g_hold.val() {
+                    // duplicate, out of place, malformed, nothing outstanding, or a gap
+                    // already being recovered
+                    self.c_rdd.d.next = true;
+                }
+            } else if self.g_gap.val() {
+                // an ACK/NAK past the expected READ RESPONSE: an implicit NAK instead of
+                // the event's own decision; it acknowledges only up to e - 1
+                self.dec_r.d.next = false;
+                self.dec_n.d.next = false;
+                self.need_rs.d.next = false;
+                self.need_ts.d.next = false;
+                self.set_wait.d.next = false;
+                self.t_rnr.d.next = false;
+                self.prog.d.next = self.g_prog.val();
+                self.ackp.d.next = self.ackp0.q.val();
+                if self.g_prog.val() {
+                    self.ackp.d.next = self.e_m1.val();
+                }
+            }
+            if self.g_gap.val() && !self.g_hold.val() {
+                // implicit NAK (once per gap): a retry, go back to e
+                self.c_gap.d.next = true;
+                self.set_gap.d.next = true;
+                self.gbn_psn.d.next = self.e_psn.val();
+                if self.g_rb.val().any() {
+                    self.dec_r.d.next = true;
+                    self.need_rs.d.next = true;
+                } else {
+                    // retries used up: the READ WQE fails, QP to ERR
+                    self.rc_err.d.next = true;
+                    self.set_err.d.next = true;
+                    self.err_st.d.next = self.s_retry.val();
+                    if !self.is_rsp.q.val() {
+                        self.st.d.next = AckSt::RdCpl;
+                    }
                 }
             }
         }
