@@ -13,6 +13,10 @@
 #   DEPTH_TIMEOUT=720  seconds one yosys run may take; over that it is killed, row "timeout"
 #   DEPTH_VERILOG=build/verilog/rnic_top.v (make verilog writes it)   DEPTH_OUT=build/depth
 #   DEPTH_MD=out/depth.md (the table)
+#   DEPTH_EXPLAIN=N    also $DEPTH_OUT/MODULE.lutpath.explain: the paths to the N deepest ends,
+#                      each net with its driving cell and that cell's named inputs
+#   DEPTH_KEEP_JSON=1  keep $DEPTH_OUT/MODULE.json (the netlist, tens of MB) for
+#                      scripts/lutdepth.py runs of your own
 # Raw logs: $DEPTH_OUT/MODULE.log; the longest path, one line per cell: $DEPTH_OUT/MODULE.path;
 # the path with the most LUT levels, one net a line: $DEPTH_OUT/MODULE.lutpath
 # A block whose memory yosys 0.23 fails to map to LUTRAM is run again with -nolutram (its row
@@ -57,96 +61,10 @@ else
 fi
 [ "${DEPTH_TOP:-0}" = 1 ] && mods+=(rnic_top)
 
-# Most LUT levels on any path (the longest ltp path is mostly carry chains): a longest path over
-# the netlist yosys writes as JSON where a LUT1..6 counts 1 and MUXF*, CARRY*, INV count 0,
-# broken at the same sequential cells. Prints: levels, start bit, end bit.
+# Most LUT levels on any path (the longest ltp path is mostly carry chains): scripts/lutdepth.py
+# on the netlist yosys writes as JSON. Prints: levels, start bit, end bit.
 lutdepth() {
-    python3 - "$1" "$2" "$3" "${DEPTH_BB:-}" <<'PY'
-import json, sys
-from collections import defaultdict, deque
-# longest path counting LUT1..6 only (MUXF*, CARRY*, INV free), paths broken at sequential cells
-SEQ = ("FD", "LD", "SRL", "RAM", "URAM", "DSP", "FIFO", "BUF")
-BB = set(sys.argv[4].split())
-d = json.load(open(sys.argv[1]))
-mods = {n: m for n, m in d["modules"].items() if not m.get("attributes", {}).get("blackbox")}
-mod = mods[sys.argv[2]]
-names = {}
-for n, w in mod["netnames"].items():
-    for i, b in enumerate(w["bits"]):
-        if isinstance(b, int) and (b not in names or not n.startswith("$")):
-            names[b] = n if len(w["bits"]) == 1 else "%s[%d]" % (n, i + w.get("offset", 0))
-succ = defaultdict(list)
-indeg = defaultdict(int)
-nodes = set()
-for cn, c in mod["cells"].items():
-    t = c["type"]
-    if t.startswith(SEQ) or t in BB:
-        continue
-    w = 1 if t.startswith("LUT") else 0
-    dirs = c.get("port_directions", {})
-    ins, outs = [], []
-    for p, bits in c["connections"].items():
-        bits = [b for b in bits if isinstance(b, int)]
-        if dirs.get(p) == "input":
-            ins += bits
-        elif dirs.get(p) == "output":
-            outs += bits
-    for s in set(ins):
-        for o in set(outs):
-            succ[s].append((o, w))
-            indeg[o] += 1
-            nodes.add(s); nodes.add(o)
-dist = {n: 0 for n in nodes}
-prev = {}
-q = deque(n for n in nodes if indeg[n] == 0)
-seen = 0
-while q:
-    n = q.popleft(); seen += 1
-    for o, w in succ[n]:
-        if dist[n] + w > dist[o]:
-            dist[o] = dist[n] + w; prev[o] = n
-        indeg[o] -= 1
-        if indeg[o] == 0:
-            q.append(o)
-if not nodes:
-    print(0, "-", "-"); sys.exit()
-end = max(nodes, key=lambda n: dist[n])
-start = end
-path = [end]
-while start in prev:
-    start = prev[start]
-    path.append(start)
-# the whole path, one net a line with its LUT count so far (named nets help find the logic)
-with open(sys.argv[3], "w") as f:
-    for n in reversed(path):
-        f.write("%d %s\n" % (dist[n], names.get(n, str(n))))
-# every named path end (a register input, a block port) over 8 LUT levels, deepest first,
-# with where its path starts
-with open(sys.argv[3] + ".ends", "w") as f:
-    ends = sorted((n for n in nodes if dist[n] > 8 and not succ[n]), key=lambda n: -dist[n])
-    for n in ends:
-        s = n
-        while s in prev:
-            s = prev[s]
-        f.write("%d %s <- %s\n" % (dist[n], names.get(n, str(n)), names.get(s, str(s))))
-    # the deepest path of each (start block, end block) pair, its named nets only
-    blk = lambda n: names.get(n, "$").split(".")[0] if not names.get(n, "$").startswith("$") else "(internal)"
-    seen_pairs = set()
-    for n in ends:
-        p = [n]
-        while p[-1] in prev:
-            p.append(prev[p[-1]])
-        key = (blk(p[-1]), blk(n))
-        if key in seen_pairs:
-            continue
-        seen_pairs.add(key)
-        f.write("\n# %s -> %s, %d LUT levels:\n" % (key[0], key[1], dist[n]))
-        for x in reversed(p):
-            if not names.get(x, "$").startswith("$"):
-                f.write("  %d %s\n" % (dist[x], names[x]))
-loop = "" if seen == len(nodes) else "(comb-loop:%d-bits-left-out)" % (len(nodes) - seen)
-print(dist[end], names.get(start, str(start)) + loop, names.get(end, str(end)))
-PY
+    python3 "$(dirname "$0")/lutdepth.py" "$1" "$2" "$3" "${DEPTH_BB:-}" "${DEPTH_EXPLAIN:-0}"
 }
 
 hdr="| module | LUT | FF | ltp length | LUT levels on it | seconds | path: cells on it, from -> to | max LUT levels (any path): from -> to |"
@@ -217,7 +135,7 @@ for m in "${mods[@]}"; do
         ' "$out/$m.luts" "$out/$m.muxf" "$out/$m.carry" "$out/$m.path") || true
         ml='?' mfrom='?' mto='?'
         read -r ml mfrom mto < <(lutdepth "$out/$m.json" "$m" "$out/$m.lutpath") || true
-        rm -f "$out/$m.json" # tens of MB each
+        [ "${DEPTH_KEEP_JSON:-0}" = 1 ] || rm -f "$out/$m.json" # tens of MB each
         row="| $name | $lut | $ff | $len | $nl | $secs | $nl LUT + $nm MUXF + $nc CARRY4 + $no other; $from -> $to | $ml: $mfrom -> $mto |"
     fi
     echo "$row"
