@@ -550,8 +550,10 @@ pub struct AckProc {
     r_base: Signal<Local, Bits<8>>,
     acked: Signal<Local, Bits<24>>,
     pr_now: Signal<Local, Bit>,
-    rb_now: Signal<Local, Bits<8>>,
-    nb_now: Signal<Local, Bits<8>>,
+    /// retries this event may use (the full count after progress, else what is left): a
+    /// transport retry left, no RNR retry left
+    rb_any: Signal<Local, Bit>,
+    nb_zero: Signal<Local, Bit>,
     ack_adv: Signal<Local, Bits<16>>,
     n_base: Signal<Local, Bits<8>>,
     e_g: Signal<Local, Bits<16>>,
@@ -884,8 +886,8 @@ impl AckProc {
             r_base: Default::default(),
             acked: Default::default(),
             pr_now: Default::default(),
-            rb_now: Default::default(),
-            nb_now: Default::default(),
+            rb_any: Default::default(),
+            nb_zero: Default::default(),
             ack_adv: Default::default(),
             n_base: Default::default(),
             e_g: Default::default(),
@@ -1249,12 +1251,17 @@ impl Logic for AckProc {
             && self.ack_adv.val().any()
             && !self.ack_adv.val().get_bit(15);
         // retries this event may use: the full counts after progress, else what is left
-        self.rb_now.next = self.rd_rleft.val();
-        self.nb_now.next = self.rd_nleft.val();
-        if self.pr_now.val() {
-            self.rb_now.next = self.cdat.val().get_bits::<8>(self.o_rcnt.val().index());
-            self.nb_now.next = self.rd_ncnt.val();
-        }
+        // (each count tested on its own, beside pr_now, then selected: not a select of the
+        // counts behind pr_now's subtraction and then the test)
+        self.rb_any.next = (self.pr_now.val()
+            && self
+                .cdat
+                .val()
+                .get_bits::<8>(self.o_rcnt.val().index())
+                .any())
+            || (!self.pr_now.val() && self.rd_rleft.val().any());
+        self.nb_zero.next = (self.pr_now.val() && !self.rd_ncnt.val().any())
+            || (!self.pr_now.val() && !self.rd_nleft.val().any());
         // WQEs sent and not yet completed: sq_ci after sq_ack_ci (a restart may leave sq_ci
         // behind sq_ack_ci for a moment: then there are none). The gaps below are kept less
         // one, so that "1 to 2^15" is one carry chain's top bit clear (x + !y = x - y - 1;
@@ -1762,7 +1769,7 @@ impl Logic for AckProc {
                         if self.k_r.q.val() == 1 {
                             // RNR NAK: wait the time it carries, then resend from its PSN
                             self.n_rnr.d.next = self.n_rnr.q.val() + 1;
-                            if !self.nb_now.val().any() && (self.rd_ncnt.val() != 7) {
+                            if self.nb_zero.val() && (self.rd_ncnt.val() != 7) {
                                 self.fatal.d.next = true;
                             } else {
                                 self.dec_n.d.next = self.rd_ncnt.val() != 7;
@@ -1773,7 +1780,7 @@ impl Logic for AckProc {
                         } else if (self.k_r.q.val() == 3) && (self.t_code.q.val() == 0) {
                             // PSN sequence error: go back to the NAK PSN
                             self.n_seq.d.next = self.n_seq.q.val() + 1;
-                            if self.rb_now.val().any() {
+                            if self.rb_any.val() {
                                 self.dec_r.d.next = true;
                                 self.need_rs.d.next = true;
                             } else {
