@@ -977,7 +977,8 @@ impl Logic for AckProc {
         self.cnt_rd_rsp.next = self.n_rdr.q.val();
         self.cnt_rd_gap.next = self.n_gap.q.val();
         self.cnt_rd_drop.next = self.n_rdd.q.val();
-        // the counts decided last cycle (`c_rdd`, `c_gap`, `c_ign`), then this cycle's decisions set them again
+        // the counts decided last cycle (`c_rdd`, `c_gap`, `c_ign`); this cycle's decisions
+        // set them again below
         self.c_rdd.d.next = false;
         self.c_gap.d.next = false;
         self.c_ign.d.next = false;
