@@ -89,7 +89,9 @@ def main():
     with open(out, "w") as f:
         for n in path:
             f.write("%d %s\n" % (dist[n], name(n)))
-    ends = sorted((n for n in nodes if dist[n] > 8 and not succ[n]), key=lambda n: -dist[n])
+    # every path end (no successor), deepest first; the list below keeps those over 8
+    tails = sorted((n for n in nodes if not succ[n]), key=lambda n: -dist[n])
+    ends = [n for n in tails if dist[n] > 8]
     with open(out + ".ends", "w") as f:
         for n in ends:
             f.write("%d %s <- %s\n" % (dist[n], name(n), name(path_to(n)[0])))
@@ -110,8 +112,7 @@ def main():
                     f.write("  %d %s\n" % (dist[x], names[x]))
     if explain > 0:
         with open(out + ".explain", "w") as f:
-            deepest = sorted((n for n in nodes if not succ[n]), key=lambda n: -dist[n])
-            for n in deepest[:explain]:
+            for n in tails[:explain]:
                 f.write("# %d LUT levels: %s <- %s\n" % (dist[n], name(n), name(path_to(n)[0])))
                 for x in path_to(n):
                     t, ins = drv.get(x, ("-", []))
