@@ -79,18 +79,27 @@ fn model_edge<T>(q: &mut VecDeque<T>, cap: usize, rst: bool, rd: bool, wr: bool,
 fn fifo_verilog(w: usize, a: usize, peek: bool) -> String {
     let (z, one) = (format!("{}'d0", a + 1), format!("{}'d1", a + 1));
     let a1 = a - 1;
-    let (p_decl, p_out, p_rst, p_cnt) = if peek {
+    let room1 = format!("{}'d{}", a + 1, (1usize << a) - 1);
+    // the entries: the count register of the peek FIFO, else the pointers' difference
+    let (p_decl, p_out, p_rst, p_cnt, fill) = if peek {
         (
             format!("reg [{a}:0] cnt;\nwire [{a1}:0] rp2 = rp[{a1}:0] + {a}'d1;\n"),
             "    dout2 = mem[rp2];\n".to_string(),
             format!("        cnt <= {z};\n"),
             format!(
-                "        if ((wr && !full) && !(rd && !empty)) cnt <= cnt + {one};
-        if (!(wr && !full) && (rd && !empty)) cnt <= cnt - {one};\n"
+                "        if (push && !pop) cnt <= cnt + {one};
+        if (!push && pop) cnt <= cnt - {one};\n"
             ),
+            "cnt".to_string(),
         )
     } else {
-        Default::default()
+        (
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+            "wp - rp".to_string(),
+        )
     };
     let p_two = if peek {
         format!("    two = |cnt[{a}:1];\n")
@@ -101,21 +110,45 @@ fn fifo_verilog(w: usize, a: usize, peek: bool) -> String {
         "reg [{w1}:0] mem [0:{d1}];
 reg [{a}:0] wp;
 reg [{a}:0] rp;
-{p_decl}always @(*) begin
+// `empty` and `full` are registers, loaded from the entry count before the edge: a
+// producer's push and a consumer's pop (late signals in their blocks) only select their
+// next value, and neither flag is a pointer compare in front of the blocks that read it
+reg empty_r;
+reg full_r;
+initial begin
+    empty_r = 1'b1;
+    full_r = 1'b0;
+end
+{p_decl}wire [{a}:0] fill = {fill};
+wire one_left = fill == {one};
+wire one_room = fill == {room1};
+wire push = wr && !full_r;
+wire pop = rd && !empty_r;
+always @(*) begin
     dout = mem[rp[{a1}:0]];
-{p_out}    empty = wp == rp;
-{p_two}    full = (wp[{a1}:0] == rp[{a1}:0]) && (wp[{a}] != rp[{a}]);
+{p_out}    empty = empty_r;
+{p_two}    full = full_r;
 end
 always @(posedge clock) begin
-    if (wr && !full) mem[wp[{a1}:0]] <= din;
+    if (push) mem[wp[{a1}:0]] <= din;
 end
 always @(posedge clock) begin
     if (rst) begin
         wp <= {z};
         rp <= {z};
+        empty_r <= 1'b1;
+        full_r <= 1'b0;
 {p_rst}    end else begin
-        if (wr && !full) wp <= wp + {one};
-        if (rd && !empty) rp <= rp + {one};
+        if (push) wp <= wp + {one};
+        if (pop) rp <= rp + {one};
+        if (push && !pop) begin
+            empty_r <= 1'b0;
+            full_r <= one_room;
+        end
+        if (!push && pop) begin
+            full_r <= 1'b0;
+            empty_r <= one_left;
+        end
 {p_cnt}    end
 end
 ",
