@@ -107,8 +107,13 @@ pub struct TxBuild {
     a_cls: DFF<Bits<2>>,
     a_hb: DFF<Bit>,
     a_k: DFF<Bits<8>>,
-    a_nb: DFF<Bits<8>>,
-    a_nbm1: DFF<Bits<8>>,
+    /// the frame's beats less 2: `a_k` is at the second-last beat when it equals this
+    a_nbm2: DFF<Bits<8>>,
+    /// `a_k` is the frame's last beat (`a_lb`), its extra trailer beat (`a_xq`): registers
+    /// loaded with `a_k` (at the start and on each fire), so the fire's end-of-frame
+    /// decision (`a_final` -> `a_finish` -> `a_start`) does not start at a compare of `a_k`
+    a_lb: DFF<Bit>,
+    a_xq: DFF<Bit>,
     a_n: DFF<Bits<7>>,
     a_x: DFF<Bit>,
     a_pb: DFF<Bits<8>>,
@@ -227,8 +232,9 @@ impl Default for TxBuild {
             a_cls: Default::default(),
             a_hb: Default::default(),
             a_k: Default::default(),
-            a_nb: Default::default(),
-            a_nbm1: Default::default(),
+            a_nbm2: Default::default(),
+            a_lb: Default::default(),
+            a_xq: Default::default(),
             a_n: Default::default(),
             a_x: Default::default(),
             a_pb: Default::default(),
@@ -307,8 +313,8 @@ impl Logic for TxBuild {
             hs_plen
         );
         dff_setup!(
-            self, clock, a_act, a_dbg, a_kind, a_cls, a_hb, a_k, a_nb, a_nbm1, a_n, a_x, a_pb,
-            a_inl, a_idata, a_plen, a_c, a_h0, a_err, n_pkts, n_acks, qb, a_nq
+            self, clock, a_act, a_dbg, a_kind, a_cls, a_hb, a_k, a_nbm2, a_lb, a_xq, a_n, a_x,
+            a_pb, a_inl, a_idata, a_plen, a_c, a_h0, a_err, n_pkts, n_acks, qb, a_nq
         );
         self.dfifo.clock.next = self.clock.val();
         self.dfifo.rst.next = self.rst.val();
@@ -407,8 +413,8 @@ impl Logic for TxBuild {
         // ---------------- assembler control (needed by the header stage's hand-over)
         // (a_act && !a_dbg && a_k - a_hb < a_pb, a_k >= a_hb: kept in the register `a_nq`)
         self.a_need.next = self.a_nq.q.val();
-        self.a_lastb.next = self.a_k.q.val() == self.a_nbm1.q.val();
-        self.a_xb.next = self.a_x.q.val() && (self.a_k.q.val() == self.a_nb.q.val());
+        self.a_lastb.next = self.a_lb.q.val();
+        self.a_xb.next = self.a_xq.q.val();
         self.a_final.next = self.a_lastb.val() && !self.a_x.q.val();
         if self.a_x.q.val() {
             self.a_final.next = self.a_xb.val();
@@ -540,6 +546,10 @@ impl Logic for TxBuild {
         self.lanes.n.next = self.a_n.q.val();
         if self.a_fire.val() {
             self.a_k.d.next = self.a_k.q.val() + 1;
+            // beat a_k + 1 is the last when a_k is the second-last; it is the extra beat
+            // when a_k is the last of a frame with one
+            self.a_lb.d.next = self.a_k.q.val() == self.a_nbm2.q.val();
+            self.a_xq.d.next = self.a_x.q.val() && self.a_lastb.val();
             self.a_c.d.next = self.lanes.cnext.val();
             if self.a_need.val() && !self.a_inl.q.val() && self.rd.dat_err.val() {
                 self.a_err.d.next = true;
@@ -570,8 +580,9 @@ impl Logic for TxBuild {
             self.a_cls.d.next = self.hs_cls.q.val();
             self.a_hb.d.next = self.hs_cls.q.val().get_bit(1);
             self.a_k.d.next = 0.into();
-            self.a_nb.d.next = self.hs_nb.q.val();
-            self.a_nbm1.d.next = self.hs_nb.q.val() - 1;
+            self.a_nbm2.d.next = self.hs_nb.q.val() - 2;
+            self.a_lb.d.next = self.hs_nb.q.val() == 1;
+            self.a_xq.d.next = self.hs_x.q.val() && (self.hs_nb.q.val() == 0);
             self.a_n.d.next = self.hs_n.q.val();
             self.a_x.d.next = self.hs_x.q.val();
             self.a_pb.d.next = self.hs_pb.q.val();
