@@ -8,7 +8,8 @@ use std::collections::VecDeque;
 
 /// Show-ahead FIFO of `2^A` entries of `W` bits: `dout` is the head while `!empty`; `rd` pops,
 /// `wr` pushes (ignored when full / empty). Synchronous `rst` empties it. Storage is a plain
-/// register array (LUTRAM / BRAM by inference).
+/// register array (LUTRAM / BRAM by inference). `empty` and `full` are registers (set from
+/// the entry count before the edge), not compares of the pointers.
 #[derive(LogicBlock)]
 pub struct Fifo<const W: usize, const A: usize> {
     pub clock: Signal<In, Clock>,

@@ -82,28 +82,70 @@ impl Logic for DmaLanes {
     }
 }
 
-/// The generated body.
+/// The generated body. Synthesis sees one `always @(*)`; under `` `ifdef VERILATOR `` the
+/// lanes are a task that Verilator keeps as a function (`no_inline_task`) and calls only when
+/// `en` is set: its dataflow pass would otherwise turn the `!en` guard into masks and compute
+/// the 64 lanes on every cycle (the self-test is idle during RDMA traffic). Both forms are
+/// the same text with different names.
 pub fn lanes_verilog() -> String {
-    let mut s = String::from(
-        "reg [511:0] masked;\nalways @(*) begin\n  if (!en) begin\n    strb = 64'd0;\n    pattern = 512'd0;\n    masked = 512'd0;\n    fold_pattern = 32'd0;\n    fold_data = 32'd0;\n    misbits = 64'd0;\n  end else begin\n",
+    let zero = "    strb = 64'd0;\n    pattern = 512'd0;\n    masked = 512'd0;\n    fold_pattern = 32'd0;\n    fold_data = 32'd0;\n    misbits = 64'd0;\n";
+    let mut s = String::from("reg [511:0] masked;\n`ifdef VERILATOR\n");
+    s.push_str(
+        // (the ports in the header, on one line: `vgen::ports` reads `input x;` lines as the
+        // module's ports)
+        "task lanes_calc(input [7:0] t_base, input [5:0] t_lo, input [6:0] t_hi, input t_first, input t_last, input [511:0] t_data, output [63:0] o_strb, output [511:0] o_pattern, output [511:0] o_masked, output [31:0] o_fp, output [31:0] o_fd, output [63:0] o_mis);\n  /* verilator no_inline_task */\n  begin\n",
     );
+    s.push_str(&lanes_body(
+        "t_",
+        "o_strb",
+        "o_pattern",
+        "o_masked",
+        "o_fp",
+        "o_fd",
+        "o_mis",
+    ));
+    s.push_str("  end\nendtask\nalways @(*) begin\n  if (!en) begin\n");
+    s.push_str(zero);
+    s.push_str("  end else begin\n    lanes_calc(base, lo, hi, first, last, data, strb, pattern, masked, fold_pattern, fold_data, misbits);\n  end\nend\n`else\n");
+    s.push_str("always @(*) begin\n  if (!en) begin\n");
+    s.push_str(zero);
+    s.push_str("  end else begin\n");
+    s.push_str(&lanes_body(
+        "",
+        "strb",
+        "pattern",
+        "masked",
+        "fold_pattern",
+        "fold_data",
+        "misbits",
+    ));
+    s.push_str("  end\nend\n`endif\n");
+    s
+}
+
+/// The lanes' statements: inputs named `{i}base`, `{i}lo`, ... (`i` a prefix), outputs as given.
+fn lanes_body(i: &str, strb: &str, pat: &str, msk: &str, fp: &str, fd: &str, mis: &str) -> String {
+    let mut s = String::new();
     for k in 0..64 {
         // lane 63 is at or above any `lo`: no comparison (Verilator flags constant ones)
         let lo_ok = if k == 63 {
             "1'b1".to_string()
         } else {
-            format!("(!first || 6'd{k} >= lo)")
+            format!("(!{i}first || 6'd{k} >= {i}lo)")
         };
-        let _ = writeln!(s, "    strb[{k}] = {lo_ok} && (!last || 7'd{k} < hi);");
         let _ = writeln!(
             s,
-            "    pattern[{}:{}] = strb[{k}] ? base + 8'd{k} : 8'd0;",
+            "    {strb}[{k}] = {lo_ok} && (!{i}last || 7'd{k} < {i}hi);"
+        );
+        let _ = writeln!(
+            s,
+            "    {pat}[{}:{}] = {strb}[{k}] ? {i}base + 8'd{k} : 8'd0;",
             8 * k + 7,
             8 * k
         );
         let _ = writeln!(
             s,
-            "    masked[{}:{}] = strb[{k}] ? data[{}:{}] : 8'd0;",
+            "    {msk}[{}:{}] = {strb}[{k}] ? {i}data[{}:{}] : 8'd0;",
             8 * k + 7,
             8 * k,
             8 * k + 7,
@@ -116,19 +158,18 @@ pub fn lanes_verilog() -> String {
             .collect::<Vec<_>>()
             .join(" ^ ")
     };
-    let _ = writeln!(s, "    fold_pattern = {};", words("pattern"));
-    let _ = writeln!(s, "    fold_data = {};", words("masked"));
+    let _ = writeln!(s, "    {fp} = {};", words(pat));
+    let _ = writeln!(s, "    {fd} = {};", words(msk));
     for k in 0..64 {
         let _ = writeln!(
             s,
-            "    misbits[{k}] = strb[{k}] && (data[{}:{}] != pattern[{}:{}]);",
+            "    {mis}[{k}] = {strb}[{k}] && ({i}data[{}:{}] != {pat}[{}:{}]);",
             8 * k + 7,
             8 * k,
             8 * k + 7,
             8 * k
         );
     }
-    s.push_str("  end\nend\n");
     s
 }
 
