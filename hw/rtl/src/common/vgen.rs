@@ -98,6 +98,9 @@ pub fn ports(v: &str, top: &str) -> Vec<Port> {
         .unwrap_or(0);
     let body = &v[start..];
     let body = &body[..body.find("endmodule").unwrap_or(body.len())];
+    // rust-hdl declares a module's ports under "// Module arguments", before its "// Update
+    // code": declarations in the update code (a task's `input x;`) are not ports
+    let body = &body[..body.find("// Update code").unwrap_or(body.len())];
     let re = regex::Regex::new(
         r"(?m)^\s*(input|output)\s+(?:wire|reg)?\s*(?:\[(\d+):0\])?\s*([A-Za-z_][A-Za-z0-9_]*)\s*;",
     )
@@ -111,4 +114,39 @@ pub fn ports(v: &str, top: &str) -> Vec<Port> {
                 .map_or(1, |m| m.as_str().parse::<usize>().unwrap_or(0) + 1),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only the declarations under "// Module arguments" are ports: a task's `input x;` lines
+    /// in the update code are not.
+    #[test]
+    fn ports_are_the_module_arguments_only() {
+        let v = "module m(a,b,y);
+    
+    // Module arguments
+    input wire  [7:0] a;
+    input wire  b;
+    output reg  [511:0] y;
+    
+    // Update code (custom)
+task t;
+    input [7:0] t_a;
+    output [511:0] t_y;
+    begin
+        t_y = {504'd0, t_a};
+    end
+endtask
+always @(*) t(a, y);
+endmodule
+";
+        let p = ports(v, "m");
+        let names: Vec<_> = p
+            .iter()
+            .map(|p| (p.name.as_str(), p.input, p.width))
+            .collect();
+        assert_eq!(names, [("a", true, 8), ("b", true, 1), ("y", false, 512)]);
+    }
 }

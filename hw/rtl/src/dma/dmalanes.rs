@@ -91,8 +91,6 @@ pub fn lanes_verilog() -> String {
     let zero = "    strb = 64'd0;\n    pattern = 512'd0;\n    masked = 512'd0;\n    fold_pattern = 32'd0;\n    fold_data = 32'd0;\n    misbits = 64'd0;\n";
     let mut s = String::from("reg [511:0] masked;\n`ifdef VERILATOR\n");
     s.push_str(
-        // (the ports in the header, on one line: `vgen::ports` reads `input x;` lines as the
-        // module's ports)
         "task lanes_calc(input [7:0] t_base, input [5:0] t_lo, input [6:0] t_hi, input t_first, input t_last, input [511:0] t_data, output [63:0] o_strb, output [511:0] o_pattern, output [511:0] o_masked, output [31:0] o_fp, output [31:0] o_fd, output [63:0] o_mis);\n  /* verilator no_inline_task */\n  begin\n",
     );
     s.push_str(&lanes_body(
