@@ -513,6 +513,9 @@ pub struct Responder {
     sn_ps: Signal<Local, Bit>,
     p_psn: Signal<Local, Bits<24>>,
     p_hit: Signal<Local, Bit>,
+    /// The QpContext read ahead comes this cycle (`pq2` with the store's data): an ACK,
+    /// READ RESPONSE or ATOMIC ACKNOWLEDGE (which needs no RqState) takes it as it comes.
+    p_qnow: Signal<Local, Bit>,
     p_swap: Signal<Local, Bit>,
     /// this frame took the kept records
     hitp: DFF<Bit>,
@@ -919,6 +922,7 @@ impl Responder {
             sn_ps: Default::default(),
             p_psn: Default::default(),
             p_hit: Default::default(),
+            p_qnow: Default::default(),
             p_swap: Default::default(),
             hitp: Default::default(),
             hitm: Default::default(),
@@ -1545,8 +1549,12 @@ impl Logic for Responder {
             .val()
             .get_bits::<24>(self.o_s_psn.val().index());
         // the head's records were read ahead (as `hit`: no other writer's write now)
+        // (a frame behind one that spends no cycle between Decide and Emit finds the QpContext
+        // read ahead coming in its Idle: one on the response path takes it from the store's
+        // read data, as WaitCtx would; a request also needs its RqState registered)
+        self.p_qnow.next = self.pq2.q.val() && self.ctx.rvalid.val();
         self.p_hit.next = self.p_q_v.q.val()
-            && self.p_qh.q.val()
+            && (self.p_qh.q.val() || (self.p_qnow.val() && self.rsp_path.val()))
             && !self.sn_pq.val()
             && (self.head.qpn.val() == self.p_qpn.q.val())
             && (self.rsp_path.val()
@@ -2527,6 +2535,10 @@ impl Logic for Responder {
             self.ks_v.d.next = self.p_s_v.q.val() && self.p_sh.q.val() && !self.sn_ps.val();
             self.kq_ra.d.next = self.p_ra.q.val();
             self.qp.d.next = self.p_qp.q.val();
+            if !self.p_qh.q.val() {
+                // (`p_qnow`: the record comes now)
+                self.qp.d.next = self.ctx.rdata.val();
+            }
         }
         // another writer's writes (after the tags: a clear wins; in a swap's cycle they
         // are to the records it drops)
