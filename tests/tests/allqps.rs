@@ -29,7 +29,9 @@ use rnic_tests::verbs_pair;
 /// txreq's write-back ahead of the doorbell unit's writes; 5.13 with SQ doorbells in the
 /// store's `sq_pi` bank (the store's waits fell, not the row: txreq's 4-cycle turn and its
 /// late read-ahead paced it); 5.07 with the next QP's first WQE read from Check and from the
-/// record's read data: budget 5.3, 48.3 Mpps or more.
+/// record's read data; 4.46 since A's responder takes an ACK on another QP in 3 cycles (the
+/// QpContext read ahead taken as it comes: it took 5 and paced the row, the ACK frames
+/// queued on the link in front of it while txreq ran ahead): budget 4.7, 53.2 Mpps or more.
 #[test]
 fn every_qp_at_line_rate() {
     let (w, ca, cb) = verbs_pair(WorldConfig::default());
@@ -90,7 +92,7 @@ fn every_qp_at_line_rate() {
         (m1.pushes - mmio0.pushes) as f64 / r.iters as f64,
     );
     assert!(
-        per <= 5.3,
+        per <= 4.7,
         "64 B over {want} QPs: {per:.2} cycles per message, {:.2} Mpps ({} messages in {} cycles)",
         r.mpps(),
         r.iters,
