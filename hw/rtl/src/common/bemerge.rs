@@ -102,7 +102,16 @@ mod tests {
     /// merge, on random records, random and corner byte enables, with and without `en`.
     #[test]
     fn bemerge_is_the_byte_enable_write() {
-        let mut m = model(BeMerge::default(), "bemerge_wrap");
+        merge_is_the_byte_enable_write(model(BeMerge::default(), "bemerge_wrap"));
+    }
+
+    /// The same through the form synthesis builds (one `always @(*)`, no task).
+    #[test]
+    fn synthesis_form_is_the_byte_enable_write() {
+        merge_is_the_byte_enable_write(model_synth_form(BeMerge::default(), "bemerge_wrap"));
+    }
+
+    fn merge_is_the_byte_enable_write(mut m: crate::common::vlt::DynModel) {
         let mut r = rng(31);
         let mut bes = vec![0u64, u64::MAX, 1, 1 << 63, 0x00FF_00FF_0F0F_3333];
         for _ in 0..2000 {

@@ -15,6 +15,13 @@ pub fn model<B: Block>(mut b: B, top: &str) -> DynModel {
     DynModel::build(&mut b, top, "clock").unwrap_or_else(|e| panic!("building {top}: {e}"))
 }
 
+/// The same block in the form synthesis sees (`` `ifdef VERILATOR `` sections not taken:
+/// [`DynModel::build_synth_form`]).
+pub fn model_synth_form<B: Block>(mut b: B, top: &str) -> DynModel {
+    DynModel::build_synth_form(&mut b, top, "clock")
+        .unwrap_or_else(|e| panic!("building {top} (synthesis form): {e}"))
+}
+
 pub fn rng(seed: u64) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(seed)
 }

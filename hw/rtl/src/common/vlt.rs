@@ -445,11 +445,35 @@ impl DynModel {
         top: &str,
         clock: &str,
     ) -> Result<DynModel, String> {
+        Self::build_form(uut, top, clock, false)
+    }
+
+    /// As [`DynModel::build`], but of the form synthesis sees: every `` `ifdef VERILATOR ``
+    /// section (the simulator-only forms, e.g. the `no_inline_task` wrappers of
+    /// `dma::dmalanes` and `common::bemerge`) is taken as not defined, so Verilator compiles
+    /// the `` `else `` branch, the logic yosys and Vivado build.
+    pub fn build_synth_form<U: rust_hdl::prelude::Block>(
+        uut: &mut U,
+        top: &str,
+        clock: &str,
+    ) -> Result<DynModel, String> {
+        Self::build_form(uut, top, clock, true)
+    }
+
+    fn build_form<U: rust_hdl::prelude::Block>(
+        uut: &mut U,
+        top: &str,
+        clock: &str,
+        synth_form: bool,
+    ) -> Result<DynModel, String> {
         // one build at a time in this process: tests of one block running in parallel threads
         // share the cache directory of their (identical) Verilog
         static BUILD: std::sync::Mutex<()> = std::sync::Mutex::new(());
         let _guard = BUILD.lock().unwrap_or_else(|e| e.into_inner());
-        let v = crate::common::vgen::verilog(uut, top).map_err(|e| e.to_string())?;
+        let mut v = crate::common::vgen::verilog(uut, top).map_err(|e| e.to_string())?;
+        if synth_form {
+            v = synth_form_of(&v)?;
+        }
         let h = fnv1a(v.as_bytes());
         let dir = std::env::temp_dir()
             .join("rnic-blocks")
@@ -559,4 +583,15 @@ impl Drop for DynModel {
         // SAFETY: handle came from vm_new of this library and is freed once, before `_lib` drops.
         unsafe { (self.free)(self.handle) }
     }
+}
+
+/// The Verilog synthesis sees, for a Verilator build: every `` `ifdef VERILATOR `` becomes a
+/// test of a macro nobody defines, so its `` `else `` branch is compiled. An error when the
+/// text has no such section (a synthesis-form test of a block without one proves nothing).
+pub fn synth_form_of(v: &str) -> Result<String, String> {
+    const SIM: &str = "`ifdef VERILATOR";
+    if !v.contains(SIM) {
+        return Err("no `ifdef VERILATOR section: the synthesis form is the same Verilog".into());
+    }
+    Ok(v.replace(SIM, "`ifdef RNIC_SYNTH_FORM_NOT_DEFINED"))
 }

@@ -180,7 +180,16 @@ mod tests {
     /// Co-simulation of the generated Verilog against an independent byte-level reference.
     #[test]
     fn generated_lanes_match_reference() {
-        let mut m = model(DmaLanes::default(), "dmalanes_wrap");
+        lanes_match_reference(model(DmaLanes::default(), "dmalanes_wrap"));
+    }
+
+    /// The same through the form synthesis builds (one `always @(*)`, no task).
+    #[test]
+    fn synthesis_form_lanes_match_reference() {
+        lanes_match_reference(model_synth_form(DmaLanes::default(), "dmalanes_wrap"));
+    }
+
+    fn lanes_match_reference(mut m: crate::common::vlt::DynModel) {
         let mut r = rng(9);
         for _ in 0..2000 {
             let base: u8 = r.random();

@@ -490,7 +490,13 @@ mod tests {
 
     impl Bench {
         fn new(seed: u64) -> Bench {
-            let mut m = model(Icrc::default(), "icrc_block");
+            Self::of(seed, model(Icrc::default(), "icrc_block"))
+        }
+        /// The synthesis form (no simulator-only idle guard: `model_synth_form`).
+        fn synth(seed: u64) -> Bench {
+            Self::of(seed, model_synth_form(Icrc::default(), "icrc_block"))
+        }
+        fn of(seed: u64, mut m: DynModel) -> Bench {
             reset(&mut m);
             Bench {
                 m,
@@ -701,8 +707,18 @@ mod tests {
     /// cycle) and the spec reference.
     #[test]
     fn random_frames_all_tail_lengths() {
+        random_frames(Bench::new(36));
+    }
+
+    /// The same frames through the form synthesis builds (the matrices computed every
+    /// cycle, not only under the simulator's `tvalid | p1_v | p2_v` guard).
+    #[test]
+    fn random_frames_synthesis_form() {
+        random_frames(Bench::synth(36));
+    }
+
+    fn random_frames(mut b: Bench) {
         let mut r = rng(35);
-        let mut b = Bench::new(36);
         let mut expect = vec![];
         for rep in 0..3 {
             for res in 0..64usize {

@@ -817,7 +817,13 @@ mod tests {
 
     impl Bench {
         fn new(seed: u64) -> Bench {
-            let mut m = model(RxParse::default(), "rxparse_block");
+            Self::of(seed, model(RxParse::default(), "rxparse_block"))
+        }
+        /// The synthesis form (no simulator-only guards: `model_synth_form`).
+        fn synth(seed: u64) -> Bench {
+            Self::of(seed, model_synth_form(RxParse::default(), "rxparse_block"))
+        }
+        fn of(seed: u64, mut m: DynModel) -> Bench {
             reset(&mut m);
             Bench {
                 m,
@@ -974,6 +980,16 @@ mod tests {
 
     #[test]
     fn mutated_frames_in_rtl() {
+        mutated_frames(Bench::new(43));
+    }
+
+    /// The same frames through the form synthesis builds (`model_synth_form`).
+    #[test]
+    fn mutated_frames_synthesis_form() {
+        mutated_frames(Bench::synth(43));
+    }
+
+    fn mutated_frames(mut b: Bench) {
         let v: Vec<Vec<u8>> = all_frames()
             .into_iter()
             .filter(|f| reference(f).reason == 0)
@@ -1129,7 +1145,6 @@ mod tests {
             }
         }
         assert!(n_udp > 0 && n_pad > 0, "the issue-10 cases exercised");
-        let mut b = Bench::new(43);
         for (i, f) in frames.iter().enumerate() {
             b.send(f, [0.0, 0.5][i % 2]);
         }
