@@ -3935,3 +3935,74 @@ fn ack_stream_many_qps_cycle_budget() {
         }
     }
 }
+
+/// ACK frames alternating between two QPs while another writer (the driver's mailbox)
+/// changes QP 2's source IPv4 address at a swept offset: QP 2's ACKs are delivered up to
+/// the write and dropped (not addressed to us) after it, never judged on the record read
+/// before it, whether that record was read ahead and registered, taken as it came
+/// (`p_qnow`), or read in Idle; QP 1's all go on. An ACK's event leaves in Emit, the cycle
+/// after Decide, which judged it on the record registered in Idle: a write seen in cycle w
+/// lets only a frame already in Decide at w, judged before it, deliver (at w + 1); one in
+/// Idle at w must not take the record read before it (a delivery at w + 2 fails; it does
+/// without the `sn_pq` test beside `p_qnow`).
+#[test]
+fn ack_read_ahead_follows_other_writers() {
+    const LAT: u64 = 1;
+    let (q1, q2) = (QPN + 1, QPN + 2);
+    let mut cut = vec![];
+    let mut worst = 0;
+    // the stream settles at 3 cycles per frame: two periods of both QPs and more
+    for off in 10..30u64 {
+        let mut b = Bench::new(120 + off, 0.0, 0.0);
+        for q in [q1, q2] {
+            b.set_qp(q, qp_state::RTS, 0);
+        }
+        let n = 24u32;
+        for i in 0..n {
+            b.send(&Pkt {
+                op: opcode::ACKNOWLEDGE,
+                qpn: [q1, q2][i as usize % 2],
+                psn: 500 + i,
+                aeth: Some((aeth::ACK, i)),
+                ..Default::default()
+            });
+        }
+        for _ in 0..off {
+            b.cycle();
+        }
+        let w = b.m.cycle;
+        let mut rec = b.ctx.get(q2);
+        let f = QpContext::field("src_ip").unwrap();
+        rec[f.offset] ^= 0x5a;
+        b.ctx
+            .write(q2, &rec, 0xf << f.offset, crate::common::bus::CTX_SRC_HOST);
+        b.run();
+        let got: Vec<u32> = b.aevs.iter().map(|e| e.1 - 500).collect();
+        let q2_got: Vec<u32> = got.iter().copied().filter(|i| i % 2 == 1).collect();
+        let k = q2_got.len() as u32;
+        assert_eq!(
+            q2_got,
+            (0..k).map(|j| 2 * j + 1).collect::<Vec<_>>(),
+            "offset {off}: QP 2's ACKs delivered are a prefix"
+        );
+        for (e, at) in b.aevs.iter().zip(&b.aev_cycles) {
+            if (e.1 - 500) % 2 == 1 {
+                worst = worst.max(at.saturating_sub(w));
+                assert!(
+                    *at <= w + LAT,
+                    "offset {off}: QP 2's ACK {} delivered at {at}, the write at {w}",
+                    e.1 - 500
+                );
+            }
+        }
+        let q1_got = got.iter().filter(|i| *i % 2 == 0).count() as u32;
+        assert_eq!(q1_got, n / 2, "offset {off}: QP 1's ACKs");
+        assert_eq!(b.cnt("cnt_drop_addr"), (n / 2 - k) as u64, "offset {off}");
+        cut.push(k);
+    }
+    eprintln!(
+        "ack_read_ahead_follows_other_writers: QP 2 ACKs delivered per offset {cut:?}, the latest {worst} cycles after the write"
+    );
+    assert!(cut.windows(2).all(|p| p[0] <= p[1]), "{cut:?}");
+    assert!(cut[0] < *cut.last().unwrap(), "{cut:?}");
+}
