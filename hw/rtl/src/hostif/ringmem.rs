@@ -326,7 +326,17 @@ mod tests {
     /// backpressure, against a byte model.
     #[test]
     fn bursts_with_strobes_idle_and_backpressure() {
-        let mut m = model(RingMem::default(), "ringmem");
+        bursts_with_strobes(model(RingMem::default(), "ringmem"));
+    }
+
+    /// The same through the form synthesis builds: `common::beram`'s byte-enable idiom (one
+    /// conditional byte write per lane) instead of the simulator's read-modify-write.
+    #[test]
+    fn bursts_with_strobes_synthesis_form() {
+        bursts_with_strobes(model_synth_form(RingMem::default(), "ringmem"));
+    }
+
+    fn bursts_with_strobes(mut m: crate::common::vlt::DynModel) {
         let mut r = rng(5);
         reset(&mut m);
         let mut model_mem: HashMap<u64, u8> = HashMap::new();
