@@ -930,6 +930,17 @@ fn writes_land() {
     }
 }
 
+/// An ACKNOWLEDGE frame (AETH syndrome `syn`, MSN `msn`) to `qpn`.
+fn ack_frame(qpn: u32, psn: u32, syn: u8, msn: u32) -> Pkt {
+    Pkt {
+        op: opcode::ACKNOWLEDGE,
+        qpn,
+        psn,
+        aeth: Some((syn, msn)),
+        ..Default::default()
+    }
+}
+
 fn wr_only(q: u32, i: u32, va: u64, key: u32, data: &[u8], ackreq: bool) -> Pkt {
     Pkt {
         op: opcode::WRITE_ONLY,
@@ -1268,13 +1279,7 @@ fn drops_and_ackev() {
             (UNKNOWN_QP, 1, aeth::ACK, 1),
             (9, 0xFFFFFF, aeth::NAK_REM_ACCESS, 0xABCDEF),
         ] {
-            b.send(&Pkt {
-                op: opcode::ACKNOWLEDGE,
-                qpn: q,
-                psn: ps,
-                aeth: Some((syn, msn)),
-                ..Default::default()
-            });
+            b.send(&ack_frame(q, ps, syn, msn));
             if q < P.num_qps {
                 aevs.push((q, ps, syn, msn));
             }
@@ -1302,13 +1307,7 @@ fn ack_frames_checked() {
     for (seed, idle, stall) in [(31, 0.0, 0.0), (32, 0.5, 0.4)] {
         let mut b = Bench::new(seed, idle, stall);
         b.set_qp(8, qp_state::ERR, 0);
-        let ack = |q: u32, ps: u32| Pkt {
-            op: opcode::ACKNOWLEDGE,
-            qpn: q,
-            psn: ps,
-            aeth: Some((aeth::ACK, ps + 1)),
-            ..Default::default()
-        };
+        let ack = |q: u32, ps: u32| ack_frame(q, ps, aeth::ACK, ps + 1);
         b.send(&ack(QPN, 1));
         b.send_frame(
             &encode_with(&ack(QPN, 2), |f| f[44..46].copy_from_slice(&[0x12, 0x34])),
@@ -2366,13 +2365,7 @@ fn read_responses_placed_on_verdict() {
             payload: pay.to_vec(),
             ..Default::default()
         };
-        let ack = |ps: u32, msn: u32| Pkt {
-            op: opcode::ACKNOWLEDGE,
-            qpn: QPN,
-            psn: ps,
-            aeth: Some((aeth::ACK, msn)),
-            ..Default::default()
-        };
+        let ack = |ps: u32, msn: u32| ack_frame(QPN, ps, aeth::ACK, msn);
         let (f, m, l, o) = (
             opcode::READ_RESPONSE_FIRST,
             opcode::READ_RESPONSE_MIDDLE,
@@ -2999,13 +2992,7 @@ fn full_job_queue_drops_job_frames() {
                 b.send(f);
             }
             // needing no job: executed whatever the sink says
-            b.send(&Pkt {
-                op: opcode::ACKNOWLEDGE,
-                qpn: QPN,
-                psn: 100 + k,
-                aeth: Some((aeth::ACK, k)),
-                ..Default::default()
-            });
+            b.send(&ack_frame(QPN, 100 + k, aeth::ACK, k));
             want_aevs.push((QPN, 100 + k, aeth::ACK, k));
             let sd = bytes(&mut r, 30);
             b.send(&Pkt {
@@ -3270,13 +3257,7 @@ fn random_job_sink_backpressure() {
                         msn += 1;
                         rx_req += 1;
                     }
-                    _ => b.send(&Pkt {
-                        op: opcode::ACKNOWLEDGE,
-                        qpn: QPN,
-                        psn: batch,
-                        aeth: Some((aeth::ACK, 0)),
-                        ..Default::default()
-                    }),
+                    _ => b.send(&ack_frame(QPN, batch, aeth::ACK, 0)),
                 }
             }
             let fin = pending
@@ -3914,13 +3895,7 @@ fn ack_stream_many_qps_cycle_budget() {
         for i in 0..n {
             let q = QPN + i % nq;
             let ps = 1000 + i;
-            b.send(&Pkt {
-                op: opcode::ACKNOWLEDGE,
-                qpn: q,
-                psn: ps,
-                aeth: Some((aeth::ACK, i)),
-                ..Default::default()
-            });
+            b.send(&ack_frame(q, ps, aeth::ACK, i));
             want.push((q, ps, aeth::ACK, i));
         }
         b.run();
@@ -3959,13 +3934,7 @@ fn ack_read_ahead_follows_other_writers() {
         }
         let n = 24u32;
         for i in 0..n {
-            b.send(&Pkt {
-                op: opcode::ACKNOWLEDGE,
-                qpn: [q1, q2][i as usize % 2],
-                psn: 500 + i,
-                aeth: Some((aeth::ACK, i)),
-                ..Default::default()
-            });
+            b.send(&ack_frame([q1, q2][i as usize % 2], 500 + i, aeth::ACK, i));
         }
         for _ in 0..off {
             b.cycle();
