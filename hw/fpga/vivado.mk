@@ -2,13 +2,22 @@
 #   make bitstream BOARD=au250|au55c   Vivado: IP, synthesis, implementation, reports, bitstream
 #   make synth BOARD=au250|au55c       yosys estimate of the board top (no Vivado needed)
 #   make board-check                   Tcl syntax + XDC ports vs board tops (no Vivado needed)
-# Outputs go to build/<board>/.
+#   QPS=16k with bitstream/synth: the 16k-QP build (cargo feature qps16k; BAR2 16 MiB)
+# Outputs go to build/<board>/ (build/<board>-16k/ for QPS=16k).
 VIVADO_VERSION := 2023.2
 BOARDS := au250 au55c
 BOARD ?=
+QPS ?=
 JOBS ?= 2
 REPO := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))/../..)
-OUT := $(REPO)/build/$(BOARD)
+ifeq ($(QPS),16k)
+Q_FEAT := --features qps16k
+Q_SUF := -16k
+export CARGO_TARGET_DIR ?= $(REPO)/target/qps16k
+else ifneq ($(QPS),)
+$(error QPS must be empty (the standard 2048-QP build) or 16k, not '$(QPS)')
+endif
+OUT := $(REPO)/build/$(BOARD)$(Q_SUF)
 VDIR := $(OUT)/verilog
 CARGO ?= cargo
 export CARGO_TARGET_DIR ?= $(REPO)/target
@@ -33,8 +42,8 @@ check-vivado:
 # Generated inputs: the engine, the CDC blocks, the PCIe identity from rnic-abi.
 verilog: check-board-arg
 	@mkdir -p $(VDIR)
-	$(CARGO) run -q -p rnic-rtl --bin rnic-verilog -- $(VDIR)
-	$(CARGO) run -q -p rnic-abi --bin rnic-pcie-tcl -- $(OUT)/pcie_ids.tcl
+	$(CARGO) run -q -p rnic-rtl $(Q_FEAT) --bin rnic-verilog -- $(VDIR)
+	$(CARGO) run -q -p rnic-abi $(Q_FEAT) --bin rnic-pcie-tcl -- $(OUT)/pcie_ids.tcl
 
 bitstream: check-board-arg check-vivado verilog
 	cd $(OUT) && vivado -mode batch -nojournal -log $(OUT)/vivado.log \

@@ -536,14 +536,16 @@ fn sweep(out: &mut String, json: &mut BenchJson, cfg: WorldConfig) -> Result<(),
     ensure!(!pairs.is_empty(), "sweep: no QP pair could be made");
     let refs: Vec<_> = pairs.iter().map(|(a, b)| (a, b)).collect();
     let per_qp = 4;
-    let r = rig.measure_spread(&refs, BenchOp::Write, 4096, per_qp, 4)?;
+    // 4 outstanding on each QP (2 over the 16k-QP build's, as many as the rig's CQ holds)
+    let depth = 4.min(Rig::max_spread_depth(refs.len()));
+    let r = rig.measure_spread(&refs, BenchOp::Write, 4096, per_qp, depth)?;
     rig.audit()?;
     let limit = wire_limit_gbps(BenchOp::Write, 4096, 4096);
     json.qps = refs.len();
     json.write_4k_wire_share_all_qps = r.gbps() / limit;
     writeln!(
         out,
-        "\n4 KiB WRITEs round robin over {} QPs (every QP the build has beside the driver's own; {per_qp} per QP, 4 outstanding each): {} messages in {} cycles, {:.2} Gb/s = {:.1}% of the wire limit {limit:.2} Gb/s.",
+        "\n4 KiB WRITEs round robin over {} QPs (every QP the build has beside the driver's own; {per_qp} per QP, {depth} outstanding each): {} messages in {} cycles, {:.2} Gb/s = {:.1}% of the wire limit {limit:.2} Gb/s.",
         refs.len(),
         r.iters,
         r.cycles,

@@ -203,9 +203,17 @@ impl Plan {
 /// Device time one benchmark row may take before the demo gives up (50 ms).
 const ROW_TIMEOUT_NS: u64 = 50_000_000;
 const FILL: u8 = 0xEE;
-/// CQ entries of the rig's two CQs: more than every QP of the default build with 4 WQEs
-/// outstanding (the all-QP rows of `make bench`).
-const RIG_CQ_ENTRIES: u32 = 4 * rnic_abi::params::DEFAULT.num_qps * 2;
+/// CQ entries of the rig's two CQs: more than every QP of the standard build with 4 WQEs
+/// outstanding (the all-QP rows of `make bench`); in the 16k-QP build the largest CQ
+/// (`MAX_CQ_ENTRIES`), so its all-QP rows keep at most 2 WQEs outstanding per QP.
+const RIG_CQ_ENTRIES: u32 = {
+    let want = 4 * rnic_abi::params::DEFAULT.num_qps * 2;
+    if want < rnic::verbs::MAX_CQ_ENTRIES {
+        want
+    } else {
+        rnic::verbs::MAX_CQ_ENTRIES
+    }
+};
 /// Engine counters that must stay 0 in a run without injected errors.
 pub const ERROR_COUNTERS: [&str; 17] = [
     "db_bad",
@@ -709,6 +717,14 @@ impl<'c> Rig<'c> {
 }
 
 impl Rig<'_> {
+    /// The most WQEs [`Self::measure_spread`] can keep outstanding on each of `nq` QPs: the
+    /// rig's CQ holds a completion for every one (4 or more in the standard build, 2 over
+    /// every QP of the 16k-QP build).
+    pub const fn max_spread_depth(nq: usize) -> usize {
+        let n = if nq == 0 { 1 } else { nq };
+        RIG_CQ_ENTRIES as usize / n
+    }
+
     /// RDMA WRITEs (or READs) of `size` bytes spread round robin over `pairs` QP pairs:
     /// `per_qp` messages per QP with at most `depth` outstanding on each. A WRITE goes from A's
     /// source buffer into the QP's own slot of B's buffer; a READ brings B's slot into the QP's
@@ -753,6 +769,10 @@ impl Rig<'_> {
         }
         dst.write(0, &vec![FILL; (slots * size + 1).min(dst.len())])?;
         let depth = depth.clamp(1, 64);
+        ensure!(
+            depth <= Self::max_spread_depth(nq),
+            "{what}: {depth} outstanding on each of {nq} QPs overflows the rig's CQ of {RIG_CQ_ENTRIES} entries"
+        );
         let qpns: Vec<u32> = pairs.iter().map(|p| p.0.qpn()).collect();
         let mut posted = vec![0usize; nq];
         let mut done = vec![0usize; nq];

@@ -10,7 +10,8 @@ use rnic_sim::WorldConfig;
 use rnic_sim::demo::{BenchOp, Rig, wire_limit_gbps};
 use rnic_tests::verbs_pair;
 
-/// 4 KiB WRITEs, 4 per QP with 4 outstanding each, round robin over all 2046 pairs: at least
+/// 4 KiB WRITEs, 4 per QP with 4 outstanding each (2 over the 16k-QP build's 16,382 pairs,
+/// as many as the rig's CQ holds), round robin over all 2046 pairs: at least
 /// 97% of the wire limit (the floor); then 64-byte WRITEs, one outstanding per QP
 /// (every message on another QP: txreq reads the next QP's context ahead, ackproc the next
 /// ACK's, every record read by the responder): at most 7.5 cycles per message over the whole
@@ -48,7 +49,13 @@ fn every_qp_at_line_rate() {
     let refs: Vec<_> = pairs.iter().map(|(a, b)| (a, b)).collect();
 
     let r = rig
-        .measure_spread(&refs, BenchOp::Write, 4096, 4, 4)
+        .measure_spread(
+            &refs,
+            BenchOp::Write,
+            4096,
+            4,
+            4.min(Rig::max_spread_depth(want)),
+        )
         .expect("4 KiB spread");
     rig.audit().expect("audit after 4 KiB");
     let limit = wire_limit_gbps(BenchOp::Write, 4096, 4096);

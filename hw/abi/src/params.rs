@@ -215,8 +215,8 @@ impl BuildParams {
     }
 }
 
-/// The default build.
-pub const DEFAULT: BuildParams = BuildParams {
+/// The standard build: 2048 QPs.
+pub const STANDARD: BuildParams = BuildParams {
     num_qps: 2048,
     num_cqs: 2048,
     num_mrs: 1024,
@@ -229,7 +229,35 @@ pub const DEFAULT: BuildParams = BuildParams {
     clock_khz: 250_000,
 };
 
-const _: () = assert!(DEFAULT.valid(), "default build parameters are inconsistent");
+/// The 16k-QP build (cargo feature `qps16k`, `make verilog QPS=16k`): 16,384 QPs and CQs,
+/// 4,096 MRs; the many QPs get shallow rings (4 SQ and 4 RQ WQEs) and the last 128 deep ones
+/// (512 each), so ring memory is 16 MiB (8 MiB in the standard build).
+pub const QPS16K: BuildParams = BuildParams {
+    num_qps: 16384,
+    num_cqs: 16384,
+    num_mrs: 4096,
+    sq_depth: 4,
+    rq_depth: 4,
+    deep_qps: 128,
+    deep_depth: 512,
+    max_mtu: 4096,
+    datapath_bits: 512,
+    clock_khz: 250_000,
+};
+
+/// The build's parameters: [`STANDARD`], or [`QPS16K`] with the cargo feature `qps16k`.
+/// The RTL takes its widths and RAM depths from these at generation time.
+pub const DEFAULT: BuildParams = if cfg!(feature = "qps16k") {
+    QPS16K
+} else {
+    STANDARD
+};
+
+const _: () = assert!(
+    STANDARD.valid(),
+    "standard build parameters are inconsistent"
+);
+const _: () = assert!(QPS16K.valid(), "16k-QP build parameters are inconsistent");
 
 /// Address bits of the board's Ethernet clock-crossing FIFOs (`rnic_rtl::cdc_fifo`): 2^9 = 512
 /// beats of 64 bytes. The RX one drops a frame that finds it full (the CMAC cannot be paused);
