@@ -163,14 +163,22 @@ pub struct Rnic<D: Device> {
 
 /// Driver-side timeouts, in device nanoseconds.
 const CMD_TIMEOUT_NS: u64 = 1_000_000;
+/// STATUS.READY after a reset: about 5 x `num_qps` cycles (1.3 ms for 65,536 QPs at 250 MHz).
+const READY_TIMEOUT_NS: u64 = 20_000_000;
 const DMA_TIMEOUT_NS: u64 = 20_000_000;
 
 impl<D: Device> Rnic<D> {
     /// Open a device: walk the register blocks, check magic and versions, read the build
-    /// parameters. Refuses anything that is not an rnic of a major version this driver knows.
+    /// parameters, then wait until the engine reports STATUS.READY (the per-QP state it
+    /// sweeps after a reset). Refuses anything that is not an rnic of a major version this
+    /// driver knows.
     pub fn open(mut dev: D) -> Result<Self> {
         let info = Self::probe(&mut dev)?;
-        Ok(Rnic { dev, info })
+        let mut r = Rnic { dev, info };
+        r.wait_until("engine ready (STATUS.READY)", READY_TIMEOUT_NS, |s| {
+            Ok(s.read_reg(dev::STATUS)? & dev::STATUS_READY != 0)
+        })?;
+        Ok(r)
     }
 
     fn probe(dev: &mut D) -> Result<DeviceInfo> {

@@ -130,6 +130,7 @@ impl Device for Fake {
         let p = self.params.unwrap_or(DEFAULT);
         Ok(match off {
             dev::MAGIC => dev::MAGIC_VALUE,
+            dev::STATUS => dev::STATUS_READY,
             dev::HW_VERSION => params::HW_VERSION,
             dev::NUM_QPS => p.num_qps,
             dev::NUM_CQS => p.num_cqs,

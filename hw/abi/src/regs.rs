@@ -119,7 +119,9 @@ pub mod dev {
     pub const IRQ_ENABLE: u32 = BASE + 0x58;
     /// CONTROL bit 0: soft reset of the engine state (self-clearing).
     pub const CONTROL_SOFT_RESET: u32 = 1 << 0;
-    /// STATUS bit 0: ready.
+    /// STATUS bit 0: ready: the engine has finished the work a reset starts (the requester's
+    /// and the ACK processor's sweeps of their per-QP LUT RAMs, about 5 x `num_qps` cycles).
+    /// The driver waits for it at open().
     pub const STATUS_READY: u32 = 1 << 0;
     /// IRQ bits (IRQ_STATUS / IRQ_ENABLE).
     pub const IRQ_DMATEST_DONE: u32 = 1 << 0;
@@ -553,7 +555,7 @@ pub const BLOCKS: &[Block] = &[
                 name: "STATUS",
                 offset: dev::STATUS,
                 access: Ro,
-                doc: "Bit 0: ready.",
+                doc: "Bit 0: ready: the engine finished the work a reset starts (the requester's and the ACK processor's sweeps of their per-QP LUT RAMs, about 5 x NUM_QPS cycles); the driver waits for it at open().",
             },
             Reg {
                 name: "CYCLE_LO",

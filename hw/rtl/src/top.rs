@@ -329,6 +329,7 @@ impl Logic for RnicTop {
             | (bit_cast::<3, 1>(self.macd.rx_pulse.val().into()) << 1)
             | (bit_cast::<3, 1>(self.cqw.irq.val().into()) << 2);
         self.macd.soft_reset.next = self.devregs.soft_reset.val();
+        self.devregs.eng_ready.next = self.txq.ready.val() && self.ackp.ready.val();
         self.irq_req.next = self.devregs.irq_req.val();
     }
 }

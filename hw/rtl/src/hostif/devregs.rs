@@ -55,6 +55,9 @@ pub struct DevRegs {
     pub bus: RegBusS,
     /// Interrupt causes (bit 0 DMA self-test done, bit 1 MAC debug RX), one-cycle pulses.
     pub irq_set: Signal<In, Bits<3>>,
+    /// The engines' reset work is done (txreq's and ackproc's sweeps of their per-QP LUT
+    /// RAMs): STATUS.READY.
+    pub eng_ready: Signal<In, Bit>,
     pub irq_req: Signal<Out, Bit>,
     /// Soft reset request (one cycle) to the other blocks.
     pub soft_reset: Signal<Out, Bit>,
@@ -100,6 +103,7 @@ impl DevRegs {
             rst: Default::default(),
             bus: Default::default(),
             irq_set: Default::default(),
+            eng_ready: Default::default(),
             irq_req: Default::default(),
             soft_reset: Default::default(),
             db_valid: Default::default(),
@@ -173,7 +177,7 @@ impl Logic for DevRegs {
             if self.bus.addr.val() == self.a_scratch.val() {
                 self.rdata.d.next = self.scratch.q.val();
             } else if self.bus.addr.val() == self.a_status.val() {
-                self.rdata.d.next = 1.into();
+                self.rdata.d.next = bit_cast::<32, 1>(self.eng_ready.val().into());
             } else if self.bus.addr.val() == self.a_cycle_lo.val() {
                 self.rdata.d.next = self.cycles.q.val().get_bits::<32>(0);
                 self.cycle_hi_latch.d.next = self.cycles.q.val().get_bits::<32>(32);
@@ -260,6 +264,12 @@ mod tests {
         }
         bus_write(&mut m, dev::SCRATCH, 0xA5A5_5A5A);
         assert_eq!(bus_read(&mut m, dev::SCRATCH), 0xA5A5_5A5A);
+        // STATUS.READY is the engines' `eng_ready`
+        assert_eq!(bus_read(&mut m, dev::STATUS), 0);
+        m.set("eng_ready", 1);
+        assert_eq!(bus_read(&mut m, dev::STATUS), dev::STATUS_READY);
+        m.set("eng_ready", 0);
+        assert_eq!(bus_read(&mut m, dev::STATUS), 0);
         assert_eq!(bus_read(&mut m, 0x0FFC), 0, "reserved");
         assert_eq!(bus_read(&mut m, 0x3000), 0, "outside the ROM window");
         // doorbells: event pulses and counters

@@ -220,6 +220,8 @@ pub struct AckProc {
     pub cnt_rd_drop: Signal<Out, Bits<32>>,
     /// Restart decisions merged into a restart of the same QP still queued for `rs`.
     pub cnt_rs_merged: Signal<Out, Bits<32>>,
+    /// The reset sweep is over (`num_qps` cycles after a reset; no event is taken before).
+    pub ready: Signal<Out, Bit>,
     // ---- restart queue (one entry per QP: never full)
     rsq: Fifo<QB, QB>,
     rtab: RsTab<QB>,
@@ -619,6 +621,7 @@ impl AckProc {
             cnt_rd_gap: Default::default(),
             cnt_rd_drop: Default::default(),
             cnt_rs_merged: Default::default(),
+            ready: Default::default(),
             rsq: Default::default(),
             rtab: Default::default(),
             ctab: Default::default(),
@@ -1097,6 +1100,7 @@ impl Logic for AckProc {
             }
         }
         self.cnt_rs_merged.next = self.n_mrg.q.val();
+        self.ready.next = !self.sweeping.q.val();
         // the re-arm goes beside the write-back (TimerSet only when the timer was not ready
         // then, or after a restart was queued)
         self.tset.valid.next = (self.st.q.val() == AckSt::TimerSet)
@@ -3449,19 +3453,19 @@ mod tests {
     /// after its response's `placed`; no verdict is offered before the last one's `placed`.
     #[test]
     fn read_response_stream_cycle_budget() {
-        let per = read_response_stream(8, 0.0, 1000);
+        let per = read_response_stream(8, 0.0, 1000, 1);
         println!("read_response_stream_cycle_budget: {per:.2} cycles per READ RESPONSE");
         assert!(per <= 6.0, "{per} cycles per READ RESPONSE");
     }
 
     /// The same stream with the context port, the ring port and the completion sink stalled
-    /// at random: records read ahead then often come only in the take's cycle, and CtxWait
-    /// asks for the first WQE (`sp_late`); every verdict ok, every completion after its
-    /// `placed`, every READ WQE retired once.
+    /// at random, and `placed` 1 to 6 cycles after each verdict: records read ahead then
+    /// often come only in the take's cycle, and CtxWait asks for the first WQE (`sp_late`);
+    /// every verdict ok, every completion after its `placed`, every READ WQE retired once.
     #[test]
     fn read_response_stream_stalled() {
         for seed in [81, 82, 83] {
-            let per = read_response_stream(seed, 0.3, 4000);
+            let per = read_response_stream(seed, 0.3, 4000, 6);
             println!(
                 "read_response_stream_stalled: seed {seed}: {per:.2} cycles per READ RESPONSE"
             );
@@ -3469,9 +3473,9 @@ mod tests {
     }
 
     /// 32 QPs, one signaled 64-byte READ WQE each, their READ RESPONSE ONLY events back to
-    /// back (`placed` a cycle after each ok verdict), run for `cycles`: the checks above, and
-    /// the cycles per response in the second half.
-    fn read_response_stream(seed: u64, stall: f64, cycles: usize) -> f64 {
+    /// back (`placed` 1 to `late` cycles after each ok verdict, at random), run for `cycles`:
+    /// the checks above, and the cycles per response in the second half.
+    fn read_response_stream(seed: u64, stall: f64, cycles: usize, late: u64) -> f64 {
         let mut t = Tb::new(seed, stall);
         let nq = 32u32;
         let mut evs = VecDeque::new();
@@ -3521,8 +3525,9 @@ mod tests {
             if t.m.bit("rdv_valid") {
                 assert!(t.m.bit("rdv_ok"), "verdict !ok");
                 assert!(pend.is_none(), "a verdict before the last one's placed");
-                // (the verdict was taken in the cycle just run: `placed` in the next)
-                pend = Some(t.m.cycle);
+                // (the verdict was taken in the cycle just run: `placed` in the next, or
+                // up to `late` cycles later)
+                pend = Some(t.m.cycle + t.r.random_range(0..late));
             }
         }
         assert_eq!((at.len(), placed_at.len(), cpl_at.len()), (32, 32, 32));
@@ -4489,10 +4494,19 @@ mod tests {
             !t.m.bit("ev_ready") && !t.m.bit("tmo_ready"),
             "inputs taken in the sweep"
         );
+        // `ready` (part of the device's STATUS.READY) rises when the sweep is over: while
+        // it is low no event or expiry is taken
+        let mut low = 0;
         for _ in 0..NQ + 2 {
+            if !t.m.bit("ready") {
+                low += 1;
+                assert!(!t.m.bit("ev_ready") && !t.m.bit("tmo_ready"));
+            }
             t.m.tick();
             assert!(!t.m.bit("rs_valid"), "a restart offered after the reset");
         }
+        assert!(t.m.bit("ready"));
+        assert!((NQ..=NQ + 1).contains(&low), "ready low for {low} cycles");
         for (k, &q) in qs.iter().enumerate() {
             step_held(&mut t, None, Some(q));
             assert_eq!(

@@ -296,6 +296,11 @@ pub struct TxReq {
     pub cnt_wqe_err: Signal<Out, Bits<32>>,
     pub cnt_retx: Signal<Out, Bits<32>>,
     pub cnt_restart: Signal<Out, Bits<32>>,
+    /// The reset's work is done (the sweep, then every QP it queued popped and its context
+    /// read once: about 5 x `num_qps` cycles): high from then until the next reset. The
+    /// device's STATUS.READY, which the driver waits for at open().
+    pub ready: Signal<Out, Bit>,
+    init_done: DFF<Bit>,
     qfifo: SyncFifo<QB, QB>,
     /// Scheduler bit per QP (LUT RAM): the QP is in `qfifo` (read at the kick's QP and at
     /// the current QP; one write per cycle: a kick, a pop or a requeue, or the reset sweep)
@@ -774,6 +779,8 @@ impl Default for TxReq {
             cnt_wqe_err: Default::default(),
             cnt_retx: Default::default(),
             cnt_restart: Default::default(),
+            ready: Default::default(),
+            init_done: Default::default(),
             qfifo: Default::default(),
             st: Default::default(),
             qbits: Default::default(),
@@ -1111,7 +1118,7 @@ impl Logic for TxReq {
             mk_pd, mk_iova, mk_len, mk_flags, mk_access, mn_idx, mn_addr, mn_snp, armd, pf_v,
             pf_qpn, pf_rd, pf_g1, pf_g2, pf_ok, pf_dirty, pf_ctx, mr_hitr, mkr_okr, m_bad, m_badb,
             npk_r, nwqe, nw_v, nw_g1, nw_g2, fwd, nmk, nx_idx, fm1, wi, nwi, wmis, mk_end, nw_pf,
-            pwh, pwp, pwf, sp, wv, nwv, c_mtu
+            pwh, pwp, pwf, sp, wv, nwv, c_mtu, init_done
         );
         self.qbits.clock.next = self.clock.val();
         self.htab.clock.next = self.clock.val();
@@ -1121,6 +1128,16 @@ impl Logic for TxReq {
         self.cnt_wqe_err.next = self.n_err.q.val();
         self.cnt_retx.next = self.n_retx.q.val();
         self.cnt_restart.next = self.n_rst.q.val();
+        // the sweep's QPs all popped and dropped (nothing else runs before the driver sees
+        // STATUS.READY, so the schedule is empty and the FSM idle only then)
+        self.ready.next = self.init_done.q.val();
+        if !self.sweeping.q.val()
+            && self.qfifo.empty.val()
+            && (self.st.q.val() == TxState::Idle)
+            && !self.pf_v.q.val()
+        {
+            self.init_done.d.next = true;
+        }
         self.m_badq.next = self.m_bad.q.val() || self.m_badb.q.val();
 
         // ---------------- QP context fields (latched record)
@@ -2476,6 +2493,7 @@ impl Logic for TxReq {
         }
         if self.rst.val() {
             self.st.d.next = TxState::Idle;
+            self.init_done.d.next = false;
             self.sweeping.d.next = true;
             self.sweep.d.next = 0.into();
             self.h_any.d.next = false;
@@ -3227,6 +3245,57 @@ pub(crate) mod tests {
         }
         assert!(read.iter().all(|&n| n == 1), "a QP read twice after reset");
         assert!(ctx.writes.is_empty() && cpl.got.is_empty());
+    }
+
+    /// `ready` (the device's STATUS.READY): low from a reset until the sweep is over and
+    /// every QP it queued was popped and its context read once (about 5 x `num_qps` cycles),
+    /// then high until the next reset.
+    #[test]
+    fn txreq_ready_after_the_reset_sweep() {
+        let mut m = model(TxReq::default(), "txreq");
+        let mut r = rng(5);
+        let mut ctx = CtxModel::new("ctx", 0.0)
+            .with_snoop("sn", CTX_SRC_TX)
+            .with_pi_snoop("pisn");
+        let mut ring = RingModel::new("ring", 0.0);
+        let mut cpl = CplSink::new("cpl", 0.0);
+        for round in 0..2 {
+            reset(&mut m);
+            m.set("pkt_ready", 1);
+            m.set("arm_ready", 1);
+            m.set("rs_valid", 0);
+            m.set("kick_valid", 0);
+            let mut read = vec![0u32; NQ];
+            let mut cycles = 0;
+            while !m.bit("ready") {
+                ctx.drive(&mut m, &mut r);
+                ring.drive(&mut m, &mut r);
+                cpl.drive(&mut m, &mut r);
+                let rd = m.bit("ctx_req") && !m.bit("ctx_we");
+                let idx = m.get("ctx_addr") as usize;
+                m.tick();
+                ctx.observe(&mut m);
+                ring.observe(&mut m);
+                cpl.observe(&mut m);
+                if rd {
+                    read[idx] += 1;
+                }
+                cycles += 1;
+                assert!(cycles < 40 * NQ, "round {round}: never ready");
+            }
+            assert!(
+                read.iter().all(|&n| n == 1),
+                "round {round}: ready before every QP's context was read once"
+            );
+            println!("txreq_ready_after_the_reset_sweep: ready {cycles} cycles after the reset");
+            assert!(cycles <= 6 * NQ, "round {round}: {cycles} cycles");
+            for _ in 0..200 {
+                ctx.drive(&mut m, &mut r);
+                m.tick();
+                ctx.observe(&mut m);
+                assert!(m.bit("ready"), "round {round}: ready fell");
+            }
+        }
     }
 
     /// Run txreq on a setup; kicks: (cycle, qpn, wqes to post). Returns the descriptors
