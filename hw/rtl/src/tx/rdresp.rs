@@ -8,6 +8,8 @@
 //! what the responder advertises as `max_dest_rd_atomic`, so a requester's `max_rd_atomic`
 //! may not exceed it; our own requester's clamp `MAX_RD_ATOMIC` is checked to be no larger).
 //! So the responder is not held while long READs stream out, even when the link stalls.
+//! The 16k-QP build keeps the same 32768 entries ([`JOB_QUEUE_CAP`]; its 16384 x 16 would
+//! take 2,624 BRAM36): there the bound holds up to 32768 READs/atomics outstanding at once.
 //! `job.ready` = `!full`, and `full` rises only in the cycle after a push, so the room the
 //! responder saw at its decision is still there at its push. ACK/NAK jobs share the queue
 //! (one stream keeps IBTA 9.5's response order); the bound covers the READ and atomic jobs
@@ -43,7 +45,7 @@
 use crate::common::bramfifo::BramFifo;
 use crate::common::bus::RspJobS;
 use crate::tx::txreq::TxDescM;
-use rnic_abi::params::DEFAULT;
+use rnic_abi::params::{self, DEFAULT};
 use rnic_abi::queue::{ATOMIC_RESOURCES, MAX_RD_ATOMIC};
 use rnic_abi::roce::opcode;
 use rust_hdl::prelude::*;
@@ -56,13 +58,28 @@ pub const JOB_BITS: usize = 365;
 /// READ and atomic jobs a compliant peer can have outstanding at once: every QP, each with
 /// up to `ATOMIC_RESOURCES` (our `max_dest_rd_atomic`) READs / atomics in flight.
 pub const MAX_OUTSTANDING_RD_ATOMIC: u32 = DEFAULT.num_qps * ATOMIC_RESOURCES;
-/// Job queue depth (log2): the smallest power of two that holds
-/// [`MAX_OUTSTANDING_RD_ATOMIC`] (15: 32768 entries in the default build).
-pub const JOB_DEPTH_LOG2: usize = (32 - (MAX_OUTSTANDING_RD_ATOMIC - 1).leading_zeros()) as usize;
+/// Most entries the job queue gets (365 bits each: 32,768 fill 328 BRAM36). The standard
+/// build's 2048 QPs x 16 fit exactly; the 16k-QP build's 262,144 would take 2,624 BRAM36,
+/// more than a U250 has, so it keeps 32,768 (2 per QP on average): beyond that a READ or
+/// atomic request finds the queue full and is dropped as lost (`drop_busy`), and its
+/// requester retries it.
+pub const JOB_QUEUE_CAP: u32 = 1 << 15;
+/// Entries of the job queue: [`MAX_OUTSTANDING_RD_ATOMIC`], at most [`JOB_QUEUE_CAP`].
+pub const JOB_SLOTS: u32 = if MAX_OUTSTANDING_RD_ATOMIC < JOB_QUEUE_CAP {
+    MAX_OUTSTANDING_RD_ATOMIC
+} else {
+    JOB_QUEUE_CAP
+};
+/// Job queue depth (log2): the smallest power of two that holds [`JOB_SLOTS`] (15: 32768
+/// entries in both builds).
+pub const JOB_DEPTH_LOG2: usize = (32 - (JOB_SLOTS - 1).leading_zeros()) as usize;
 const _: () = assert!(
-    1 << JOB_DEPTH_LOG2 >= MAX_OUTSTANDING_RD_ATOMIC
-        && 1 << (JOB_DEPTH_LOG2 - 1) < MAX_OUTSTANDING_RD_ATOMIC,
-    "the job queue holds every READ/atomic a compliant peer can have outstanding"
+    1 << JOB_DEPTH_LOG2 >= JOB_SLOTS && 1 << (JOB_DEPTH_LOG2 - 1) < JOB_SLOTS,
+    "the job queue holds JOB_SLOTS jobs"
+);
+const _: () = assert!(
+    params::DEFAULT.num_qps != params::STANDARD.num_qps || JOB_SLOTS == MAX_OUTSTANDING_RD_ATOMIC,
+    "the standard build's job queue holds every READ/atomic a compliant peer can have outstanding"
 );
 const _: () = assert!(
     MAX_RD_ATOMIC <= ATOMIC_RESOURCES,
