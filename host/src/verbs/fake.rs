@@ -29,6 +29,8 @@ pub(super) struct Fake {
     pub(super) fail_ctx_writes: bool,
     /// Build parameters to report instead of the defaults.
     pub(super) params: Option<params::BuildParams>,
+    /// STATUS.READY only from this device time on (None: always ready).
+    pub(super) ready_at_ns: Option<u64>,
     pub(super) tables: HashMap<(u32, u32), [u8; 64]>,
     pub(super) rings: HashMap<u64, [u8; 64]>,
     pub(super) doorbells: Vec<(u32, u32)>,
@@ -130,6 +132,7 @@ impl Device for Fake {
         let p = self.params.unwrap_or(DEFAULT);
         Ok(match off {
             dev::MAGIC => dev::MAGIC_VALUE,
+            dev::STATUS if self.ready_at_ns.is_some_and(|t| self.now < t) => 0,
             dev::STATUS => dev::STATUS_READY,
             dev::HW_VERSION => params::HW_VERSION,
             dev::NUM_QPS => p.num_qps,

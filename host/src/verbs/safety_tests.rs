@@ -248,6 +248,28 @@ fn device_parameters_are_validated() {
     }
 }
 
+/// Point 5 too: open() waits for STATUS.READY (the engine's work after a reset, about
+/// 5 x `num_qps` cycles), and a device that never reports it is a clear timeout, not a hang.
+#[test]
+fn open_waits_for_status_ready() {
+    let late = Fake {
+        ready_at_ns: Some(400_000),
+        ..Default::default()
+    };
+    Context::open(late, PortAddr::sim(1).unwrap()).expect("ready after 400 us");
+    let never = Fake {
+        ready_at_ns: Some(u64::MAX),
+        ..Default::default()
+    };
+    match Context::open(never, PortAddr::sim(1).unwrap()) {
+        Err(Error::Timeout { what, ns }) => {
+            assert!(what.contains("STATUS.READY"), "{what}");
+            assert!(ns >= 20_000_000, "gave up after {ns} ns");
+        }
+        r => panic!("a device never ready: {:?}", r.err()),
+    }
+}
+
 /// Point 6: after 255 registrations in one MR slot, the slot retires instead of wrapping its
 /// 8-bit generation, so no earlier key of it becomes valid again.
 #[test]
