@@ -3215,6 +3215,12 @@ pub(crate) mod tests {
     /// The drain of [`reset_and_drain`] after a reset, for any model that has txreq's `kick`,
     /// `ctx`, `ring` and `cpl` ports at its top (txreq, txbuild's test pair; `rs` idle).
     pub(crate) fn drain_reset_sweep(m: &mut DynModel) {
+        drain_reset_sweep_with(m, |_, _| {});
+    }
+
+    /// [`drain_reset_sweep`], calling `each` after every cycle with the model and whether
+    /// every QP's context has been read by then.
+    fn drain_reset_sweep_with(m: &mut DynModel, mut each: impl FnMut(&DynModel, bool)) {
         let mut r = rng(0);
         let mut ctx = CtxModel::new("ctx", 0.0)
             .with_snoop("sn", CTX_SRC_TX)
@@ -3236,10 +3242,14 @@ pub(crate) mod tests {
             cpl.observe(m);
             if rd {
                 read[idx] += 1;
+            }
+            let all_read = read.iter().all(|&n| n > 0);
+            if rd {
                 quiet = 0;
-            } else if read.iter().all(|&n| n > 0) {
+            } else if all_read {
                 quiet += 1;
             }
+            each(m, all_read);
             cycles += 1;
             assert!(cycles < 40 * NQ, "the reset sweep did not drain");
         }
@@ -3253,46 +3263,30 @@ pub(crate) mod tests {
     #[test]
     fn txreq_ready_after_the_reset_sweep() {
         let mut m = model(TxReq::default(), "txreq");
-        let mut r = rng(5);
-        let mut ctx = CtxModel::new("ctx", 0.0)
-            .with_snoop("sn", CTX_SRC_TX)
-            .with_pi_snoop("pisn");
-        let mut ring = RingModel::new("ring", 0.0);
-        let mut cpl = CplSink::new("cpl", 0.0);
         for round in 0..2 {
             reset(&mut m);
             m.set("pkt_ready", 1);
             m.set("arm_ready", 1);
             m.set("rs_valid", 0);
-            m.set("kick_valid", 0);
-            let mut read = vec![0u32; NQ];
-            let mut cycles = 0;
-            while !m.bit("ready") {
-                ctx.drive(&mut m, &mut r);
-                ring.drive(&mut m, &mut r);
-                cpl.drive(&mut m, &mut r);
-                let rd = m.bit("ctx_req") && !m.bit("ctx_we");
-                let idx = m.get("ctx_addr") as usize;
-                m.tick();
-                ctx.observe(&mut m);
-                ring.observe(&mut m);
-                cpl.observe(&mut m);
-                if rd {
-                    read[idx] += 1;
-                }
+            assert!(!m.bit("ready"), "round {round}: ready at the reset");
+            let (mut cycles, mut at) = (0, None);
+            drain_reset_sweep_with(&mut m, |m, all_read| {
                 cycles += 1;
-                assert!(cycles < 40 * NQ, "round {round}: never ready");
-            }
-            assert!(
-                read.iter().all(|&n| n == 1),
-                "round {round}: ready before every QP's context was read once"
-            );
-            println!("txreq_ready_after_the_reset_sweep: ready {cycles} cycles after the reset");
-            assert!(cycles <= 6 * NQ, "round {round}: {cycles} cycles");
+                if m.bit("ready") {
+                    assert!(
+                        all_read,
+                        "round {round}: ready before every QP's context was read once"
+                    );
+                    at.get_or_insert(cycles);
+                } else {
+                    assert!(at.is_none(), "round {round}: ready fell");
+                }
+            });
+            let at = at.unwrap_or_else(|| panic!("round {round}: never ready"));
+            println!("txreq_ready_after_the_reset_sweep: ready {at} cycles after the reset");
+            assert!(at <= 6 * NQ, "round {round}: {at} cycles");
             for _ in 0..200 {
-                ctx.drive(&mut m, &mut r);
                 m.tick();
-                ctx.observe(&mut m);
                 assert!(m.bit("ready"), "round {round}: ready fell");
             }
         }
