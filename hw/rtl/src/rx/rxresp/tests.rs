@@ -3944,7 +3944,7 @@ fn ack_read_ahead_follows_other_writers() {
         let f = QpContext::field("src_ip").unwrap();
         rec[f.offset] ^= 0x5a;
         b.ctx
-            .write(q2, &rec, 0xf << f.offset, crate::common::bus::CTX_SRC_HOST);
+            .write(q2, &rec, f.byte_mask(), crate::common::bus::CTX_SRC_HOST);
         b.run();
         let got: Vec<u32> = b.aevs.iter().map(|e| e.1 - 500).collect();
         let q2_got: Vec<u32> = got.iter().copied().filter(|i| i % 2 == 1).collect();
