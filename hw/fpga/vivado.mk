@@ -7,15 +7,11 @@
 VIVADO_VERSION := 2023.2
 BOARDS := au250 au55c
 BOARD ?=
-QPS ?=
 JOBS ?= 2
 REPO := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))/../..)
-ifeq ($(QPS),16k)
-Q_FEAT := --features qps16k
-Q_SUF := -16k
-export CARGO_TARGET_DIR ?= $(REPO)/target/qps16k
-else ifneq ($(QPS),)
-$(error QPS must be empty (the standard 2048-QP build) or 16k, not '$(QPS)')
+include $(REPO)/hw/fpga/qps.mk
+ifneq ($(Q_TARGET),)
+export CARGO_TARGET_DIR ?= $(Q_TARGET)
 endif
 OUT := $(REPO)/build/$(BOARD)$(Q_SUF)
 VDIR := $(OUT)/verilog
