@@ -205,6 +205,7 @@ impl Logic for RnicTop {
         CtxSnoopM::join(&mut self.ctxs.snc, &mut self.cqw.sn);
         self.ackp.snp_we.next = self.ctxs.sn.we.val();
         self.ackp.snp_addr.next = self.ctxs.sn.addr.val();
+        self.ackp.snp_src.next = self.ctxs.sn.src.val();
         RingPortM::join(&mut self.txq.ring, &mut self.ring.q0);
         RingPortM::join(&mut self.rxr.ring, &mut self.ring.q1);
         RingPortM::join(&mut self.ackp.ring, &mut self.ring.q2);
