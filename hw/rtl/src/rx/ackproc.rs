@@ -137,13 +137,14 @@
 //! later; ACKs do not, as their walks measured slower with it: the ring port is txreq's too).
 //!
 //! READ RESPONSE bursts (`fk`): after an accepted FIRST/MIDDLE the block keeps the next
-//! response's PSN, index, address and MTU (`bf_*`). A READ RESPONSE MIDDLE of the same QP at
-//! that PSN with the MTU's payload, not the WQE's last packet, with no other writer's write
-//! to the QP's record since it was read (`bf_ok`, from the snoop and its `snp_src`), goes
-//! from the take straight to Verdict (ok at the kept address; Post's refill, re-arm and gap
-//! clear done there) and WriteBack, which takes the next: 2 cycles per MIDDLE instead of 10
-//! (`read_response_burst_cycle_budget`). Those are exactly RdDec's checks for it; anything
-//! else takes the full path and ends the burst.
+//! response's PSN, index, address, MTU, whether it is the last and the last one's payload
+//! (`bf_*`). A READ RESPONSE of the same QP at that PSN, a MIDDLE with the MTU's payload (not
+//! the last) or the LAST with the last payload, with no other writer's write to the QP's
+//! record since it was read (`bf_ok`, from the snoop and its `snp_src`), goes from the take
+//! straight to Verdict (ok at the kept address). A MIDDLE does Post's refill, re-arm and gap
+//! clear there and goes to WriteBack, which takes the next: 2 cycles per MIDDLE instead of
+//! 10; a LAST goes to RdCpl as on the full path (`read_response_burst_cycle_budget`). Those
+//! are exactly RdDec's checks for it; anything else takes the full path and ends the burst.
 
 use crate::common::bus::{
     AckEvS, CTX_ADDR_BITS, CplM, CtxPortM, RSP_FIRST, RSP_LAST, RSP_MIDDLE, RSP_ONLY, RdVerdictM,
@@ -602,6 +603,8 @@ pub struct AckProc {
     bf_end: DFF<Bit>,
     bf_addr: DFF<Bits<64>>,
     bf_mtu: DFF<Bits<13>>,
+    /// the last response's payload (the WQE's length less (n - 1) MTUs)
+    bf_tail: DFF<Bits<13>>,
     /// the verdict in Verdict is a shortcut's (Post's work done there, on to WriteBack)
     fv: DFF<Bit>,
     bf_hit: Signal<Local, Bit>,
@@ -949,6 +952,7 @@ impl AckProc {
             bf_end: Default::default(),
             bf_addr: Default::default(),
             bf_mtu: Default::default(),
+            bf_tail: Default::default(),
             fv: Default::default(),
             bf_hit: Default::default(),
             fk: Default::default(),
@@ -994,7 +998,7 @@ impl Logic for AckProc {
             self, clock, atom_r, s_at, s_fa, c_at, c_fa, sweeping, sweep, n_mrg, s_fresh, s_rd
         );
         dff_setup!(
-            self, clock, bf_ok, bf_v, bf_psn, bf_i, bf_end, bf_addr, bf_mtu, fv
+            self, clock, bf_ok, bf_v, bf_psn, bf_i, bf_end, bf_addr, bf_mtu, fv, bf_tail
         );
         for i in 0..WIN {
             self.f_wrid[i].clock.next = self.clock.val();
@@ -1353,13 +1357,16 @@ impl Logic for AckProc {
         self.fk.next = self.bf_v.q.val()
             && self.bf_ok.q.val()
             && !self.bf_hit.val()
-            && !self.bf_end.q.val()
             && self.ev.rsp.val()
             && !self.ev.atom.val()
             && (self.ev.qpn.val() == self.qpn_r.q.val())
             && (self.ev.psn.val() == self.bf_psn.q.val())
-            && (self.ev.rpos.val() == self.p_middle.val())
-            && (self.ev.plen.val() == self.bf_mtu.q.val());
+            && ((!self.bf_end.q.val()
+                && (self.ev.rpos.val() == self.p_middle.val())
+                && (self.ev.plen.val() == self.bf_mtu.q.val()))
+                || (self.bf_end.q.val()
+                    && (self.ev.rpos.val() == self.p_last.val())
+                    && (self.ev.plen.val() == self.bf_tail.q.val())));
         self.tk_wb.next = (self.st.q.val() == AckSt::WriteBack)
             && !self.pw_v.q.val()
             && self.ev_go.val()
@@ -1927,8 +1934,9 @@ impl Logic for AckProc {
                             self.bf_addr.d.next =
                                 self.v_addr.q.val() + bit_cast::<64, 13>(self.plen_r.q.val());
                             self.bf_mtu.d.next = self.plen_r.q.val();
+                            self.bf_tail.d.next = self.tail.val();
                         }
-                        if self.fv.q.val() {
+                        if self.fv.q.val() && !self.r_last.q.val() {
                             // Post's work here (progress: retry counts refilled, the
                             // timer re-armed, the gap flag cleared), written back next
                             self.refill.next = true;
@@ -2184,14 +2192,14 @@ impl Logic for AckProc {
             if !self.r_idle.val() {
                 // (a WQE read still out: wait for it)
             } else if self.ev_go.val() && self.fk.val() {
-                // the burst's next MIDDLE: the verdict as RdDec would give it, from the
-                // registers of the one before (una_psn, sq_ack_ci, counts, flags, CQ)
-                self.bf_v.d.next = true;
+                // the burst's next MIDDLE or its LAST: the verdict as RdDec would give it,
+                // from the registers of the one before (una_psn, sq_ack_ci, counts, flags,
+                // CQ, the READ WQE in `s_*`); a LAST retires the WQE in RdCpl as usual
                 self.fv.d.next = true;
                 self.v_ok.d.next = true;
                 self.v_early.d.next = false;
                 self.v_addr.d.next = self.bf_addr.q.val();
-                self.r_last.d.next = false;
+                self.r_last.d.next = self.bf_end.q.val();
                 self.rem.d.next = self.bf_i.q.val();
                 self.dec_r.d.next = false;
                 self.dec_n.d.next = false;
@@ -3678,20 +3686,24 @@ mod tests {
         (at[at.len() - 1] - at[h]) as f64 / (at.len() - 1 - h) as f64
     }
 
-    /// One QP, one signaled READ WQE of `n` packets of 256 bytes (path MTU 256), its READ
-    /// RESPONSE FIRST, MIDDLE..., LAST events back to back (`placed` 1 to `late` cycles
-    /// after each ok verdict): every verdict ok at local_addr + i x 256, the completion after
-    /// the last `placed`; the cycles per response in the second half.
-    fn read_response_burst(seed: u64, stall: f64, n: u32, late: u64) -> f64 {
-        read_response_burst_cut(seed, stall, n, late, None).0
+    /// One QP, `m` signaled READ WQEs of `n` packets each at path MTU 256 (the last packet of
+    /// WQE w carries 1 + (37 w mod 256) bytes), their READ RESPONSE FIRST, MIDDLE..., LAST
+    /// events back to back (`placed` 1 to `late` cycles after each ok verdict): every verdict
+    /// ok at local_addr + i x 256, each completion (in order, its wr_id and length) after its
+    /// LAST's `placed`, una_psn and ack_psn_lo at the end; the cycles per response over the
+    /// second half of the events.
+    fn read_response_burst(seed: u64, stall: f64, m: u32, n: u32, late: u64) -> f64 {
+        read_response_burst_cut(seed, stall, m, n, late, None).0
     }
 
     /// [`read_response_burst`], and with `cut` = Some(w) the driver moves the QP to ERR at
     /// cycle w (a write of its record's `state`, on the snoop a cycle later): the verdicts
-    /// (ok, take cycle, both counted from the first event's) are returned instead of checked (and the completion not waited for).
+    /// (ok, take cycle, both counted from the first event's) are returned instead of checked
+    /// (and the completions not waited for).
     fn read_response_burst_cut(
         seed: u64,
         stall: f64,
+        m: u32,
         n: u32,
         late: u64,
         cut: Option<u64>,
@@ -3699,27 +3711,33 @@ mod tests {
         let mut t = Tb::new(seed, stall);
         let q = 40u32;
         t.qp(q, 1, 500, 0, qp_state::RTS);
-        t.post_op(q, wqe_op::RDMA_READ, 256 * n, true, true);
-        let base = sent(&t, q, 0).0;
-        let mut evs: VecDeque<(u32, u64)> = (0..n)
-            .map(|i| {
+        let tail = |w: u32| 1 + (37 * w) % 256;
+        let mut want = vec![];
+        let mut evs: VecDeque<(u32, u64, u32)> = VecDeque::new();
+        for w in 0..m {
+            t.post_op(q, wqe_op::RDMA_READ, 256 * (n - 1) + tail(w), true, true);
+            let la = sent(&t, q, w as usize).0;
+            for i in 0..n {
                 let pos = match i {
                     0 => RSP_FIRST,
                     _ if i == n - 1 => RSP_LAST,
                     _ => RSP_MIDDLE,
                 };
-                (500 + i, pos)
-            })
-            .collect();
+                let len = if i == n - 1 { tail(w) } else { 256 };
+                evs.push_back((500 + w * n + i, pos, len));
+                want.push((true, la.wrapping_add(256 * i as u64)));
+            }
+        }
+        let total = (m * n) as usize;
         let (mut at, mut vd, mut placed_at, mut cpl_at) = (vec![], vec![], vec![], vec![]);
         let mut pend: Option<u64> = None;
         let mut cycles = 0;
         let mut snp: Option<u32> = None;
         let c0 = t.m.cycle;
-        // (with a cut: until every event has its verdict; else until the READ completes)
-        while (cut.is_some() && vd.len() < n as usize) || (cut.is_none() && cpl_at.is_empty()) {
+        // (with a cut: until every event has its verdict; else until every READ completes)
+        while (cut.is_some() && vd.len() < total) || (cut.is_none() && cpl_at.len() < m as usize) {
             cycles += 1;
-            assert!(cycles < 200 * n as usize, "no completion");
+            assert!(cycles < 200 * total, "no completion");
             t.m.set("snp_we", snp.is_some() as u64);
             t.m.set("snp_addr", snp.unwrap_or(0) as u64);
             t.m.set("snp_src", crate::common::bus::CTX_SRC_HOST);
@@ -3733,13 +3751,13 @@ mod tests {
             t.ring.drive(&mut t.m, r);
             t.cpl.drive(&mut t.m, r);
             t.m.set("ev_valid", !evs.is_empty() as u64);
-            if let Some(&(psn, pos)) = evs.front() {
+            if let Some(&(psn, pos, len)) = evs.front() {
                 t.m.set("ev_qpn", q as u64);
                 t.m.set("ev_psn", psn as u64);
                 t.m.set("ev_syndrome", aeth::ACK as u64);
                 t.m.set("ev_rsp", 1);
                 t.m.set("ev_rpos", pos);
-                t.m.set("ev_plen", 256);
+                t.m.set("ev_plen", len as u64);
                 t.m.set("ev_atom", 0);
             }
             t.m.set("tset_ready", 1);
@@ -3777,17 +3795,44 @@ mod tests {
                 vd.iter().zip(&at).map(|(v, c)| (v.0, *c - c0)).collect(),
             );
         }
-        let want: Vec<(bool, u64)> = (0..n as u64)
-            .map(|i| (true, base.wrapping_add(256 * i)))
-            .collect();
         assert_eq!(vd, want, "every verdict ok, in order");
-        assert!(
-            cpl_at[0] >= *placed_at.last().unwrap(),
-            "completion before the last placed"
-        );
-        assert_eq!(t.ack_ci(q), 1);
+        for w in 0..m as usize {
+            let last = placed_at[(w + 1) * n as usize - 1];
+            assert!(
+                cpl_at[w] >= last,
+                "completion {w} at {} before its LAST's placed at {last}",
+                cpl_at[w]
+            );
+            let (wr_id, c) = (t.qps[&q].sent[w].wqe.wr_id, t.cpl.got[w].1);
+            assert_eq!(
+                (c.wr_id, c.byte_len, c.opcode, c.status),
+                (
+                    wr_id,
+                    256 * (n - 1) + tail(w as u32),
+                    wc_op::RDMA_READ,
+                    wc_status::SUCCESS
+                ),
+                "completion {w}"
+            );
+        }
+        // (the last write-back may still wait for its grant)
+        t.m.set("ev_valid", 0);
+        t.m.set("rdv_placed", 0);
+        for _ in 0..100 {
+            let r = &mut t.r;
+            t.ctx.drive(&mut t.m, r);
+            t.ring.drive(&mut t.m, r);
+            t.cpl.drive(&mut t.m, r);
+            t.m.tick();
+            t.ctx.observe(&mut t.m);
+            t.ring.observe(&mut t.m);
+            t.cpl.observe(&mut t.m);
+        }
+        assert_eq!(t.cpl.got.len(), m as usize, "no completion more");
+        assert_eq!(t.ack_ci(q), m as u16);
         let x = qctx(&t, q);
-        assert_eq!((x.una_psn, x.ack_psn_lo), (500 + n, (500 + n - 1) as u16));
+        let end = 500 + m * n;
+        assert_eq!((x.una_psn, x.ack_psn_lo), (end, (end - 1) as u16));
         let h = at.len() / 2;
         (
             (at[at.len() - 1] - at[h]) as f64 / (at.len() - 1 - h) as f64,
@@ -3803,7 +3848,7 @@ mod tests {
     fn read_response_burst_follows_other_writers() {
         let mut seen = std::collections::BTreeSet::new();
         for w in 0..40u64 {
-            let (_, vd) = read_response_burst_cut(94 + w, 0.0, 16, 1, Some(w));
+            let (_, vd) = read_response_burst_cut(94 + w, 0.0, 1, 16, 1, Some(w));
             assert_eq!(vd.len(), 16);
             let k = vd.iter().take_while(|v| v.0).count();
             assert!(
@@ -3826,17 +3871,24 @@ mod tests {
     /// verdict: cycles per response. 10 when every MIDDLE read the QP record again (the read
     /// ahead skips the current QP), walked to its READ WQE and went through RdDec and Post;
     /// 2 since the burst shortcut (`fk`: Verdict, WriteBack taking the next), the budget 3.
-    /// With random stalls and `placed` up to 6 cycles late: every verdict right, printed.
+    /// 16 READs of 4 packets (FIRST, MIDDLE x 2, LAST): the FIRST takes the full path (a new
+    /// WQE to walk to), the LAST the shortcut into RdCpl; the budget 6 per response. With
+    /// random stalls and `placed` up to 6 cycles late: every verdict and completion right,
+    /// printed.
     #[test]
     fn read_response_burst_cycle_budget() {
-        let per = read_response_burst(91, 0.0, 64, 1);
-        println!("read_response_burst_cycle_budget: {per:.2} cycles per READ RESPONSE MIDDLE");
-        assert!(per <= 3.0, "{per} cycles per READ RESPONSE of one QP");
-        for (seed, late) in [(92, 3), (93, 6)] {
-            let per = read_response_burst(seed, 0.3, 64, late);
+        for (m, n, budget) in [(1, 64, 3.0), (16, 4, 6.0)] {
+            let per = read_response_burst(91, 0.0, m, n, 1);
             println!(
-                "read_response_burst: seed {seed}, stalls, placed up to {late} late: {per:.2}"
+                "read_response_burst_cycle_budget: {m} READs of {n} packets: {per:.2} cycles per response"
             );
+            assert!(per <= budget, "{per} cycles per READ RESPONSE of one QP");
+            for (seed, late) in [(92, 3), (93, 6)] {
+                let per = read_response_burst(seed, 0.3, m, n, late);
+                println!(
+                    "read_response_burst: {m} x {n}, seed {seed}, stalls, placed up to {late} late: {per:.2}"
+                );
+            }
         }
     }
 
