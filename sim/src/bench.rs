@@ -537,7 +537,7 @@ fn sweep(out: &mut String, json: &mut BenchJson, cfg: WorldConfig) -> Result<(),
     let refs: Vec<_> = pairs.iter().map(|(a, b)| (a, b)).collect();
     let per_qp = 4;
     // 4 outstanding on each QP (2 over the 16k-QP build's, as many as the rig's CQ holds)
-    let depth = 4.min(Rig::max_spread_depth(refs.len()));
+    let depth = Rig::all_qp_depth(refs.len());
     let r = rig.measure_spread(&refs, BenchOp::Write, 4096, per_qp, depth)?;
     rig.audit()?;
     let limit = wire_limit_gbps(BenchOp::Write, 4096, 4096);

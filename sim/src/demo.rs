@@ -725,6 +725,14 @@ impl Rig<'_> {
         RIG_CQ_ENTRIES as usize / n
     }
 
+    /// WQEs outstanding on each QP in the all-QP 4 KiB WRITE row (`make bench`, the
+    /// `allqps` test): 4, or [`Self::max_spread_depth`] when that is less (2 over every QP
+    /// of the 16k-QP build).
+    pub const fn all_qp_depth(nq: usize) -> usize {
+        let m = Self::max_spread_depth(nq);
+        if m < 4 { m } else { 4 }
+    }
+
     /// RDMA WRITEs (or READs) of `size` bytes spread round robin over `pairs` QP pairs:
     /// `per_qp` messages per QP with at most `depth` outstanding on each. A WRITE goes from A's
     /// source buffer into the QP's own slot of B's buffer; a READ brings B's slot into the QP's

@@ -49,13 +49,7 @@ fn every_qp_at_line_rate() {
     let refs: Vec<_> = pairs.iter().map(|(a, b)| (a, b)).collect();
 
     let r = rig
-        .measure_spread(
-            &refs,
-            BenchOp::Write,
-            4096,
-            4,
-            4.min(Rig::max_spread_depth(want)),
-        )
+        .measure_spread(&refs, BenchOp::Write, 4096, 4, Rig::all_qp_depth(want))
         .expect("4 KiB spread");
     rig.audit().expect("audit after 4 KiB");
     let limit = wire_limit_gbps(BenchOp::Write, 4096, 4096);
