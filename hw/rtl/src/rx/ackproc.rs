@@ -3617,6 +3617,74 @@ mod tests {
         }
     }
 
+    /// The READ RESPONSE stream tests' driver: per cycle, one event offered or none ({qpn,
+    /// psn, position, payload}), `rdv` always ready, `placed` 1 to `late` cycles after each
+    /// ok verdict (never a verdict before the last one's `placed`), the other sinks always
+    /// ready; it records the cycles of the takes, `placed` pulses and completions, and the
+    /// verdicts {ok, addr}.
+    #[derive(Default)]
+    struct RspRun {
+        pend: Option<u64>,
+        at: Vec<u64>,
+        vd: Vec<(bool, u64)>,
+        placed_at: Vec<u64>,
+        cpl_at: Vec<u64>,
+    }
+
+    impl RspRun {
+        /// One cycle; true when the event offered was taken.
+        fn cycle(&mut self, t: &mut Tb, ev: Option<(u32, u32, u64, u32)>, late: u64) -> bool {
+            let r = &mut t.r;
+            t.ctx.drive(&mut t.m, r);
+            t.ring.drive(&mut t.m, r);
+            t.cpl.drive(&mut t.m, r);
+            t.m.set("ev_valid", ev.is_some() as u64);
+            if let Some((qpn, psn, pos, len)) = ev {
+                t.m.set("ev_qpn", qpn as u64);
+                t.m.set("ev_psn", psn as u64);
+                t.m.set("ev_syndrome", aeth::ACK as u64);
+                t.m.set("ev_rsp", 1);
+                t.m.set("ev_rpos", pos);
+                t.m.set("ev_plen", len as u64);
+                t.m.set("ev_atom", 0);
+            }
+            t.m.set("tset_ready", 1);
+            t.m.set("rs_ready", 1);
+            t.m.set("rdv_ready", 1);
+            let pl = self.pend == Some(t.m.cycle);
+            t.m.set("rdv_placed", pl as u64);
+            if pl {
+                self.placed_at.push(t.m.cycle);
+                self.pend = None;
+            }
+            let (c, k) = (t.m.cycle, t.cpl.got.len());
+            t.m.tick();
+            t.ctx.observe(&mut t.m);
+            t.ring.observe(&mut t.m);
+            t.cpl.observe(&mut t.m);
+            if t.cpl.got.len() > k {
+                self.cpl_at.push(c);
+            }
+            let taken = ev.is_some() && t.m.bit("ev_ready");
+            if taken {
+                self.at.push(c);
+            }
+            if t.m.bit("rdv_valid") {
+                self.vd.push((t.m.bit("rdv_ok"), t.m.get("rdv_addr")));
+                assert!(
+                    self.pend.is_none(),
+                    "a verdict before the last one's placed"
+                );
+                if t.m.bit("rdv_ok") {
+                    // (the verdict was taken in the cycle just run: `placed` in the next, or
+                    // up to `late` cycles later)
+                    self.pend = Some(t.m.cycle + t.r.random_range(0..late));
+                }
+            }
+            taken
+        }
+    }
+
     /// 32 QPs, one signaled 64-byte READ WQE each, their READ RESPONSE ONLY events back to
     /// back (`placed` 1 to `late` cycles after each ok verdict, at random), run for `cycles`:
     /// the checks above, and the cycles per response in the second half.
@@ -3629,52 +3697,21 @@ mod tests {
             t.post_op(40 + q, wqe_op::RDMA_READ, 64, true, true);
             evs.push_back((40 + q, 100 * q));
         }
-        let (mut at, mut placed_at, mut cpl_at) = (vec![], vec![], vec![]);
-        let mut pend: Option<u64> = None;
+        let mut run = RspRun::default();
         for _ in 0..cycles {
-            let r = &mut t.r;
-            t.ctx.drive(&mut t.m, r);
-            t.ring.drive(&mut t.m, r);
-            t.cpl.drive(&mut t.m, r);
-            t.m.set("ev_valid", !evs.is_empty() as u64);
-            if let Some(&(qpn, psn)) = evs.front() {
-                t.m.set("ev_qpn", qpn as u64);
-                t.m.set("ev_psn", psn as u64);
-                t.m.set("ev_syndrome", aeth::ACK as u64);
-                t.m.set("ev_rsp", 1);
-                t.m.set("ev_rpos", RSP_ONLY);
-                t.m.set("ev_plen", 64);
-                t.m.set("ev_atom", 0);
-            }
-            t.m.set("tset_ready", 1);
-            t.m.set("rs_ready", 1);
-            t.m.set("rdv_ready", 1);
-            let pl = pend == Some(t.m.cycle);
-            t.m.set("rdv_placed", pl as u64);
-            if pl {
-                placed_at.push(t.m.cycle);
-                pend = None;
-            }
-            let (c, n) = (t.m.cycle, t.cpl.got.len());
-            t.m.tick();
-            t.ctx.observe(&mut t.m);
-            t.ring.observe(&mut t.m);
-            t.cpl.observe(&mut t.m);
-            if t.cpl.got.len() > n {
-                cpl_at.push(c);
-            }
-            if !evs.is_empty() && t.m.bit("ev_ready") {
+            let ev = evs.front().map(|&(qpn, psn)| (qpn, psn, RSP_ONLY, 64));
+            if run.cycle(&mut t, ev, late) {
                 evs.pop_front();
-                at.push(c);
-            }
-            if t.m.bit("rdv_valid") {
-                assert!(t.m.bit("rdv_ok"), "verdict !ok");
-                assert!(pend.is_none(), "a verdict before the last one's placed");
-                // (the verdict was taken in the cycle just run: `placed` in the next, or
-                // up to `late` cycles later)
-                pend = Some(t.m.cycle + t.r.random_range(0..late));
             }
         }
+        let RspRun {
+            at,
+            vd,
+            placed_at,
+            cpl_at,
+            ..
+        } = run;
+        assert!(vd.iter().all(|v| v.0), "verdict !ok");
         assert_eq!((at.len(), placed_at.len(), cpl_at.len()), (32, 32, 32));
         for (i, (c, p)) in cpl_at.iter().zip(&placed_at).enumerate() {
             assert!(c >= p, "completion {i} at {c}, before its placed at {p}");
@@ -3729,13 +3766,14 @@ mod tests {
             }
         }
         let total = (m * n) as usize;
-        let (mut at, mut vd, mut placed_at, mut cpl_at) = (vec![], vec![], vec![], vec![]);
-        let mut pend: Option<u64> = None;
+        let mut run = RspRun::default();
         let mut cycles = 0;
         let mut snp: Option<u32> = None;
         let c0 = t.m.cycle;
         // (with a cut: until every event has its verdict; else until every READ completes)
-        while (cut.is_some() && vd.len() < total) || (cut.is_none() && cpl_at.len() < m as usize) {
+        while (cut.is_some() && run.vd.len() < total)
+            || (cut.is_none() && run.cpl_at.len() < m as usize)
+        {
             cycles += 1;
             assert!(cycles < 200 * total, "no completion");
             t.m.set("snp_we", snp.is_some() as u64);
@@ -3746,49 +3784,21 @@ mod tests {
                 poke_state(&mut t, q, qp_state::ERR);
                 snp = Some(P.ctx_base(0) + q);
             }
-            let r = &mut t.r;
-            t.ctx.drive(&mut t.m, r);
-            t.ring.drive(&mut t.m, r);
-            t.cpl.drive(&mut t.m, r);
-            t.m.set("ev_valid", !evs.is_empty() as u64);
-            if let Some(&(psn, pos, len)) = evs.front() {
-                t.m.set("ev_qpn", q as u64);
-                t.m.set("ev_psn", psn as u64);
-                t.m.set("ev_syndrome", aeth::ACK as u64);
-                t.m.set("ev_rsp", 1);
-                t.m.set("ev_rpos", pos);
-                t.m.set("ev_plen", len as u64);
-                t.m.set("ev_atom", 0);
-            }
-            t.m.set("tset_ready", 1);
-            t.m.set("rs_ready", 1);
-            t.m.set("rdv_ready", 1);
-            let pl = pend == Some(t.m.cycle);
-            t.m.set("rdv_placed", pl as u64);
-            if pl {
-                placed_at.push(t.m.cycle);
-                pend = None;
-            }
-            let (c, k) = (t.m.cycle, t.cpl.got.len());
-            t.m.tick();
-            t.ctx.observe(&mut t.m);
-            t.ring.observe(&mut t.m);
-            t.cpl.observe(&mut t.m);
-            if t.cpl.got.len() > k {
-                cpl_at.push(c);
-            }
-            if !evs.is_empty() && t.m.bit("ev_ready") {
+            if run.cycle(
+                &mut t,
+                evs.front().map(|&(p, pos, len)| (q, p, pos, len)),
+                late,
+            ) {
                 evs.pop_front();
-                at.push(c);
-            }
-            if t.m.bit("rdv_valid") {
-                vd.push((t.m.bit("rdv_ok"), t.m.get("rdv_addr")));
-                assert!(pend.is_none(), "a verdict before the last one's placed");
-                if t.m.bit("rdv_ok") {
-                    pend = Some(t.m.cycle + t.r.random_range(0..late));
-                }
             }
         }
+        let RspRun {
+            at,
+            vd,
+            placed_at,
+            cpl_at,
+            ..
+        } = run;
         if cut.is_some() {
             return (
                 0.0,
@@ -3816,17 +3826,9 @@ mod tests {
             );
         }
         // (the last write-back may still wait for its grant)
-        t.m.set("ev_valid", 0);
-        t.m.set("rdv_placed", 0);
+        let mut idle = RspRun::default();
         for _ in 0..100 {
-            let r = &mut t.r;
-            t.ctx.drive(&mut t.m, r);
-            t.ring.drive(&mut t.m, r);
-            t.cpl.drive(&mut t.m, r);
-            t.m.tick();
-            t.ctx.observe(&mut t.m);
-            t.ring.observe(&mut t.m);
-            t.cpl.observe(&mut t.m);
+            idle.cycle(&mut t, None, late);
         }
         assert_eq!(t.cpl.got.len(), m as usize, "no completion more");
         assert_eq!(t.ack_ci(q), m as u16);
