@@ -605,11 +605,12 @@ pub struct AckProc {
     bf_mtu: DFF<Bits<13>>,
     /// the last response's payload (the WQE's length less (n - 1) MTUs)
     bf_tail: DFF<Bits<13>>,
-    /// the verdict in Verdict is a shortcut's (Post's work done there, on to WriteBack)
+    /// the verdict in Verdict is a shortcut's (a MIDDLE: Post's work done there, on to
+    /// WriteBack; a LAST: on to RdCpl)
     fv: DFF<Bit>,
     bf_hit: Signal<Local, Bit>,
-    /// the waiting event is the next MIDDLE response of the kept burst: taken straight to
-    /// Verdict, without the context read, the walk and RdDec
+    /// the waiting event is the next response (MIDDLE or LAST) of the kept burst: taken
+    /// straight to Verdict, without the context read, the walk and RdDec
     fk: Signal<Local, Bit>,
     src_ack: Constant<Bits<3>>,
 }
@@ -1345,11 +1346,12 @@ impl Logic for AckProc {
             .val()
             .get_bits::<16>(self.o_sqci.val().index())
             + !self.p_ackci.val();
-        // the READ RESPONSE burst shortcut: a MIDDLE response of the QP whose FIRST/MIDDLE
-        // was just accepted, at the next PSN with the path MTU's payload, and no other
+        // the READ RESPONSE burst shortcut: the response after the FIRST/MIDDLE just
+        // accepted, at the next PSN (a MIDDLE with the path MTU's payload when it is not the
+        // WQE's last packet, the LAST with the last payload when it is), and no other
         // writer's write to the record since it was read: its checks are the ones RdDec
-        // would make (the same READ WQE at the walk's stop, e = bf_psn, position MIDDLE and
-        // not the last, length the MTU, a READ RESPONSE for a READ WQE, QP state as read)
+        // would make (the same READ WQE at the walk's stop, e = bf_psn, position, length, a
+        // READ RESPONSE for a READ WQE, QP state as read)
         self.bf_hit.next = self.snp_we.val()
             && (self.snp_src.val() != self.src_ack.val())
             && (self.snp_addr.val()
