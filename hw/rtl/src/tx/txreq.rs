@@ -127,11 +127,8 @@ pub const QB: usize = NQ.trailing_zeros() as usize;
 /// Longest RDMA READ (bytes): 2^31, so that its response PSNs (up to 2^23 at MTU 256) stay
 /// inside the 2^23 PSN window. Longer: LOC_LEN_ERR.
 pub const MAX_READ_LEN: u32 = 1 << 31;
-/// Bits of the max_rd_atomic back-off epoch counter: 8 cycles (32 until stop 48: a READ's
-/// window slot freed by the ACK processor waited up to 32 cycles to be seen, and one QP's
-/// 64 B READs ran at 13.9 Mpps instead of 15.0; 2-packet READs at MTU 256 at 47% of the wire
-/// instead of 62%).
-const BO_BITS: usize = 3;
+/// Bits of the max_rd_atomic back-off epoch counter.
+const BO_BITS: usize = 5;
 /// The max_rd_atomic back-off epoch (cycles): a QP held back by `max_rd_atomic` gets its
 /// "held" mark; a held QP popped from the schedule goes straight back to the tail (no context
 /// or ring read); all held marks expire at the end of each epoch, so each held QP is checked
@@ -139,7 +136,7 @@ const BO_BITS: usize = 3;
 pub const RD_ATOMIC_BACKOFF: u32 = 1 << BO_BITS;
 /// Bits of the epoch number a held mark carries (the `htab` word is {valid, epoch}): a mark
 /// is "held" while its epoch is the current one, so the end of an epoch expires every mark at
-/// once without touching the RAM. A mark left from 2^16 epochs earlier (512k cycles) can match
+/// once without touching the RAM. A mark left from 2^16 epochs earlier (2M cycles) can match
 /// again and hold its QP back for one epoch more, which costs at most `RD_ATOMIC_BACKOFF`
 /// cycles and never a lost WQE.
 const EP_BITS: usize = 16;
