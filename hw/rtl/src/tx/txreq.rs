@@ -1142,11 +1142,11 @@ impl Logic for TxReq {
         dff_setup!(
             self, clock, st, sweeping, sweep, qpn, qpc, wqe, off, psn, status, n_wqe, n_err,
             n_retx, n_rst, psn0, rst_psn, rs_adv, rs_more, c_psn, c_skip, c_first, c_ci1, c_soff,
-            c_rdfull, c_amask, bo, epoch, h_any, ck_q, wk_v, wk_q, qdirty, kown, mk_v, mk_idx, mk_addr, mk_key,
-            mk_pd, mk_iova, mk_len, mk_flags, mk_access, mn_idx, mn_addr, mn_snp, armd, pf_v,
-            pf_qpn, pf_rd, pf_g1, pf_g2, pf_ok, pf_dirty, pf_ctx, mr_hitr, mkr_okr, m_bad, m_badb,
-            npk_r, nwqe, nw_v, nw_g1, nw_g2, fwd, nmk, nx_idx, fm1, wi, nwi, wmis, mk_end, nw_pf,
-            pwh, pwp, pwf, sp, wv, nwv, c_mtu, init_done
+            c_rdfull, c_amask, bo, epoch, h_any, ck_q, wk_v, wk_q, qdirty, kown, mk_v, mk_idx,
+            mk_addr, mk_key, mk_pd, mk_iova, mk_len, mk_flags, mk_access, mn_idx, mn_addr, mn_snp,
+            armd, pf_v, pf_qpn, pf_rd, pf_g1, pf_g2, pf_ok, pf_dirty, pf_ctx, mr_hitr, mkr_okr,
+            m_bad, m_badb, npk_r, nwqe, nw_v, nw_g1, nw_g2, fwd, nmk, nx_idx, fm1, wi, nwi, wmis,
+            mk_end, nw_pf, pwh, pwp, pwf, sp, wv, nwv, c_mtu, init_done
         );
         self.qbits.clock.next = self.clock.val();
         self.htab.clock.next = self.clock.val();
@@ -3577,7 +3577,11 @@ pub(crate) mod tests {
             let mut run = 1;
             while ops.len() < 60 {
                 ops.extend(std::iter::repeat_n(RDMA_WRITE, run));
-                ops.push(if run % 2 == 1 { RDMA_READ } else { ATOMIC_FETCH_ADD });
+                ops.push(if run % 2 == 1 {
+                    RDMA_READ
+                } else {
+                    ATOMIC_FETCH_ADD
+                });
                 run = run % 7 + 1;
             }
             for &op in &ops {
