@@ -612,3 +612,25 @@ fn read_goodput_cycle_budget() {
         rig.audit().expect("audit");
     }
 }
+
+/// Cycle budget for the READ message rate of one QP: 64-byte READs at MTU 4096, 32 posted,
+/// `max_rd_atomic` 16. The rate is the window over the round trip (16 READs per request ->
+/// response -> completion -> next request loop, about 265 cycles), so anything that makes a
+/// freed slot wait shows here: txreq re-checks a QP held back by `max_rd_atomic` when the ACK
+/// processor writes its record (a wake) instead of at the end of a 32-cycle back-off epoch:
+/// 18.16 -> 16.74 cycles per READ here (docs/BENCHMARKS.md, stop 49).
+#[test]
+fn read_message_rate_cycle_budget() {
+    use rnic_sim::demo::{BenchOp, Rig};
+    let (w, ca, cb) = verbs_pair(WorldConfig::default());
+    let rig = Rig::new(&w, &ca, &cb, 4096).expect("rig");
+    let (qa, qb) = rig.connect(Mtu::Mtu4096).expect("connect");
+    let iters = 2048;
+    let r = rig
+        .measure(&qa, &qb, BenchOp::Read, 64, iters, 32)
+        .expect("measure");
+    let per = r.cycles as f64 / iters as f64;
+    eprintln!("read_message_rate_cycle_budget: {per:.2} cycles per 64 B READ");
+    assert!(per <= 17.2, "64 B READs: {per:.2} cycles each ({} cycles)", r.cycles);
+    rig.audit().expect("audit");
+}
