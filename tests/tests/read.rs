@@ -631,6 +631,10 @@ fn read_message_rate_cycle_budget() {
         .expect("measure");
     let per = r.cycles as f64 / iters as f64;
     eprintln!("read_message_rate_cycle_budget: {per:.2} cycles per 64 B READ");
-    assert!(per <= 17.2, "64 B READs: {per:.2} cycles each ({} cycles)", r.cycles);
+    assert!(
+        per <= 17.2,
+        "64 B READs: {per:.2} cycles each ({} cycles)",
+        r.cycles
+    );
     rig.audit().expect("audit");
 }

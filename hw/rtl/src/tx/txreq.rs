@@ -3610,8 +3610,8 @@ pub(crate) mod tests {
                     c.sq_ci,
                     c.sq_ack_ci
                 );
-                if pend.is_none() && c.sq_ack_ci != c.sq_ci && r.gen_bool(0.2) {
-                    pend = Some((cyc + r.gen_range(5..60), c.sq_ci));
+                if pend.is_none() && c.sq_ack_ci != c.sq_ci && r.random_bool(0.2) {
+                    pend = Some((cyc + r.random_range(5..60), c.sq_ci));
                 }
                 if let Some((at, ci)) = pend
                     && cyc >= at
