@@ -59,8 +59,10 @@
 //! ACK processor write to its record (the context store's rotating token bounds the other
 //! clients' wait anyway). The wake takes the mark RAM's write port on a cycle the FSM and
 //! the reset sweep leave free; one that finds it busy waits in a register, and one replaced
-//! there by a newer wake leaves its QP to the epoch's end. Re-sent WQEs (go-back-N) pass the same check and always satisfy it: `sq_ack_ci`
-//! only grows, so a WQE that was sent once is still fewer than L after it.
+//! there by a newer wake leaves its QP to the epoch's end. A QP held back in Check goes back
+//! through the FIFO, never on at once (`ck_q`). Re-sent WQEs (go-back-N) pass the same check
+//! and always satisfy it: `sq_ack_ci` only grows, so a WQE that was sent once is still fewer
+//! than L after it.
 //!
 //! Packet descriptors ([`TxDescM`], valid/ready) carry everything the frame builder needs,
 //! including the payload's host address: the builder (`txbuild`) issues the DMA read for a
