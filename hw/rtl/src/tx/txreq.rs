@@ -422,8 +422,9 @@ pub struct TxReq {
     c_src_tx: Constant<Bits<3>>,
     c_src_ack: Constant<Bits<3>>,
     c_nq: Constant<Bits<16>>,
-    /// `num_qps` as a context-store address: the QP records are the addresses below it
-    c_nqa: Constant<Bits<CTX_ADDR_BITS>>,
+    /// the end of the QP table in the context store (the next table's base, `ctx_base(1)`):
+    /// the QP records are the addresses below it
+    c_qp_end: Constant<Bits<CTX_ADDR_BITS>>,
     c_nmr: Constant<Bits<24>>,
     c_mr_base: Constant<Bits<CTX_ADDR_BITS>>,
     sqslot: RingSlot,
@@ -886,7 +887,7 @@ impl Default for TxReq {
             c_src_tx: k(CTX_SRC_TX),
             c_src_ack: k(CTX_SRC_ACK),
             c_nq: k(NQ as u64),
-            c_nqa: k(NQ as u64),
+            c_qp_end: k(p.ctx_base(1) as u64),
             c_nmr: k(p.num_mrs as u64),
             c_mr_base: k(p.ctx_base(2) as u64),
             sqslot: RingSlot::sq(&p),
@@ -2516,7 +2517,7 @@ impl Logic for TxReq {
         // wake for the QP just marked clears its mark a cycle later).
         self.wk_sn.next = self.sn.we.val()
             && (self.sn.src.val() == self.c_src_ack.val())
-            && (self.sn.addr.val() < self.c_nqa.val())
+            && (self.sn.addr.val() < self.c_qp_end.val())
             && self.h_any.q.val();
         self.wk_wr.next = self.wk_v.q.val() && !self.h_set.val() && !self.sweeping.q.val();
         if self.wk_wr.val() {
