@@ -59,8 +59,7 @@
 //! ACK processor write to its record (the context store's rotating token bounds the other
 //! clients' wait anyway). The wake takes the mark RAM's write port on a cycle the FSM and
 //! the reset sweep leave free; one that finds it busy waits in a register, and one replaced
-//! there by a newer wake leaves its QP to the epoch's end. A QP held back in Check goes back
-//! through the FIFO, never on at once (`ck_q`). Re-sent WQEs (go-back-N) pass the same check
+//! there by a newer wake leaves its QP to the epoch's end. Re-sent WQEs (go-back-N) pass the same check
 //! and always satisfy it: `sq_ack_ci` only grows, so a WQE that was sent once is still fewer
 //! than L after it.
 //!
@@ -364,10 +363,15 @@ pub struct TxReq {
     bo: DFF<Bits<BO_BITS>>,
     epoch: DFF<Bits<EP_BITS>>,
     h_any: DFF<Bit>,
-    /// the last cycle was Check: the MR read it asked for may still have its data to come,
-    /// which CtxWait would take for the QP's record, so a QP held back there does not go on
-    /// at once (`rq_cont`) but through the FIFO (its pop's read comes after that data)
-    ck_q: DFF<Bit>,
+    /// the FSM's own context reads followed from their grant to their data (the store
+    /// answers two cycles after the grant): `qr_g*` a read of the QP's record, `mr_g*` one of
+    /// an MR record. CtxWait / RsCtxWait take only the record's data, MrWait only the MR's, so
+    /// no wait state takes the data of another read (one asked for in Check or with a pop and
+    /// then left unused) for its own, whichever way it was entered.
+    qr_g1: DFF<Bit>,
+    qr_g2: DFF<Bit>,
+    mr_g1: DFF<Bit>,
+    mr_g2: DFF<Bit>,
     /// a wake: the ACK processor wrote QP `wk_q`'s record (its `sq_ack_ci` may have moved)
     /// while some QP was held in this epoch; its held mark is cleared at the next cycle the
     /// mark RAM's write port is free (a newer wake replaces one not yet written: the epoch's
@@ -553,7 +557,7 @@ pub struct TxReq {
     /// `e_ci != sq_pi` (a WQE posted at the send position), from the two compares
     e_pend: Signal<Local, Bit>,
     /// Requeue of a QP that nobody else waits for (FIFO empty, no kick, no restart, not
-    /// held, not just held back in Check: `ck_q`): it goes on at once (context read again)
+    /// held): it goes on at once (context read again)
     /// instead of through the FIFO and Idle.
     rq_cont: Signal<Local, Bit>,
     /// the kept record: the read data or `qpc`, then a snooped sq_pi merged
@@ -778,8 +782,9 @@ pub struct TxReq {
     /// take it (a select without the Send decision's compares on `qpc`: the turn that then
     /// goes to Requeue needs no `qpc`, and its `qdirty` stops any chaining from it)
     pf_ld: Signal<Local, Bit>,
-    /// read data for the FSM (not the prefetch's)
-    rd_dat: Signal<Local, Bit>,
+    /// read data for the FSM: its QP record read's (`qr_g2`), its MR read's (`mr_g2`)
+    rd_rec: Signal<Local, Bit>,
+    rd_mr: Signal<Local, Bit>,
 }
 
 impl Default for TxReq {
@@ -836,7 +841,10 @@ impl Default for TxReq {
             qdirty: Default::default(),
             bo: Default::default(),
             epoch: Default::default(),
-            ck_q: Default::default(),
+            qr_g1: Default::default(),
+            qr_g2: Default::default(),
+            mr_g1: Default::default(),
+            mr_g2: Default::default(),
             wk_v: Default::default(),
             wk_q: Default::default(),
             h_any: Default::default(),
@@ -1096,7 +1104,8 @@ impl Default for TxReq {
             pf_use: Default::default(),
             pf_take: Default::default(),
             pf_ld: Default::default(),
-            rd_dat: Default::default(),
+            rd_rec: Default::default(),
+            rd_mr: Default::default(),
             nwqe: Default::default(),
             nw_v: Default::default(),
             nw_g1: Default::default(),
@@ -1145,7 +1154,7 @@ impl Logic for TxReq {
         dff_setup!(
             self, clock, st, sweeping, sweep, qpn, qpc, wqe, off, psn, status, n_wqe, n_err,
             n_retx, n_rst, psn0, rst_psn, rs_adv, rs_more, c_psn, c_skip, c_first, c_ci1, c_soff,
-            c_rdfull, c_amask, bo, epoch, h_any, ck_q, wk_v, wk_q, qdirty, kown, mk_v, mk_idx,
+            c_rdfull, c_amask, bo, epoch, h_any, qr_g1, qr_g2, mr_g1, mr_g2, wk_v, wk_q, qdirty, kown, mk_v, mk_idx,
             mk_addr, mk_key, mk_pd, mk_iova, mk_len, mk_flags, mk_access, mn_idx, mn_addr, mn_snp,
             armd, pf_v, pf_qpn, pf_rd, pf_g1, pf_g2, pf_ok, pf_dirty, pf_ctx, mr_hitr, mkr_okr,
             m_bad, m_badb, npk_r, nwqe, nw_v, nw_g1, nw_g2, fwd, nmk, nx_idx, fm1, wi, nwi, wmis,
@@ -1883,10 +1892,9 @@ impl Logic for TxReq {
                 && !self.pf_rd.q.val()
                 && !self.sl_take.val());
         self.pf_tk.next = self.pf_req.val() && self.ctx.gnt.val();
-        self.rd_dat.next = self.ctx.rvalid.val() && !self.pf_g2.q.val();
-        self.ck_q.d.next = self.st.q.val() == TxState::Check;
+        self.rd_rec.next = self.ctx.rvalid.val() && self.qr_g2.q.val();
+        self.rd_mr.next = self.ctx.rvalid.val() && self.mr_g2.q.val();
         self.rq_cont.next = (self.st.q.val() == TxState::Requeue)
-            && !self.ck_q.q.val()
             && !self.pf_v.q.val()
             && !self.kick_valid.val()
             && !self.q_cur.val()
@@ -2019,7 +2027,7 @@ impl Logic for TxReq {
                 }
             }
             TxState::CtxWait => {
-                if self.rd_dat.val() {
+                if self.rd_rec.val() {
                     self.st.d.next = TxState::QpCheck;
                 }
             }
@@ -2173,7 +2181,7 @@ impl Logic for TxReq {
                         self.status.d.next = self.c_st_prot.val();
                         self.st.d.next = TxState::Cpl;
                     }
-                } else if self.rd_dat.val() {
+                } else if self.rd_mr.val() {
                     // the verdict on the read record (`m_ok`) is registered (`m_bad`): Wb
                     // acts on it
                     self.st.d.next = TxState::Wb;
@@ -2271,7 +2279,7 @@ impl Logic for TxReq {
                 }
             }
             TxState::RsCtxWait => {
-                if self.rd_dat.val() {
+                if self.rd_rec.val() {
                     self.st.d.next = TxState::RsAdv;
                 }
             }
@@ -2353,7 +2361,7 @@ impl Logic for TxReq {
         // it is taken; chaining needs it clean.
         self.qbase.next = self.qpc.q.val();
         if ((self.st.q.val() == TxState::CtxWait) || (self.st.q.val() == TxState::RsCtxWait))
-            && self.rd_dat.val()
+            && self.rd_rec.val()
         {
             self.qbase.next = self.ctx.rdata.val();
         }
@@ -2383,6 +2391,8 @@ impl Logic for TxReq {
         if self.rd_qp_tk.val() {
             self.qdirty.d.next = false;
         }
+        self.qr_g1.d.next = self.rd_qp_tk.val() && !self.pf_tk.val();
+        self.qr_g2.d.next = self.qr_g1.q.val();
         if self.sn_hit.val() && !self.sn_fm.val() {
             self.qdirty.d.next = true;
         }
@@ -2461,7 +2471,9 @@ impl Logic for TxReq {
             self.mr_hitr.d.next = self.mr_hit.val();
             self.mkr_okr.d.next = self.mkr_ok.val();
         }
-        self.mr_ld.next = (self.st.q.val() == TxState::MrWait) && self.rd_dat.val();
+        self.mr_g1.d.next = self.mr_tk.val() && !self.pf_tk.val();
+        self.mr_g2.d.next = self.mr_g1.q.val();
+        self.mr_ld.next = (self.st.q.val() == TxState::MrWait) && self.rd_mr.val();
         // MrWait's verdict on the record read, for Wb (a plain register: Wb leaves at once
         // when it is set)
         self.m_bad.d.next = self.mr_ld.val() && !self.mr_hitr.q.val() && !self.m_ok.val();
@@ -2566,6 +2578,10 @@ impl Logic for TxReq {
             self.pf_ok.d.next = false;
             self.pf_g1.d.next = false;
             self.pf_g2.d.next = false;
+            self.qr_g1.d.next = false;
+            self.qr_g2.d.next = false;
+            self.mr_g1.d.next = false;
+            self.mr_g2.d.next = false;
             self.nw_v.d.next = false;
             self.nw_g1.d.next = false;
             self.nw_g2.d.next = false;
@@ -3563,7 +3579,8 @@ pub(crate) mod tests {
     /// schedule with work left. (Found with the wakes: a QP held back in Check went on at
     /// once (`rq_cont`) when its mark had expired in that cycle, and CtxWait took the data
     /// of the MR read Check had asked for as the QP's record, which dropped the QP: seed 2
-    /// stopped at sq_ci 70 of 76 with nothing outstanding.) 60 WQEs, runs of 1..7 WRITEs
+    /// stopped at sq_ci 70 of 76 with nothing outstanding. The fix: each wait state takes
+    /// only the data of its own read, `qr_g*` / `mr_g*`.) 60 WQEs, runs of 1..7 WRITEs
     /// between READs and FETCH_ADDs (as rnic-tests' `ack_coalescing_never_holds_a_read`),
     /// L = 2; the ACK model acknowledges every WQE sent so far 5..60 cycles after it looks.
     #[test]
