@@ -35,7 +35,7 @@ impl std::fmt::Display for DeviceInfo {
         )?;
         writeln!(
             f,
-            "  QPs {} ({} with deep rings)  CQs {}  MRs {}  SQ/RQ depth {}/{} (deep {})  max MTU {}",
+            "  QPs {} ({} with deep rings)  CQs {}  MRs {}  SQ/RQ depth {}/{} (deep {})  max MTU {}  READ/atomic depth {}",
             p.num_qps,
             p.deep_qps,
             p.num_cqs,
@@ -43,7 +43,8 @@ impl std::fmt::Display for DeviceInfo {
             p.sq_depth,
             p.rq_depth,
             p.deep_depth,
-            p.max_mtu
+            p.max_mtu,
+            p.rd_atomic
         )?;
         writeln!(
             f,
@@ -144,6 +145,13 @@ pub fn check_params(p: &BuildParams) -> Result<()> {
     }
     if rnic_abi::roce::mtu_bytes_to_enum(p.max_mtu).is_none() {
         return bad("MAX_MTU", p.max_mtu, "not an IBTA MTU (256..4096)");
+    }
+    if !p.rd_atomic.is_power_of_two() || p.rd_atomic > 128 {
+        return bad(
+            "RD_ATOMIC",
+            p.rd_atomic,
+            "outstanding READ/atomic operations per QP must be a power of two in 1..=128",
+        );
     }
     if p.checked_ring_bytes().is_none() {
         return bad(
@@ -260,6 +268,7 @@ impl<D: Device> Rnic<D> {
             max_mtu: r(dev, dev::MAX_MTU)?,
             datapath_bits: r(dev, dev::DATAPATH_BITS)?,
             clock_khz: r(dev, dev::CLOCK_KHZ)?,
+            rd_atomic: r(dev, dev::RD_ATOMIC)?,
         };
         check_params(&params)?;
         let ring_bytes = r(dev, dev::RING_BYTES)?;

@@ -238,7 +238,7 @@ pub const ERROR_COUNTERS: [&str; 17] = [
 const PCAP_FRAMES_PER_ROW: usize = 48;
 
 /// B's destination MR and both QPs: local write and every remote access (WRITE, READ, atomics).
-fn remote_access() -> AccessFlags {
+pub fn remote_access() -> AccessFlags {
     AccessFlags::LOCAL_WRITE
         | AccessFlags::REMOTE_WRITE
         | AccessFlags::REMOTE_READ
@@ -338,18 +338,30 @@ impl<'c> Rig<'c> {
         mtu: Mtu,
         caps: QpCaps,
     ) -> Result<(QueuePair<'_, SimNic>, QueuePair<'_, SimNic>), Error> {
+        self.connect_with_attr(
+            caps,
+            &ConnectAttr {
+                path_mtu: mtu,
+                access: remote_access(),
+                ..ConnectAttr::default()
+            },
+        )
+    }
+
+    /// A connected QP pair (A's, B's) with these capabilities and connection attributes (both
+    /// QPs the same).
+    pub fn connect_with_attr(
+        &self,
+        caps: QpCaps,
+        attr: &ConnectAttr,
+    ) -> Result<(QueuePair<'_, SimNic>, QueuePair<'_, SimNic>), Error> {
         let qa = self.a_pd.create_qp(&self.a_cq, &self.a_cq, caps)?;
         let qb = self.b_pd.create_qp(&self.b_cq, &self.b_cq, caps)?;
-        let attr = ConnectAttr {
-            path_mtu: mtu,
-            access: remote_access(),
-            ..ConnectAttr::default()
-        };
         // the endpoints cross as bytes, as they would over a socket
         let ea = rnic::Endpoint::from_bytes(&qa.endpoint()?.to_bytes())?;
         let eb = rnic::Endpoint::from_bytes(&qb.endpoint()?.to_bytes())?;
-        qa.connect(&eb, &attr)?;
-        qb.connect(&ea, &attr)?;
+        qa.connect(&eb, attr)?;
+        qb.connect(&ea, attr)?;
         Ok((qa, qb))
     }
 

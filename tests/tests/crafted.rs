@@ -884,7 +884,7 @@ fn word(m: &[u8], off: usize) -> u64 {
 /// and an unequal compare, FETCH_ADD: each answered with ATOMIC ACKNOWLEDGE (PSN the request's,
 /// AETH ACK with the new MSN, AtomicAckETH the original value) and executed on the
 /// little-endian u64 in memory; a duplicate FETCH_ADD (the same PSN again) is answered with the
-/// saved original and not executed again; after 16 newer atomics the oldest one's duplicate
+/// saved original and not executed again; after `ATOMIC_RESOURCES` newer atomics the oldest one's duplicate
 /// has no saved result and gets no answer (`atom_miss`); a misaligned VA gets NAK invalid
 /// request, a QP or an MR without REMOTE_ATOMIC and a VA past the MR's end NAK remote access
 /// (each such QP to ERR); an atomic with a payload after its AtomicETH, or a short AtomicETH, is
@@ -949,8 +949,11 @@ fn scapy_atomic_requests_answered_as_specified() {
         // the last word of the MR, wrapping
         fadd(6, 1003, 0xff8, akey, 2),
     ];
-    // 16 newer FETCH_ADDs on one word: PSN 1004..=1019
-    for k in 0..16 {
+    // R newer FETCH_ADDs on one word (R = the saved results per QP, ATOMIC_RESOURCES): PSN
+    // 1004..1004 + R
+    let r = rnic_abi::queue::ATOMIC_RESOURCES;
+    let t = 4 + r as usize;
+    for k in 0..r {
         specs.push(fadd(6, 1004 + k, 0x118, akey, 1));
     }
     let tail = [
@@ -975,7 +978,7 @@ fn scapy_atomic_requests_answered_as_specified() {
     ];
     specs.extend(tail);
     let frames = oracle::craft(&format!("[{}]", specs.join(",")));
-    assert_eq!(frames.len(), 27);
+    assert_eq!(frames.len(), t + 7);
     let parse = |v: &[Vec<u8>]| -> Vec<rnic_tests::RocePkt> {
         v.iter()
             .map(|f| rnic_tests::parse_roce(f).expect("RoCE frame"))
@@ -1040,17 +1043,17 @@ fn scapy_atomic_requests_answered_as_specified() {
         "executed once"
     );
 
-    // 3. 16 newer atomics, then a duplicate of PSN 1000: no saved result, no answer
+    // 3. R newer atomics, then a duplicate of PSN 1000: no saved result, no answer
     let n0 = sent_by_b(&mut b, 0).len();
-    for f in &frames[4..20] {
+    for f in &frames[4..t] {
         a.mac_send(f).unwrap();
     }
-    let got = parse(&wait_frames(&mut b, n0, 16));
+    let got = parse(&wait_frames(&mut b, n0, r as usize));
     settle(&mut b);
     let shape: Vec<_> = got.iter().map(fields).collect();
-    let want: Vec<_> = (0..16).map(|k| ack(1004 + k, 5 + k, k as u64)).collect();
-    assert_eq!(shape, want, "16 FETCH_ADDs on one word");
-    assert_eq!(word(&mem(&mut b, &s.wbuf), 0x118), 16);
+    let want: Vec<_> = (0..r).map(|k| ack(1004 + k, 5 + k, k as u64)).collect();
+    assert_eq!(shape, want, "R FETCH_ADDs on one word");
+    assert_eq!(word(&mem(&mut b, &s.wbuf), 0x118), r as u64);
     let n0 = sent_by_b(&mut b, 0).len();
     a.mac_send(&frames[0]).unwrap();
     settle(&mut b);
@@ -1058,7 +1061,7 @@ fn scapy_atomic_requests_answered_as_specified() {
     assert_eq!(
         sent_by_b(&mut b, n0).len(),
         0,
-        "a duplicate older than 16 newer atomics: no answer"
+        "a duplicate older than R newer atomics: no answer"
     );
     assert_eq!(word(&mem(&mut b, &s.wbuf), 0x100), 9, "not executed again");
     assert_eq!(qp_state_of(&mut b, 6), qp_state::RTS, "QP 6 still RTS");
@@ -1066,10 +1069,10 @@ fn scapy_atomic_requests_answered_as_specified() {
     // 4. errors: misaligned -> NAK invalid request; no REMOTE_ATOMIC on the QP or the MR, out
     //    of bounds -> NAK remote access; each QP to ERR
     for (k, (f, qpn, want)) in [
-        (20usize, 7u32, aeth::NAK_INV_REQ),
-        (21, 2, aeth::NAK_REM_ACCESS),
-        (22, 8, aeth::NAK_REM_ACCESS),
-        (23, 9, aeth::NAK_REM_ACCESS),
+        (t, 7u32, aeth::NAK_INV_REQ),
+        (t + 1, 2, aeth::NAK_REM_ACCESS),
+        (t + 2, 8, aeth::NAK_REM_ACCESS),
+        (t + 3, 9, aeth::NAK_REM_ACCESS),
     ]
     .into_iter()
     .enumerate()
@@ -1091,7 +1094,7 @@ fn scapy_atomic_requests_answered_as_specified() {
     // 5. malformed atomics: dropped by the parser; the valid one after them is answered
     let drops0 = cnt(&mut b, "drop_parse");
     let n0 = sent_by_b(&mut b, 0).len();
-    for f in &frames[24..26] {
+    for f in &frames[t + 4..t + 6] {
         a.mac_send(f).unwrap();
         settle(&mut b);
     }
@@ -1105,7 +1108,7 @@ fn scapy_atomic_requests_answered_as_specified() {
         2,
         "both dropped by the parser"
     );
-    a.mac_send(&frames[26]).unwrap();
+    a.mac_send(&frames[t + 6]).unwrap();
     let got = parse(&wait_frames(&mut b, n0, 1));
     settle(&mut b);
     assert_eq!(
@@ -1118,12 +1121,12 @@ fn scapy_atomic_requests_answered_as_specified() {
     let mut want = init.clone();
     want[0x100..0x108].copy_from_slice(&9u64.to_le_bytes());
     want[0x110..0x118].copy_from_slice(&(100u64 + 0x10).to_le_bytes());
-    want[0x118..0x120].copy_from_slice(&16u64.to_le_bytes());
+    want[0x118..0x120].copy_from_slice(&u64::from(r).to_le_bytes());
     want[0x120..0x128].copy_from_slice(&3u64.to_le_bytes());
     want[0xff8..0x1000].copy_from_slice(&1u64.to_le_bytes());
     assert_eq!(m, want, "memory: only the executed atomics");
     assert!(mem(&mut b, &s.cq).iter().all(|&x| x == 0), "no completion");
-    assert_eq!(cnt(&mut b, "rx_atomic"), 4 + 16 + 1, "executed");
+    assert_eq!(cnt(&mut b, "rx_atomic"), 4 + r + 1, "executed");
     assert_eq!(
         cnt(&mut b, "atom_dup"),
         1,

@@ -33,7 +33,13 @@ fn registers_scratch_and_reserved() {
         // read-only identity does not change on a write; reserved offsets read 0
         a.write_reg(dev::MAGIC, 0).unwrap();
         assert_eq!(a.read_reg(dev::MAGIC).unwrap(), dev::MAGIC_VALUE, "{name}");
-        for off in [0x5Cu32, 0x60, 0x7F0, 0x2000, 0xFFFC] {
+        a.write_reg(dev::RD_ATOMIC, 0).unwrap();
+        assert_eq!(
+            a.read_reg(dev::RD_ATOMIC).unwrap(),
+            rnic_abi::queue::ATOMIC_RESOURCES,
+            "{name}: RD_ATOMIC"
+        );
+        for off in [0x60u32, 0x64, 0x7F0, 0x2000, 0xFFFC] {
             assert_eq!(
                 a.read_reg(off).unwrap(),
                 0,

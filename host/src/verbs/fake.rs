@@ -145,6 +145,7 @@ impl Device for Fake {
             dev::MAX_MTU => p.max_mtu,
             dev::DATAPATH_BITS => p.datapath_bits,
             dev::CLOCK_KHZ => p.clock_khz,
+            dev::RD_ATOMIC => p.rd_atomic,
             // as the device computes it (0 when it overflows: the fake must not panic on bad
             // parameters)
             dev::RING_BYTES => p.checked_ring_bytes().unwrap_or(0),

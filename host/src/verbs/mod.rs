@@ -23,7 +23,8 @@
 //! `SendOp::FetchAdd { remote_addr, rkey, add }`) on a little-endian u64 at an 8-byte aligned
 //! remote address (REMOTE_ATOMIC on the peer's MR and QP); the original value lands in the
 //! 8-byte SGE (LOCAL_WRITE), the completion is [`WcOpcode::CompSwap`] / [`WcOpcode::FetchAdd`].
-//! The requester keeps at most `max_rd_atomic` (<= 16) READs and atomics outstanding.
+//! The requester keeps at most `max_rd_atomic` (<= the build's `rd_atomic`: 128 in the
+//! standard build, 16 in the 16k-QP build) READs and atomics outstanding.
 //!
 //! Everything is checked here before it reaches the device; every bad argument and every call
 //! in the wrong QP state is an [`Error`], never a panic. Objects borrow the [`Context`]; a
@@ -69,8 +70,8 @@ use crate::driver::{DeviceInfo, Rnic};
 use crate::error::{Error, Result};
 use rnic_abi::params::BuildParams;
 use rnic_abi::queue::{
-    CqContext, Cqe, MrEntry, QpContext, RqState, WQE_INLINE_BYTES, Wqe, access, cqe_flag, make_key,
-    qp_state, wc_op, wc_status, wqe_flag, wqe_op,
+    ATOMIC_RESOURCES, CqContext, Cqe, MAX_RD_ATOMIC, MrEntry, QpContext, RqState, WQE_INLINE_BYTES,
+    Wqe, access, cqe_flag, make_key, qp_state, wc_op, wc_status, wqe_flag, wqe_op,
 };
 use rnic_abi::regs::{ctx as ctxreg, db};
 use rnic_abi::roce;

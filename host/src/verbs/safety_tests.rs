@@ -228,6 +228,14 @@ fn device_parameters_are_validated() {
             ..DEFAULT
         },
         BuildParams {
+            rd_atomic: 0,
+            ..DEFAULT
+        },
+        BuildParams {
+            rd_atomic: 256,
+            ..DEFAULT
+        },
+        BuildParams {
             num_qps: 1 << 16,
             sq_depth: 1 << 15,
             rq_depth: 1 << 15,

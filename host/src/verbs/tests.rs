@@ -1113,11 +1113,13 @@ fn connect_writes_the_rd_atomic_limits() {
     let pd = c.alloc_pd().unwrap();
     let cq = c.create_cq(16).unwrap();
     let d = ConnectAttr::default();
-    assert_eq!((d.max_dest_rd_atomic, d.rts.max_rd_atomic), (16, 16));
+    let l = rnic_abi::queue::ATOMIC_RESOURCES as u8;
+    assert_eq!((d.max_dest_rd_atomic, d.rts.max_rd_atomic), (l, l));
+    assert_eq!(u32::from(l), c.params().rd_atomic);
     let qp = pd.create_qp(&cq, &cq, QpCaps::default()).unwrap();
     qp.connect(&peer(), &d).unwrap();
     let qc = QpContext::decode(&table(&c, cr::TABLE_QP, qp.qpn()));
-    assert_eq!((qc.max_dest_rd_atomic, qc.max_rd_atomic), (16, 16));
+    assert_eq!((qc.max_dest_rd_atomic, qc.max_rd_atomic), (l, l));
     // any u8 (IBTA allows up to 255)
     let qp2 = pd.create_qp(&cq, &cq, QpCaps::default()).unwrap();
     qp2.connect(

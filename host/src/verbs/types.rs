@@ -638,10 +638,11 @@ pub struct RtrAttr {
     pub remote: Endpoint,
     pub path_mtu: Mtu,
     /// Outstanding RDMA READ/atomic as responder, as advertised to the peer (stored in
-    /// `QpContext.max_dest_rd_atomic`). The responder always keeps
-    /// `rnic_abi::queue::ATOMIC_RESOURCES` (16) saved atomic results per QP and answers every
-    /// READ, so 16 (the default) is what it supports; the peer's `max_rd_atomic` should not
-    /// exceed it.
+    /// `QpContext.max_dest_rd_atomic`). The responder always keeps the build's
+    /// `rd_atomic` saved atomic results per QP (`Context::params().rd_atomic`, the device's
+    /// `RD_ATOMIC` register; `rnic_abi::queue::ATOMIC_RESOURCES`, the default: 128 in the
+    /// standard build, 16 in the 16k-QP build) and answers every READ, so that is what it
+    /// supports; the peer's `max_rd_atomic` should not exceed it.
     pub max_dest_rd_atomic: u8,
     /// The IBTA RNR timer code (0..=31, 9.7.5.2.8) our RNR NAKs carry: how long the peer waits
     /// before it sends again after finding no receive posted (12 = 0.64 ms, 1 = 0.01 ms).
@@ -667,7 +668,8 @@ pub struct RtsAttr {
     pub rnr_retry: u8,
     /// Outstanding RDMA READ/atomic WQEs as requester, enforced by the engine: a READ or
     /// atomic is sent only while fewer than max(1, min(max_rd_atomic,
-    /// `rnic_abi::queue::MAX_RD_ATOMIC` = 16)) WQEs are outstanding ahead of it. Default 16.
+    /// `rnic_abi::queue::MAX_RD_ATOMIC`)) WQEs are outstanding ahead of it (the build's
+    /// `rd_atomic`: 128 in the standard build, 16 in the 16k-QP build). Default: that limit.
     pub max_rd_atomic: u8,
 }
 
@@ -677,7 +679,7 @@ impl Default for RtsAttr {
             timeout: 14,
             retry_cnt: 7,
             rnr_retry: 7,
-            max_rd_atomic: 16,
+            max_rd_atomic: MAX_RD_ATOMIC as u8,
         }
     }
 }
@@ -704,7 +706,7 @@ impl Default for ConnectAttr {
             rts: RtsAttr::default(),
             min_rnr_timer: DEFAULT_MIN_RNR_TIMER,
             traffic_class: 0,
-            max_dest_rd_atomic: 16,
+            max_dest_rd_atomic: ATOMIC_RESOURCES as u8,
         }
     }
 }

@@ -23,6 +23,10 @@ pub struct BuildParams {
     pub datapath_bits: u32,
     /// Nominal core clock, kHz.
     pub clock_khz: u32,
+    /// Outstanding RDMA READ/atomic operations per QP, both ways (power of two, 1..=128): the
+    /// responder keeps this many saved atomic results per QP (IBTA responder resources, what
+    /// it advertises as `max_dest_rd_atomic`), and the requester clamps `max_rd_atomic` to it.
+    pub rd_atomic: u32,
 }
 
 impl BuildParams {
@@ -212,6 +216,9 @@ impl BuildParams {
             && self.max_mtu >= 256
             && self.max_mtu <= 4096
             && self.datapath_bits == 512
+            // `RqState.atom_cnt` is a byte that counts up to it
+            && self.rd_atomic.is_power_of_two()
+            && self.rd_atomic <= 128
     }
 }
 
@@ -227,6 +234,7 @@ pub const STANDARD: BuildParams = BuildParams {
     max_mtu: 4096,
     datapath_bits: 512,
     clock_khz: 250_000,
+    rd_atomic: 128,
 };
 
 /// The 16k-QP build (cargo feature `qps16k`, `make verilog QPS=16k`): 16,384 QPs and CQs,
@@ -243,6 +251,8 @@ pub const QPS16K: BuildParams = BuildParams {
     max_mtu: 4096,
     datapath_bits: 512,
     clock_khz: 250_000,
+    // 16,384 x 128 saved atomic results would not fit a U250 (docs/ARCHITECTURE.md)
+    rd_atomic: 16,
 };
 
 /// The build's parameters: [`STANDARD`], or [`QPS16K`] with the cargo feature `qps16k`.

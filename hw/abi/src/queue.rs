@@ -26,10 +26,12 @@ pub mod wqe_flag {
 
 /// Saved atomic results per QP on the responder (IBTA responder resources for atomics, a ring
 /// in `RqState.atom_head/atom_cnt`); the most a peer may have outstanding (we advertise it as
-/// `max_dest_rd_atomic`).
-pub const ATOMIC_RESOURCES: u32 = 16;
-/// Most READ/atomic WQEs a requester QP has outstanding (the clamp of `max_rd_atomic`).
-pub const MAX_RD_ATOMIC: u32 = 16;
+/// `max_dest_rd_atomic`). The build parameter `rd_atomic` (128 in the standard build, 16 in
+/// the 16k-QP build; the device reports it in `dev::RD_ATOMIC`).
+pub const ATOMIC_RESOURCES: u32 = crate::params::DEFAULT.rd_atomic;
+/// Most READ/atomic WQEs a requester QP has outstanding (the clamp of `max_rd_atomic`): the
+/// same build parameter, so our requester never exceeds what our responder advertises.
+pub const MAX_RD_ATOMIC: u32 = crate::params::DEFAULT.rd_atomic;
 /// ACK coalescing on the requester: a SEND or WRITE message asks for an acknowledgement
 /// (BTH AckReq in its last packet) when it is the last WQE posted at the time it is sent, or
 /// when its WQE index + 1 is a multiple of K = min(this, the largest power of two <= the QP's

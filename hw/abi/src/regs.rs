@@ -117,6 +117,7 @@ pub mod dev {
     pub const CYCLE_HI: u32 = BASE + 0x50;
     pub const IRQ_STATUS: u32 = BASE + 0x54;
     pub const IRQ_ENABLE: u32 = BASE + 0x58;
+    pub const RD_ATOMIC: u32 = BASE + 0x5C;
     /// CONTROL bit 0: soft reset of the engine state (self-clearing).
     pub const CONTROL_SOFT_RESET: u32 = 1 << 0;
     /// STATUS bit 0: ready: the engine has finished the work a reset starts (the requester's
@@ -580,6 +581,12 @@ pub const BLOCKS: &[Block] = &[
                 offset: dev::IRQ_ENABLE,
                 access: Rw,
                 doc: "Interrupt enables, same bits; irq_o = |(IRQ_STATUS & IRQ_ENABLE).",
+            },
+            Reg {
+                name: "RD_ATOMIC",
+                offset: dev::RD_ATOMIC,
+                access: Ro,
+                doc: "Build parameter: outstanding RDMA READ/atomic operations per QP, both ways: the saved atomic results the responder keeps per QP (its max_dest_rd_atomic) and the requester's clamp of max_rd_atomic.",
             },
         ],
         windows: &[],

@@ -25,7 +25,7 @@ use anyhow::{Context as _, anyhow, bail};
 use rnic::Device;
 use rnic::verbs::{
     AccessFlags, CompletionQueue, ConnectAttr, Context, CqAttr, Endpoint, MemoryRegion, Mtu,
-    PortAddr, QpCaps, QueuePair, RecvWr, SendOp, SendWr, WcOpcode, WorkCompletion,
+    PortAddr, QpCaps, QueuePair, RecvWr, RtsAttr, SendOp, SendWr, WcOpcode, WorkCompletion,
 };
 use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
@@ -74,7 +74,8 @@ impl<'c, D: Device> Rig<'_, 'c, D> {
         let ep = self.qps[q].endpoint()?;
         Ok(Dest {
             lid: 0,
-            out_reads: 16,
+            // our responder's resources (the build's rd_atomic): the peer's max_rd_atomic
+            out_reads: rnic_abi::queue::ATOMIC_RESOURCES,
             qpn: ep.qpn,
             psn: ep.psn,
             rkey: self.mr.rkey(),
@@ -241,6 +242,12 @@ pub fn run<D: Device>(
             &ConnectAttr {
                 access: access(),
                 path_mtu,
+                // as perftest: what we advertised as responder, and the peer's as requester
+                max_dest_rd_atomic: rnic_abi::queue::ATOMIC_RESOURCES as u8,
+                rts: RtsAttr {
+                    max_rd_atomic: r.out_reads.clamp(1, 255) as u8,
+                    ..RtsAttr::default()
+                },
                 ..ConnectAttr::default()
             },
         )?;

@@ -654,9 +654,13 @@ pub struct RspJobS {
     pub orig: Signal<In, Bits<64>>,
 }
 
+/// Bits of a saved-atomic slot index (`AtomReqM::head`): log2 of the build's `rd_atomic`.
+pub const ATOM_SLOT_BITS: usize = rnic_abi::queue::ATOMIC_RESOURCES.trailing_zeros() as usize;
+/// Bits of a saved-atomic count 0..=`ATOMIC_RESOURCES` (`AtomReqM::cnt`).
+pub const ATOM_CNT_BITS: usize = ATOM_SLOT_BITS + 1;
 const _: () = assert!(
-    rnic_abi::queue::ATOMIC_RESOURCES == 16,
-    "AtomReqM::head is 4 bits"
+    rnic_abi::queue::ATOMIC_RESOURCES == 1 << ATOM_SLOT_BITS && ATOM_CNT_BITS <= 8,
+    "AtomReqM::head and cnt hold the build's rd_atomic slots"
 );
 
 /// An atomic to execute or to look up (RX responder -> `rx::atomic::AtomicUnit`), source side.
@@ -693,8 +697,8 @@ pub struct AtomReqM {
     /// Swap value (CMP_SWAP) or addend (FETCH_ADD).
     pub swap: Signal<Out, Bits<64>>,
     pub cmp: Signal<Out, Bits<64>>,
-    pub head: Signal<Out, Bits<4>>,
-    pub cnt: Signal<Out, Bits<5>>,
+    pub head: Signal<Out, Bits<ATOM_SLOT_BITS>>,
+    pub cnt: Signal<Out, Bits<ATOM_CNT_BITS>>,
     pub done: Signal<In, Bit>,
     pub found: Signal<In, Bit>,
     pub err: Signal<In, Bit>,
@@ -714,8 +718,8 @@ pub struct AtomReqS {
     pub addr: Signal<In, Bits<64>>,
     pub swap: Signal<In, Bits<64>>,
     pub cmp: Signal<In, Bits<64>>,
-    pub head: Signal<In, Bits<4>>,
-    pub cnt: Signal<In, Bits<5>>,
+    pub head: Signal<In, Bits<ATOM_SLOT_BITS>>,
+    pub cnt: Signal<In, Bits<ATOM_CNT_BITS>>,
     pub done: Signal<Out, Bit>,
     pub found: Signal<Out, Bit>,
     pub err: Signal<Out, Bit>,

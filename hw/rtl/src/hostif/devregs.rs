@@ -39,6 +39,7 @@ pub fn rom_contents(p: &BuildParams) -> BTreeMap<u32, u32> {
     m.insert(w(dev::RING_BYTES), p.ring_bytes());
     m.insert(w(dev::DEEP_QPS), p.deep_qps);
     m.insert(w(dev::DEEP_DEPTH), p.deep_depth);
+    m.insert(w(dev::RD_ATOMIC), p.rd_atomic);
     m.insert(w(mac::TX_BUF_OFF), mac::TX_BUF);
     m.insert(w(mac::RX_BUF_OFF), mac::RX_BUF);
     assert!(

@@ -15,9 +15,10 @@
 //! (`head`-1, `head`-2, ...) one per cycle (registered RAM reads, pipelined) and answers with
 //! the first (newest) whose psn matches (`found` = 1 and its orig) or `found` = 0.
 //!
-//! The saved results are one simple dual-port RAM of `num_qps` x 16 entries of 88 bits
-//! (`{orig, psn}`), addressed `{qpn, slot}`; no per-QP registers. QPNs are taken modulo
-//! `num_qps` (the responder only sends valid QPs).
+//! The saved results are one simple dual-port RAM of `num_qps` x `ATOMIC_RESOURCES` entries
+//! of 88 bits (`{orig, psn}`), addressed `{qpn, slot}`; no per-QP registers. (`ATOMIC_RESOURCES`
+//! is the build's `rd_atomic`: 2048 x 128 in the standard build, 16,384 x 16 in the 16k one.)
+//! QPNs are taken modulo `num_qps` (the responder only sends valid QPs).
 //!
 //! Cycles from the request handshake to `done` with a zero-latency memory (R the cycle after
 //! AR, B the cycle after W): 5 for a new atomic (3 for a CMP_SWAP that does not match or an R
@@ -25,7 +26,7 @@
 //! cnt = 0). `req.ready` is high in idle only, so back-to-back requests start one cycle after
 //! `done`.
 
-use crate::common::bus::{AtomReqS, HostAxiM};
+use crate::common::bus::{ATOM_CNT_BITS, AtomReqS, HostAxiM};
 use rnic_abi::params::{self, BuildParams};
 use rnic_abi::queue::ATOMIC_RESOURCES;
 use rust_hdl::prelude::*;
@@ -41,8 +42,10 @@ pub const RB: usize = QB + SB;
 /// Width of the outstanding-write counter.
 const OB: usize = 16;
 
-// the RAM address shifts the QPN by a literal 4 (`#[hdl_gen]` cannot name a Rust const)
-const _: () = assert!(ATOMIC_RESOURCES == 1 << SB && SB == 4 && NQ == 1 << QB);
+// the RAM address shifts the QPN by `c_sb` = SB (`#[hdl_gen]` cannot name a Rust const)
+const _: () = assert!(ATOMIC_RESOURCES == 1 << SB && SB >= 1 && NQ == 1 << QB);
+/// Bits of the slot count and of the search index (0..=`ATOMIC_RESOURCES`).
+const CB: usize = ATOM_CNT_BITS;
 
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
 pub enum AtomState {
@@ -83,7 +86,7 @@ pub struct AtomicUnit {
     swap: DFF<Bits<64>>,
     cmp: DFF<Bits<64>>,
     head: DFF<Bits<SB>>,
-    ncnt: DFF<Bits<5>>,
+    ncnt: DFF<Bits<CB>>,
     orig: DFF<Bits<64>>,
     newv: DFF<Bits<64>>,
     err: DFF<Bit>,
@@ -95,9 +98,11 @@ pub struct AtomicUnit {
     arv: DFF<Bit>,
     awv: DFF<Bit>,
     wv: DFF<Bit>,
-    si: DFF<Bits<5>>,
+    si: DFF<Bits<CB>>,
     rv: DFF<Bit>,
     amask: Constant<Bits<64>>,
+    /// SB, the QPN's shift in the RAM address
+    c_sb: Constant<Bits<8>>,
     strb8: Constant<Bits<64>>,
     sh_w: Signal<Local, Bits<9>>,
     sh_b: Signal<Local, Bits<6>>,
@@ -143,6 +148,7 @@ impl AtomicUnit {
             si: Default::default(),
             rv: Default::default(),
             amask: Constant::new(0xFFFF_FFFF_FFFF_FFC0_u64.into()),
+            c_sb: Constant::new((SB as u64).into()),
             strb8: Constant::new(0xFF_u64.into()),
             sh_w: Default::default(),
             sh_b: Default::default(),
@@ -211,13 +217,13 @@ impl Logic for AtomicUnit {
         self.req.orig.next = self.orig.q.val();
 
         // ---------------- result RAM: read port for the search, write port in Done
-        self.slot.next = self.head.q.val() - 1 - bit_cast::<SB, 5>(self.si.q.val());
-        self.ram.read_address.next =
-            (bit_cast::<RB, QB>(self.qpn.q.val()) << 4) | bit_cast::<RB, SB>(self.slot.val());
+        self.slot.next = self.head.q.val() - 1 - bit_cast::<SB, CB>(self.si.q.val());
+        self.ram.read_address.next = (bit_cast::<RB, QB>(self.qpn.q.val()) << self.c_sb.val())
+            | bit_cast::<RB, SB>(self.slot.val());
         self.hit.next =
             self.rv.q.val() && (self.ram.read_data.val().get_bits::<24>(0) == self.psn.q.val());
-        self.ram.write_address.next =
-            (bit_cast::<RB, QB>(self.qpn.q.val()) << 4) | bit_cast::<RB, SB>(self.head.q.val());
+        self.ram.write_address.next = (bit_cast::<RB, QB>(self.qpn.q.val()) << self.c_sb.val())
+            | bit_cast::<RB, SB>(self.head.q.val());
         self.ram.write_data.next =
             bit_cast::<88, 24>(self.psn.q.val()) | (bit_cast::<88, 64>(self.orig.q.val()) << 24);
         self.ram.write_enable.next = (self.st.q.val() == AtomState::Done) && self.save.q.val();
@@ -755,7 +761,7 @@ mod tests {
             let (q, want) = if k < 30 {
                 let p = saved.get(&qpn).filter(|v| !v.is_empty()).map(|v| {
                     // mostly recent ones, sometimes older than the ring
-                    let back = tb.r.random_range(1..=v.len().min(24));
+                    let back = tb.r.random_range(1..=v.len().min(R + R / 2));
                     v[v.len() - back]
                 });
                 let p = p.unwrap_or(tb.r.random_range(0..1 << 24));
@@ -808,16 +814,19 @@ mod tests {
         assert_eq!(tb.s.ars, n_fa + n_eq + n_ne);
     }
 
-    /// Duplicates: each of the last 16 results of a QP found with its orig, the 17th newest
-    /// gone (ring wrapped), nothing for cnt = 0 or outside cnt, no cross-QP hits, and the
-    /// newest when one psn was saved twice.
+    /// Duplicates: each of the last R (`ATOMIC_RESOURCES`) results of a QP found with its
+    /// orig, the (R + 1)-th newest gone (ring wrapped), nothing for cnt = 0 or outside cnt, no
+    /// cross-QP hits, and the newest when one psn was saved twice.
     #[test]
     fn atomic_duplicates() {
         let mut tb = Tb::new(12, 0.2, 2);
         let mut md = Model::default();
         fill(&mut tb, &mut md);
         let mut hist: Vec<(u32, u64)> = vec![];
-        for i in 0..40u32 {
+        // the ring wraps more than twice
+        let n = 2 * R as u32 + 8;
+        let last = 1000 + n - 1;
+        for i in 0..n {
             let q = new_req(&md, 7, 1000 + i, true, 0x1008, i as u64 + 1, 0);
             let w = md.exec(&q);
             let (got, _, _) = tb.exec(&q, 0.2);
@@ -825,34 +834,34 @@ mod tests {
             hist.push((1000 + i, w.orig));
         }
         // one result on another QP with a psn of QP 7's ring
-        let q = new_req(&md, 8, 1039, true, 0x1010, 5, 0);
+        let q = new_req(&md, 8, last, true, 0x1010, 5, 0);
         md.exec(&q);
         tb.exec(&q, 0.0);
         let (head, cnt) = md.hc(7);
-        assert_eq!((head, cnt), (40 % 16, 16));
-        for back in 1..=17usize {
+        assert_eq!((head as usize, cnt as usize), (n as usize % R, R));
+        for back in 1..=R + 1 {
             let (p, o) = hist[hist.len() - back];
             let (got, _, _) = tb.exec(&dup_req(&md, 7, p), 0.2);
             let want = Resp {
-                found: back <= 16,
+                found: back <= R,
                 err: false,
-                orig: if back <= 16 { o } else { 0 },
+                orig: if back <= R { o } else { 0 },
             };
             assert_eq!(got, want, "{back}-th newest (psn {p})");
         }
         // cnt = 0, and a saved psn older than cnt
-        let mut q = dup_req(&md, 7, 1039);
+        let mut q = dup_req(&md, 7, last);
         q.cnt = 0;
         assert!(!tb.exec(&q, 0.0).0.found, "found with cnt 0");
-        let mut q = dup_req(&md, 7, 1035);
+        let mut q = dup_req(&md, 7, last - 4);
         q.cnt = 4;
         assert!(!tb.exec(&q, 0.0).0.found, "found outside cnt");
         q.cnt = 5;
-        assert_eq!(tb.exec(&q, 0.0).0.orig, hist[35].1);
-        // QP 8 holds only psn 1039; QP 9 nothing
-        assert!(!tb.exec(&dup_req(&md, 8, 1038), 0.0).0.found);
-        let mut q = dup_req(&md, 9, 1039);
-        q.cnt = 16;
+        assert_eq!(tb.exec(&q, 0.0).0.orig, hist[n as usize - 5].1);
+        // QP 8 holds only psn `last`; QP 9 nothing
+        assert!(!tb.exec(&dup_req(&md, 8, last - 1), 0.0).0.found);
+        let mut q = dup_req(&md, 9, last);
+        q.cnt = R as u8;
         q.head = 0;
         // QP 9's slots were never written (contents undefined): only an answer, no hang
         tb.exec(&q, 0.0);
@@ -923,7 +932,8 @@ mod tests {
         let mut tb = Tb::new(14, 0.2, 2);
         let mut md = Model::default();
         fill(&mut tb, &mut md);
-        for i in 0..16u32 {
+        // a full ring: slot `head` holds the oldest result
+        for i in 0..R as u32 {
             let q = new_req(&md, 4, 100 + i, true, 0x1000, 1, 0);
             let w = md.exec(&q);
             assert_eq!(tb.exec(&q, 0.0).0, w);
@@ -996,7 +1006,9 @@ mod tests {
             );
         }
         let (g, cyc, _) = tb.exec(&dup_req(&md, 3, 5000), 0.0);
-        assert_eq!((g.found, cyc), (false, 2 + 16));
+        // (21 results saved: all of them searched, or the R newest)
+        assert_eq!((g.found, cyc), (false, 2 + md.hc(3).1 as u64));
+        assert_eq!(md.hc(3).1 as usize, R.min(21));
         let mut q = dup_req(&md, 3, 5000);
         q.cnt = 0;
         assert_eq!(tb.exec(&q, 0.0).1, 2);

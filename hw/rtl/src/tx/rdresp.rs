@@ -3,13 +3,14 @@
 //!
 //! Input: responder jobs (`job`, [`RspJobS`], from `rxresp`) in the order the responder
 //! decided them. They go into a job queue ([`BramFifo`], block RAM) of `2^JOB_DEPTH_LOG2` =
-//! 32768 entries in the default build: room for every READ and atomic a compliant peer can
-//! have outstanding at once, `num_qps` x `ATOMIC_RESOURCES` (2048 x 16; `ATOMIC_RESOURCES` is
-//! what the responder advertises as `max_dest_rd_atomic`, so a requester's `max_rd_atomic`
-//! may not exceed it; our own requester's clamp `MAX_RD_ATOMIC` is checked to be no larger).
-//! So the responder is not held while long READs stream out, even when the link stalls.
-//! The 16k-QP build keeps the same 32768 entries ([`JOB_QUEUE_CAP`]; its 16384 x 16 would
-//! take 2,624 BRAM36): there the bound holds up to 32768 READs/atomics outstanding at once.
+//! 32768 entries ([`JOB_QUEUE_CAP`]): room for 32768 READs and atomics outstanding at once,
+//! 16 on every QP of the standard build (which advertises `ATOMIC_RESOURCES` = 128 per QP as
+//! `max_dest_rd_atomic`: 2048 x 128 jobs would take 2,624 BRAM36) and 2 on every QP of the
+//! 16k-QP build (16384 x 16). So the responder is not held while long READs stream out, even
+//! when the link stalls; a READ or atomic that finds the queue full (more than 32768
+//! outstanding over all QPs at once) is dropped as lost (`drop_busy`) and its requester
+//! retries it. Our own requester's clamp `MAX_RD_ATOMIC` is checked to be no larger than
+//! `ATOMIC_RESOURCES`.
 //! `job.ready` = `!full`, and `full` rises only in the cycle after a push, so the room the
 //! responder saw at its decision is still there at its push. ACK/NAK jobs share the queue
 //! (one stream keeps IBTA 9.5's response order); the bound covers the READ and atomic jobs
@@ -59,10 +60,10 @@ pub const JOB_BITS: usize = 365;
 /// up to `ATOMIC_RESOURCES` (our `max_dest_rd_atomic`) READs / atomics in flight.
 pub const MAX_OUTSTANDING_RD_ATOMIC: u32 = DEFAULT.num_qps * ATOMIC_RESOURCES;
 /// Most entries the job queue gets (365 bits each: 32,768 fill 328 BRAM36). The standard
-/// build's 2048 QPs x 16 fit exactly; the 16k-QP build's 262,144 would take 2,624 BRAM36,
-/// more than a U250 has, so it keeps 32,768 (2 per QP on average): beyond that a READ or
-/// atomic request finds the queue full and is dropped as lost (`drop_busy`), and its
-/// requester retries it.
+/// build's 2048 QPs x 128 and the 16k-QP build's 16384 x 16 (262,144 each) would take 2,624
+/// BRAM36, more than a U250 has, so both keep 32,768 (16 and 2 per QP on average): beyond
+/// that a READ or atomic request finds the queue full and is dropped as lost (`drop_busy`),
+/// and its requester retries it.
 pub const JOB_QUEUE_CAP: u32 = 1 << 15;
 /// Entries of the job queue: [`MAX_OUTSTANDING_RD_ATOMIC`], at most [`JOB_QUEUE_CAP`].
 pub const JOB_SLOTS: u32 = if MAX_OUTSTANDING_RD_ATOMIC < JOB_QUEUE_CAP {
@@ -78,8 +79,8 @@ const _: () = assert!(
     "the job queue holds JOB_SLOTS jobs"
 );
 const _: () = assert!(
-    params::DEFAULT.num_qps != params::STANDARD.num_qps || JOB_SLOTS == MAX_OUTSTANDING_RD_ATOMIC,
-    "the standard build's job queue holds every READ/atomic a compliant peer can have outstanding"
+    JOB_SLOTS >= 16 * params::DEFAULT.num_qps || JOB_SLOTS == JOB_QUEUE_CAP,
+    "the job queue holds 16 READs/atomics on every QP, or as many as the cap allows"
 );
 const _: () = assert!(
     MAX_RD_ATOMIC <= ATOMIC_RESOURCES,

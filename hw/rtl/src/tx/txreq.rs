@@ -1154,11 +1154,12 @@ impl Logic for TxReq {
         dff_setup!(
             self, clock, st, sweeping, sweep, qpn, qpc, wqe, off, psn, status, n_wqe, n_err,
             n_retx, n_rst, psn0, rst_psn, rs_adv, rs_more, c_psn, c_skip, c_first, c_ci1, c_soff,
-            c_rdfull, c_amask, bo, epoch, h_any, qr_g1, qr_g2, mr_g1, mr_g2, wk_v, wk_q, qdirty, kown, mk_v, mk_idx,
-            mk_addr, mk_key, mk_pd, mk_iova, mk_len, mk_flags, mk_access, mn_idx, mn_addr, mn_snp,
-            armd, pf_v, pf_qpn, pf_rd, pf_g1, pf_g2, pf_ok, pf_dirty, pf_ctx, mr_hitr, mkr_okr,
-            m_bad, m_badb, npk_r, nwqe, nw_v, nw_g1, nw_g2, fwd, nmk, nx_idx, fm1, wi, nwi, wmis,
-            mk_end, nw_pf, pwh, pwp, pwf, sp, wv, nwv, c_mtu, init_done
+            c_rdfull, c_amask, bo, epoch, h_any, qr_g1, qr_g2, mr_g1, mr_g2, wk_v, wk_q, qdirty,
+            kown, mk_v, mk_idx, mk_addr, mk_key, mk_pd, mk_iova, mk_len, mk_flags, mk_access,
+            mn_idx, mn_addr, mn_snp, armd, pf_v, pf_qpn, pf_rd, pf_g1, pf_g2, pf_ok, pf_dirty,
+            pf_ctx, mr_hitr, mkr_okr, m_bad, m_badb, npk_r, nwqe, nw_v, nw_g1, nw_g2, fwd, nmk,
+            nx_idx, fm1, wi, nwi, wmis, mk_end, nw_pf, pwh, pwp, pwf, sp, wv, nwv, c_mtu,
+            init_done
         );
         self.qbits.clock.next = self.clock.val();
         self.htab.clock.next = self.clock.val();
@@ -1661,8 +1662,8 @@ impl Logic for TxReq {
         // Reads are asked for in the cycle that decides whether they are needed, from
         // registered state only (a short path into the arbiters): the context with the pop,
         // the WQE in QpCheck, the MR of a non-inline WQE in Check. One that the decision then
-        // does not need goes unused: its data comes two cycles after the grant, when no state
-        // that takes read data is waiting (Requeue/Idle, Wb/Send/Arm, Cpl)
+        // does not need goes unused: its data comes two cycles after the grant, and no wait
+        // state takes it (each takes only its own read's data: `qr_g*`, `mr_g*`)
         // chaining (Send): the next WQE's read with the last packet, from registered state
         // (unused when Send then does not chain: its data comes while Requeue/Idle/CtxWait,
         // which take no ring data)
@@ -2530,7 +2531,7 @@ impl Logic for TxReq {
         self.wk_sn.next = self.sn.we.val()
             && (self.sn.src.val() == self.c_src_ack.val())
             && (self.sn.addr.val() < self.c_qp_end.val())
-            && self.h_any.q.val();
+            && (self.h_any.q.val() || self.h_set.val());
         self.wk_wr.next = self.wk_v.q.val() && !self.h_set.val() && !self.sweeping.q.val();
         if self.wk_wr.val() {
             self.wk_v.d.next = false;
@@ -4336,12 +4337,14 @@ pub(crate) mod tests {
     fn txreq_max_rd_atomic() {
         // more WQEs than a standard ring holds: a deep-ring QP number
         const Q8: u32 = P.first_deep_qpn() + 8;
+        const L8: usize = MAX_RD_ATOMIC as usize;
         use wqe_op::*;
         for (seed, stall) in [(51u64, 0.0), (52, 0.3)] {
             let mut r = rng(seed);
             let mut s = new_setup(&mut r);
             // QP 5: L = 2, six READ/atomic WQEs; QP 6: L = 2, WRITE/SEND between them;
-            // QP 7: max_rd_atomic 0 -> L = 1; QP Q8 (a deep-ring QP: 18 WQEs): 200 -> L = 16
+            // QP 7: max_rd_atomic 0 -> L = 1; QP Q8 (a deep-ring QP: L8 + 2 WQEs): 200 -> L =
+            // L8 = MAX_RD_ATOMIC (the build's rd_atomic: 128, 16 in the 16k build)
             let cases: [(u32, u8, &[u8]); 4] = [
                 (
                     5,
@@ -4369,7 +4372,7 @@ pub(crate) mod tests {
                     ],
                 ),
                 (7, 0, &[ATOMIC_FETCH_ADD, RDMA_READ, ATOMIC_CMP_SWAP]),
-                (Q8, 200, &[ATOMIC_CMP_SWAP; 18]),
+                (Q8, 200, &[ATOMIC_CMP_SWAP; L8 + 2]),
             ];
             for (qpn, lim, ops) in cases {
                 add_qp(&mut s, &mut r, qpn, 1, 0xFF_FFFE, 0xFFFE);
@@ -4407,7 +4410,8 @@ pub(crate) mod tests {
                 post(&mut g.ctx, *qpn, s.wqes[qpn].len() as u16);
                 g.run(&s, 1, Some(*qpn), None);
             }
-            g.run(&s, 1500, None, None);
+            // (QP Q8's L8 atomics take up to 10 cycles each with the output stalls)
+            g.run(&s, 1500 + 10 * L8 as u64, None, None);
             let ring0 = g.ring.reads;
             g.run(&s, 1000, None, None);
             // four QPs held back, each re-checked at most once per back-off period
@@ -4430,8 +4434,8 @@ pub(crate) mod tests {
                 if n == 0 { 0 } else { wqe_of[&qpn][n - 1] + 1 }
             };
             // QP 5: 2 of 6; QP 6: READ, CAS, WRITE, SEND_IMM, WRITE (the FAA at 5 waits);
-            // QP 7: 1; QP Q8: 16 of 18
-            for (qpn, n) in [(5u32, 2usize), (6, 5), (7, 1), (Q8, 16)] {
+            // QP 7: 1; QP Q8: L8 of L8 + 2
+            for (qpn, n) in [(5u32, 2usize), (6, 5), (7, 1), (Q8, L8)] {
                 let p = count(&g, qpn);
                 let want = &e.pkts[&qpn][..p.len()];
                 assert_eq!(p, want, "QP {qpn}: packets before the limit");
@@ -4457,8 +4461,8 @@ pub(crate) mod tests {
                 (6, 4, 7),
                 (7, 1, 2),
                 (7, 2, 3),
-                (Q8, 1, 17),
-                (Q8, 10, 18),
+                (Q8, 1, L8 + 1),
+                (Q8, 10, L8 + 2),
             ] {
                 let before = sent_wqes(&g, qpn);
                 ack(&mut g, qpn, k);
@@ -4497,6 +4501,9 @@ pub(crate) mod tests {
             // waited [9, 43, 42, 25, 23, 13, 32, 32] cycles, seed 52 (30% output stalls)
             // [19, 9, 30, 26, 20, 33, 33, 19]; with it [9, 21, 14, 15, 13, 12, 13, 11] and
             // [19, 9, 30, 26, 15, 14, 18, 14]
+            println!(
+                "txreq_max_rd_atomic: seed {seed}: ACK write to the held WQE's packet {waits:?}"
+            );
             let (most, sum) = (*waits.iter().max().unwrap(), waits.iter().sum::<u64>());
             if stall == 0.0 {
                 assert!(most <= 24, "ACK write to the held WQE's packet: {waits:?}");

@@ -10,8 +10,9 @@
 
 use super::{BUF_BITS, MoveJobM, RxHdrS};
 use crate::common::bus::{
-    AckEvM, AtomReqM, CTX_ADDR_BITS, CTX_SRC_RX, CplM, CtxPortM, CtxRdM, CtxSnoopS, RSP_FIRST,
-    RSP_LAST, RSP_MIDDLE, RSP_ONLY, RdVerdictS, RingPortM, RspJobM, be_bits, field_be,
+    ATOM_CNT_BITS, ATOM_SLOT_BITS, AckEvM, AtomReqM, CTX_ADDR_BITS, CTX_SRC_RX, CplM, CtxPortM,
+    CtxRdM, CtxSnoopS, RSP_FIRST, RSP_LAST, RSP_MIDDLE, RSP_ONLY, RdVerdictS, RingPortM, RspJobM,
+    be_bits, field_be,
 };
 use crate::common::ringslot::RingSlot;
 use crate::hostif::dbunit;
@@ -1735,8 +1736,8 @@ impl Logic for Responder {
         self.atom.addr.next = self.head.va.val();
         self.atom.swap.next = self.head.swap.val();
         self.atom.cmp.next = self.head.cmp.val();
-        self.atom.head.next = self.s_ahead.val().get_bits::<4>(0);
-        self.atom.cnt.next = self.at_cnt.val().get_bits::<5>(0);
+        self.atom.head.next = self.s_ahead.val().get_bits::<ATOM_SLOT_BITS>(0);
+        self.atom.cnt.next = self.at_cnt.val().get_bits::<ATOM_CNT_BITS>(0);
         self.head.pop.next = false;
         self.capture_ctx.next = false;
         self.take_qp.next = false;

@@ -167,6 +167,9 @@ struct AtomIn {
     cnt: u8,
 }
 
+/// Saved atomic results per QP (`RqState.atom_head` wraps at it).
+const AR: usize = rnic_abi::queue::ATOMIC_RESOURCES as usize;
+
 /// The test's atomic unit (the `AtomReqS` side, the contract in `common::bus`): takes one
 /// request, executes it on the DMA model's memory (little-endian u64s) once its random
 /// latency has passed and every earlier DMA write has completed (new), or searches the QP's
@@ -177,8 +180,8 @@ struct AtomUnit {
     reqs: Vec<AtomIn>,
     /// The request being served and the cycle from which it may complete.
     pend: Option<(AtomIn, u64)>,
-    /// Saved results per QP: 16 slots of (psn, orig) (`None`: never written).
-    ring: HashMap<u32, [Option<(u32, u64)>; 16]>,
+    /// Saved results per QP: `ATOMIC_RESOURCES` slots of (psn, orig) (`None`: never written).
+    ring: HashMap<u32, [Option<(u32, u64)>; AR]>,
     /// Addresses whose access fails (`err`).
     bad: Vec<u64>,
     /// Longest latency in cycles.
@@ -725,10 +728,10 @@ impl Bench {
     }
     /// The atomic unit's work on one request: (found, err, orig) for its `done`.
     fn atom_exec(&mut self, q: &AtomIn) -> (bool, bool, u64) {
-        let ring = self.atom.ring.entry(q.qpn).or_insert([None; 16]);
+        let ring = self.atom.ring.entry(q.qpn).or_insert([None; AR]);
         if q.dup {
             for i in 1..=q.cnt as usize {
-                let slot = (q.head as usize + 16 - i) % 16;
+                let slot = (q.head as usize + AR - i) % AR;
                 if let Some((p, o)) = ring[slot]
                     && p == q.psn
                 {
@@ -2487,7 +2490,8 @@ fn at_in(fa: bool, ps: u32, dup: bool, va: u64, swap: u64, cmp: u64, head: u8, c
 /// and unequal (unchanged), FETCH_ADD (wrapping): the `atom` requests (qpn, psn, fa, addr,
 /// swap, cmp, head/cnt of the ring), one ATOMIC ACKNOWLEDGE job each (PSN, the new MSN, the
 /// original value; no ACK although AckReq is set), memory, `RqState` (rq_psn, msn,
-/// atom_head/atom_cnt); then a ring at head 15 / count 16: head wraps to 0, count stays 16.
+/// atom_head/atom_cnt); then a full ring (head R - 1, count R = `ATOMIC_RESOURCES`): head
+/// wraps to 0, count stays R.
 #[test]
 fn atomics_in_sequence() {
     for (seed, idle, stall) in [(61, 0.0, 0.0), (62, 0.5, 0.4)] {
@@ -2528,21 +2532,22 @@ fn atomics_in_sequence() {
             (psn(4), 4, 0, 3, 3)
         );
         assert_eq!(nonzero(&b), [("cnt_rx_req", 4), ("cnt_rx_atomic", 3)]);
-        // the ring full: head 15 -> 0, count stays 16
-        b.set_atom_ring(QPN, 15, 16);
+        // the ring full: head R - 1 -> 0, count stays R (R = ATOMIC_RESOURCES)
+        let r = rnic_abi::queue::ATOMIC_RESOURCES as u8;
+        b.set_atom_ring(QPN, r - 1, r);
         b.acks.clear();
         b.send(&at_req(true, psn(4), a + 8, rkey(), 7, 0));
         b.expect_no_qp_write();
         assert_eq!(
             b.atom.reqs[3..],
-            [at_in(true, psn(4), false, a + 8, 7, 0, 15, 16)]
+            [at_in(true, psn(4), false, a + 8, 7, 0, r - 1, r)]
         );
         assert_eq!(b.acks, [b.atjob(psn(4), 5, 0)]);
         assert_eq!(b.mem64(a + 8), 7);
         let s = b.rqs(QPN);
         assert_eq!(
             (s.rq_psn, s.msn, s.atom_head, s.atom_cnt),
-            (psn(5), 5, 0, 16)
+            (psn(5), 5, 0, r)
         );
     }
 }
@@ -3238,7 +3243,7 @@ fn random_job_sink_backpressure() {
                         b.send(&rd_req(psn(1), va0, rkey(), 64));
                         expect.push(b.rdjob(psn(1), va0, 64, msn));
                     }
-                    // (the saved result of psn(2) stays in the unit's 16 slots)
+                    // (the saved result of psn(2) stays in the unit's slots: at least 16)
                     2 if atoms < 16 => {
                         b.send(&at_req(true, psn(2), a_at, rkey(), 5, 0));
                         expect.push(b.atjob(psn(2), msn, 0));
