@@ -146,7 +146,7 @@ pub fn check_params(p: &BuildParams) -> Result<()> {
     if rnic_abi::roce::mtu_bytes_to_enum(p.max_mtu).is_none() {
         return bad("MAX_MTU", p.max_mtu, "not an IBTA MTU (256..4096)");
     }
-    if !p.rd_atomic.is_power_of_two() || p.rd_atomic > 128 {
+    if !p.rd_atomic.is_power_of_two() || p.rd_atomic > rnic_abi::params::RD_ATOMIC_MAX {
         return bad(
             "RD_ATOMIC",
             p.rd_atomic,

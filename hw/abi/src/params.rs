@@ -29,6 +29,9 @@ pub struct BuildParams {
     pub rd_atomic: u32,
 }
 
+/// Largest `rd_atomic` a build may have: `RqState.atom_cnt` is a byte that counts up to it.
+pub const RD_ATOMIC_MAX: u32 = 128;
+
 impl BuildParams {
     /// Ring memory (BAR2) is a pool of 64-byte slots in four regions, each aligned to its own
     /// size so that a slot number is the region base OR (QP part << log2 depth) OR index:
@@ -216,9 +219,8 @@ impl BuildParams {
             && self.max_mtu >= 256
             && self.max_mtu <= 4096
             && self.datapath_bits == 512
-            // `RqState.atom_cnt` is a byte that counts up to it
             && self.rd_atomic.is_power_of_two()
-            && self.rd_atomic <= 128
+            && self.rd_atomic <= RD_ATOMIC_MAX
     }
 }
 

@@ -2525,7 +2525,9 @@ impl Logic for TxReq {
         // QP's held mark, so a QP held back by max_rd_atomic is checked again as soon as a
         // slot may be free, not only at the end of the epoch; a QP is checked again at most
         // once per ACK processor write to its record (and once per epoch). Only while some
-        // QP was held in this epoch (else every mark has expired already). The write port
+        // QP was held in this epoch, or is being held in this very cycle (else every mark has
+        // expired already; without `h_set` a write in the cycle of an epoch's first hold was
+        // lost, and that QP waited for the epoch's end). The write port
         // goes to the FSM's mark and the sweep first; the wake waits for a free cycle (so a
         // wake for the QP just marked clears its mark a cycle later).
         self.wk_sn.next = self.sn.we.val()
