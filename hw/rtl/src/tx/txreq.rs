@@ -643,8 +643,9 @@ pub struct TxReq {
     nw_g2: DFF<Bit>,
     nw_st: Signal<Local, Bit>,
     /// the ring index of the WQE in (or on its way to) `wqe`, and of the read ahead: Check
-    /// takes the WQE only if it is the one at e_ci (`wmis`, registered a cycle before Check;
-    /// a merged ACK processor write can move e_ci after the read was asked for)
+    /// takes the WQE only if it is the one at e_ci and the QP still goes (`wmis`, registered
+    /// a cycle before Check; a merged ACK processor write can move e_ci after the read was
+    /// asked for, up to sq_pi, whose slot holds a WQE one lap older)
     wi: DFF<Bits<16>>,
     nwi: DFF<Bits<16>>,
     wsel: Signal<Local, Bits<16>>,
@@ -1767,7 +1768,10 @@ impl Logic for TxReq {
         if self.st.q.val() == TxState::Send {
             self.wsel.next = self.nwi.q.val();
         }
-        self.wmis.d.next = self.e_ci.val() != self.wsel.val();
+        // (or the QP no longer goes: the WQE at e_ci is not posted, as when an ACK of every
+        // posted WQE moved e_ci to sq_pi while WqeRd waited for the ring port, or the QP
+        // left RTS or waits for an RNR timer: Check sends nothing and QpCheck decides)
+        self.wmis.d.next = (self.e_ci.val() != self.wsel.val()) || !self.qp_go.val();
         if self.nw_st.val() || self.nw_ck.val() || self.pw_ck.val() {
             self.sqslot.idx.next = self.nw_idx.val();
         }
@@ -2115,8 +2119,10 @@ impl Logic for TxReq {
                     self.st.d.next = TxState::Hold;
                 } else if self.wmis.q.val() {
                     // not the WQE at e_ci (moved by a merged write since its read was asked
-                    // for): read again (WqeRd asks for it)
-                    self.st.d.next = TxState::WqeRd;
+                    // for): back to QpCheck, which reads the WQE at the new e_ci only if it
+                    // is posted (an ACK of every posted WQE moves e_ci to sq_pi, whose slot
+                    // holds a WQE one lap older) and the QP still goes (RTS, no RNR wait)
+                    self.st.d.next = TxState::QpCheck;
                 } else if self.rd_block.val() {
                     // max_rd_atomic reached: nothing is written, the QP stays scheduled (back
                     // to the tail) and is passed over for the rest of the back-off epoch
@@ -4869,7 +4875,30 @@ pub(crate) mod tests {
     /// the new position's PSN: `wmis`). Run with the write at every cycle offset of a WQE.
     #[test]
     fn txreq_ack_write_past_a_rewound_position() {
-        for k in 0..8u64 {
+        ack_write_past_a_rewound_position(10, 2, 8, 0.0);
+    }
+
+    /// The same late ACK, but of every posted WQE (the ring full: the slot after the last
+    /// posted WQE holds WQE 0, one lap older). The send position then jumps to `sq_pi`: the
+    /// WQE read for the old position is not the one at e_ci (`wmis`), and the one at e_ci is
+    /// not posted, so nothing more goes out. Before the fix Check read e_ci's slot again
+    /// without asking whether it was posted and sent WQE 0's contents with PSN 16 (the stale
+    /// WQE of the 5% lossy run at world seed 3).
+    #[test]
+    fn txreq_ack_write_past_every_posted_wqe() {
+        // the ACK's write at every cycle offset from the restart to the re-sent packets
+        ack_write_past_a_rewound_position(16, 0, 24, 0.0);
+        ack_write_past_a_rewound_position(16, 2, 8, 0.0);
+        // with the context and ring ports stalling at random (a WQE read asked for again
+        // in WqeRd while the ACK's write moves e_ci)
+        ack_write_past_a_rewound_position(16, 0, 40, 0.3);
+    }
+
+    /// The late ACK of WQEs `0..upto` written `k` cycles (each `k < ks`) after the re-sent
+    /// packet number `after` (0: after the restart's intake); `stall`: the ports' random
+    /// stall rate
+    fn ack_write_past_a_rewound_position(upto: u32, after: usize, ks: u64, stall: f64) {
+        for k in 0..ks {
             let mut r = rng(131);
             let mut s = new_setup(&mut r);
             let (qpn, psn0, ci0) = (5u32, 1000u32, 0u16);
@@ -4891,9 +4920,10 @@ pub(crate) mod tests {
             let e = expect_all(&s);
             let orig = e.pkts[&qpn].clone();
             assert_eq!(orig.len(), 16);
-            let mut g = Rig::new(&s, 132 + k, 0.0);
+            let mut g = Rig::new(&s, 132 + k, stall);
+            let long = if stall > 0.0 { 2000 } else { 300 };
             post(&mut g.ctx, qpn, 16);
-            g.run(&s, 300, Some(qpn), None);
+            g.run(&s, long, Some(qpn), None);
             assert_eq!(g.got, orig, "first transmission");
             // WQEs 0 and 1 acknowledged; a NAK at PSN 2 rewinds to WQE 2
             g.set_ctx(qpn, |c| {
@@ -4901,20 +4931,20 @@ pub(crate) mod tests {
                 c.sq_ack_ci = ci0 + 2;
             });
             g.got.clear();
-            let mut rs = Some((qpn, psn0 + 2));
+            g.restart(&s, qpn, psn0 + 2);
             let mut n = 0;
-            while g.got.len() < 2 {
-                g.run(&s, 1, None, rs.take());
+            while g.got.len() < after {
+                g.run(&s, 1, None, None);
                 n += 1;
-                assert!(n < 200, "no re-sent packets");
+                assert!(n < 2000, "no re-sent packets");
             }
-            // the late ACK of WQEs 0..=9, k cycles after the second re-sent packet
+            // the late ACK of WQEs 0..upto, k cycles after
             g.run(&s, k, None, None);
             g.set_ctx(qpn, |c| {
-                c.una_psn = psn0 + 10;
-                c.sq_ack_ci = ci0 + 10;
+                c.una_psn = psn0 + upto;
+                c.sq_ack_ci = ci0 + upto as u16;
             });
-            g.run(&s, 300, None, None);
+            g.run(&s, long, None, None);
             for p in &g.got {
                 let i = (p.psn - psn0) as usize;
                 assert!(i < 16, "k {k}: PSN {}", p.psn);
@@ -4922,10 +4952,22 @@ pub(crate) mod tests {
                 want.ackreq = p.ackreq;
                 assert_eq!(*p, want, "k {k}: the packet of PSN {}", p.psn);
             }
-            let last = g.got.last().expect("packets").psn;
-            assert_eq!(last, psn0 + 15, "k {k}: the last WQE goes out");
             let c = QpContext::decode(&g.ctx.get(qpn));
-            assert_eq!((c.sq_psn, c.sq_ci), (psn0 + 16, ci0 + 16), "k {k}");
+            if upto < 16 {
+                let last = g.got.last().expect("packets").psn;
+                assert_eq!(last, psn0 + 15, "k {k}: the last WQE goes out");
+                assert_eq!((c.sq_psn, c.sq_ci), (psn0 + 16, ci0 + 16), "k {k}");
+            } else {
+                // nothing posted is left: the record's send position stays behind (the
+                // ACK processor's sq_ack_ci is the effective one) or reached the end
+                assert!(
+                    (c.sq_ci == ci0 + 16 && c.sq_psn == psn0 + 16)
+                        || (c.sq_ci < ci0 + 16 && c.sq_psn < psn0 + 16),
+                    "k {k}: sq_ci {} sq_psn {}",
+                    c.sq_ci,
+                    c.sq_psn
+                );
+            }
         }
     }
 
