@@ -12,6 +12,29 @@ fn main() {
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     let top = rnic_rtl::TOP;
     let v = rnic_rtl::top_verilog().unwrap_or_else(|e| panic!("Verilog generation failed: {e}"));
+    // debugging aid: RNIC_VPATCH=file inserts Verilog text into modules of the simulated top
+    // before it is verilated (sections "@@<module name>" followed by the text, put before
+    // that module's `endmodule`), e.g. `$display` probes on a block's internal signals. The
+    // model is rebuilt when the file changes and again when the variable is unset.
+    println!("cargo:rerun-if-env-changed=RNIC_VPATCH");
+    let mut v = v;
+    if let Ok(pf) = std::env::var("RNIC_VPATCH") {
+        println!("cargo:rerun-if-changed={pf}");
+        let txt = std::fs::read_to_string(&pf)
+            .unwrap_or_else(|e| panic!("RNIC_VPATCH: cannot read {pf}: {e}"));
+        for sec in txt.split("@@").filter(|s| !s.trim().is_empty()) {
+            let (m, body) = sec.split_once('\n').unwrap_or((sec, ""));
+            let m = m.trim();
+            let start = v
+                .find(&format!("module {m}("))
+                .unwrap_or_else(|| panic!("RNIC_VPATCH: no module {m} in {top}"));
+            let end = start
+                + v[start..]
+                    .find("endmodule")
+                    .unwrap_or_else(|| panic!("RNIC_VPATCH: module {m} has no endmodule"));
+            v.insert_str(end, body);
+        }
+    }
     let vfile = out.join(format!("{top}.v"));
     let ports = vgen::ports(&v, top);
     assert!(!ports.is_empty(), "no ports found in the generated {top}");
