@@ -1146,6 +1146,45 @@ fn connect_writes_the_rd_atomic_limits() {
     assert_eq!((qc.max_dest_rd_atomic, qc.max_rd_atomic), (255, 9));
 }
 
+/// On a device of another build (`RD_ATOMIC` 16, as the 16k-QP build's; the fake's BAR2 is
+/// the standard build's, so its other parameters are those) `ConnectAttr::for_device` takes
+/// both READ/atomic depths from the device, and they reach the QP context.
+#[test]
+fn connect_attr_for_a_16_deep_device() {
+    assert_eq!(rnic_abi::params::QPS16K.rd_atomic, 16);
+    let p = rnic_abi::params::BuildParams {
+        rd_atomic: 16,
+        ..rnic_abi::params::STANDARD
+    };
+    let c = Context::open(
+        Fake {
+            params: Some(p),
+            ..Default::default()
+        },
+        PortAddr::sim(1).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(c.params().rd_atomic, 16);
+    let d = ConnectAttr::for_device(&c.params());
+    assert_eq!((d.max_dest_rd_atomic, d.rts.max_rd_atomic), (16, 16));
+    assert_eq!(RtsAttr::for_device(&c.params()).max_rd_atomic, 16);
+    // the rest as the defaults
+    assert_eq!(
+        ConnectAttr {
+            max_dest_rd_atomic: ATOMIC_RESOURCES as u8,
+            rts: RtsAttr::default(),
+            ..d
+        },
+        ConnectAttr::default()
+    );
+    let pd = c.alloc_pd().unwrap();
+    let cq = c.create_cq(16).unwrap();
+    let qp = pd.create_qp(&cq, &cq, QpCaps::default()).unwrap();
+    qp.connect(&peer(), &d).unwrap();
+    let qc = QpContext::decode(&table(&c, cr::TABLE_QP, qp.qpn()));
+    assert_eq!((qc.max_dest_rd_atomic, qc.max_rd_atomic), (16, 16));
+}
+
 #[test]
 fn loopback_model_rdma_read() {
     let (ca, cb) = loop_pair();

@@ -684,6 +684,18 @@ impl Default for RtsAttr {
     }
 }
 
+impl RtsAttr {
+    /// The defaults with the READ/atomic depth of the device at hand (`p` =
+    /// [`Context::params`], its `RD_ATOMIC` register) instead of this crate's build: the same
+    /// driver runs the 16k-QP build (16) and the standard one (128).
+    pub fn for_device(p: &BuildParams) -> Self {
+        RtsAttr {
+            max_rd_atomic: p.rd_atomic.min(255) as u8,
+            ..RtsAttr::default()
+        }
+    }
+}
+
 /// Everything [`QueuePair::connect`] needs besides the remote endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConnectAttr {
@@ -707,6 +719,21 @@ impl Default for ConnectAttr {
             min_rnr_timer: DEFAULT_MIN_RNR_TIMER,
             traffic_class: 0,
             max_dest_rd_atomic: ATOMIC_RESOURCES as u8,
+        }
+    }
+}
+
+impl ConnectAttr {
+    /// The defaults with the READ/atomic depths of the device at hand (`p` =
+    /// [`Context::params`]): `max_dest_rd_atomic` is what its responder keeps per QP (the
+    /// value to advertise to the peer), `rts.max_rd_atomic` its requester's limit. The plain
+    /// [`Default`] uses this crate's build (`ATOMIC_RESOURCES`), which advertises more than a
+    /// 16k-QP build keeps.
+    pub fn for_device(p: &BuildParams) -> Self {
+        ConnectAttr {
+            rts: RtsAttr::for_device(p),
+            max_dest_rd_atomic: p.rd_atomic.min(255) as u8,
+            ..ConnectAttr::default()
         }
     }
 }

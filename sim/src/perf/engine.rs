@@ -74,8 +74,9 @@ impl<'c, D: Device> Rig<'_, 'c, D> {
         let ep = self.qps[q].endpoint()?;
         Ok(Dest {
             lid: 0,
-            // our responder's resources (the build's rd_atomic): the peer's max_rd_atomic
-            out_reads: rnic_abi::queue::ATOMIC_RESOURCES,
+            // our responder's resources (the device's RD_ATOMIC register: the build's
+            // rd_atomic, 16 in the 16k-QP build): the peer's max_rd_atomic
+            out_reads: self.ctx.params().rd_atomic,
             qpn: ep.qpn,
             psn: ep.psn,
             rkey: self.mr.rkey(),
@@ -243,7 +244,7 @@ pub fn run<D: Device>(
                 access: access(),
                 path_mtu,
                 // as perftest: what we advertised as responder, and the peer's as requester
-                max_dest_rd_atomic: rnic_abi::queue::ATOMIC_RESOURCES as u8,
+                max_dest_rd_atomic: rig.ctx.params().rd_atomic.min(255) as u8,
                 rts: RtsAttr {
                     max_rd_atomic: r.out_reads.clamp(1, 255) as u8,
                     ..RtsAttr::default()
