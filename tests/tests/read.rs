@@ -646,10 +646,12 @@ fn read_message_rate_deep_window_cycle_budget() {
     rig.audit().expect("audit");
 }
 
-/// Cycles per 64 B READ with the full window (see the test above): 14.83 measured at stop 50
-/// (16.66 with `max_rd_atomic` 16 in the test below; the window is no longer the bound, the
-/// requester's receive side is: docs/BENCHMARKS.md).
-const BUDGET_DEEP_READ: f64 = 15.5;
+/// Cycles per 64 B READ with the full window (see the test above): 12.04 measured at stop 51,
+/// since the ACK processor's walk, which stops at each READ WQE, no longer waits for the WQE
+/// reads it issued past it (14.83 at stop 50; 16.39 with `max_rd_atomic` 16 in the test
+/// below; the window is no longer the bound, the requester's receive side is:
+/// docs/BENCHMARKS.md).
+const BUDGET_DEEP_READ: f64 = 12.5;
 
 /// Cycle budget for the READ message rate of one QP: 64-byte READs at MTU 4096, 32 posted,
 /// `max_rd_atomic` 16. The rate is the window over the round trip (16 READs per request ->
