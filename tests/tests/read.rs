@@ -646,9 +646,9 @@ fn read_message_rate_deep_window_cycle_budget() {
     rig.audit().expect("audit");
 }
 
-/// Cycles per 64 B READ with the full window (see the test above): 12.04 measured at stop 51,
+/// Cycles per 64 B READ with the full window (see the test above): 12.06 measured at stop 51,
 /// since the ACK processor's walk, which stops at each READ WQE, no longer waits for the WQE
-/// reads it issued past it (14.83 at stop 50; 16.39 with `max_rd_atomic` 16 in the test
+/// reads it issued past it (14.83 at stop 50; 16.47 with `max_rd_atomic` 16 in the test
 /// below; the window is no longer the bound, the requester's receive side is:
 /// docs/BENCHMARKS.md).
 const BUDGET_DEEP_READ: f64 = 12.5;

@@ -102,11 +102,10 @@
 //! a small FIFO); the FIFO entry already holds the WQE's packet count n, so the per-WQE
 //! decision is `rem - n` (rem = target PSN - una_psn) and one WQE retires per cycle while the
 //! completion sink takes one completion per cycle; the walk ends in the cycle that decides
-//! its last transmitted WQE when nothing else is buffered or in flight. A walk that stops
-//! (at a READ-like WQE, at the NAK's WQE, at the target) ends without waiting for the reads it
-//! issued past the stop: the ring port answers in order two cycles after each grant, so their
-//! data comes first and is dropped as it comes (`dn` counts them down), and the next walk's
-//! window starts empty (64 B READ RESPONSEs on one QP with READs outstanding: 13.8 -> 10.0
+//! its last transmitted WQE when nothing else is buffered or in flight. A walk that stops at
+//! a READ-like WQE ends without waiting for the reads it issued past the stop: the ring port
+//! answers in order two cycles after each grant, so their data comes first and is dropped as
+//! it comes (`dn` counts them down), and the next walk's window starts empty (64 B READ RESPONSEs on one QP with READs outstanding: 13.8 -> 10.0
 //! cycles each, `read_responses_one_qp_cycle_budget`).
 //!
 //! Per event: the context read is asked for with the take; while an event is worked on (CtxWait
@@ -1893,12 +1892,16 @@ impl Logic for AckProc {
                 }
             }
             AckSt::Walk => {
-                // done when stopped or every transmitted WQE was decided (reads issued past
-                // the stop are not waited for: their data is dropped as it comes, `dn`); or
-                // in the cycle
+                // done when stopped or every transmitted WQE was decided, and the read
+                // window is empty (an ACK's walk waits for reads issued past its stop: their
+                // data is dropped; letting it go on at once, as a stop at a READ does above
+                // and with `rd_fast`, made one deep QP's 64 B WRITE stream 1% slower,
+                // `one_deep_qp_message_rate`: more ring reads beside txreq's); or in the cycle
                 // that decides the last transmitted WQE, when nothing else is buffered or in
                 // flight (its registers are loaded for Post / RdDec with the pop)
-                if ((self.stop.q.val() || !self.d_more.val()) && !self.hold.q.val())
+                if ((self.stop.q.val() || !self.d_more.val())
+                    && (self.infl.q.val() == 0)
+                    && !self.hold.q.val())
                     || (self.pop.val()
                         && !self.d_gap.val().any() // one WQE left to decide
                         && (self.fcnt.q.val() == 1)
@@ -3759,7 +3762,7 @@ mod tests {
     /// per response when the walk waited for them to come back; 10.0 since it ends without
     /// waiting and their data is dropped as it comes (`dn`; the record of the QP just written
     /// is still read again for each). Budget 10.5. (With random stalls, the test below:
-    /// 17.8-18.1 before, 13.7-15.5 now.)
+    /// 17.8-18.1 before, 13.6-16.5 now.)
     #[test]
     fn read_responses_one_qp_cycle_budget() {
         let per = read_responses_one_qp(11, 0.0, 1);
