@@ -105,8 +105,9 @@
 //! its last transmitted WQE when nothing else is buffered or in flight. A walk that stops at
 //! a READ-like WQE ends without waiting for the reads it issued past the stop: the ring port
 //! answers in order two cycles after each grant, so their data comes first and is dropped as
-//! it comes (`dn` counts them down), and the next walk's window starts empty (64 B READ RESPONSEs on one QP with READs outstanding: 13.8 -> 10.0
-//! cycles each, `read_responses_one_qp_cycle_budget`).
+//! it comes (`dn` counts them down), and the next walk's window starts empty (64 B READ
+//! RESPONSEs on one QP with READs outstanding: 13.8 -> 10.0 cycles each,
+//! `read_responses_one_qp_cycle_budget`).
 //!
 //! Per event: the context read is asked for with the take; while an event is worked on (CtxWait
 //! to Post but WriteBack: the context port is free) the next waiting event's QP record is read
@@ -1595,8 +1596,8 @@ impl Logic for AckProc {
                     self.s_sig.d.next = self.h_sig.val();
                     self.s_at.d.next = self.h_at.val();
                     self.s_fa.d.next = self.h_fa.val();
-                    // nothing else read or to be read (the walk stops here anyway): to the
-                    // bookkeeping in the next cycle, not a cycle after `stop`
+                    // the walk stops here anyway: to the bookkeeping in the next cycle, not a
+                    // cycle after `stop` (reads still in flight are dropped as they come, `dn`)
                     if !self.hold.q.val() {
                         self.w_end.next = true;
                         self.st.d.next = AckSt::RdDec;
@@ -2336,9 +2337,9 @@ impl Logic for AckProc {
             self.pw_data.d.next = self.wb_data.val();
             self.pw_be.d.next = self.be_walk.val();
         }
-        // the walk ends (RdDec, Post, WriteBack, Idle; Verdict with `rd_fast`) without
-        // waiting for its reads still in flight (issued past its stop): their data is dropped
-        // as it comes (`dn`), so the next walk's window starts empty
+        // the walk ends (RdDec, Post, WriteBack, Idle; Verdict with `rd_fast`); one stopped at
+        // a READ-like WQE does not wait for its reads still in flight (issued past its stop):
+        // their data is dropped as it comes (`dn`), so the next walk's window starts empty
         if self.rd_fast.val() {
             self.w_end.next = true;
         }
