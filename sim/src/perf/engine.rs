@@ -243,13 +243,13 @@ pub fn run<D: Device>(
             &ConnectAttr {
                 access: access(),
                 path_mtu,
-                // as perftest: what we advertised as responder, and the peer's as requester
-                max_dest_rd_atomic: rig.ctx.params().rd_atomic.min(255) as u8,
+                // as perftest: what we advertised as responder (the device's depth,
+                // `for_device`), and the peer's as requester
                 rts: RtsAttr {
                     max_rd_atomic: r.out_reads.clamp(1, 255) as u8,
                     ..RtsAttr::default()
                 },
-                ..ConnectAttr::default()
+                ..ConnectAttr::for_device(&rig.ctx.params())
             },
         )?;
     }

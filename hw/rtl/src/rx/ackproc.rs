@@ -3612,8 +3612,7 @@ mod tests {
             assert_eq!(t.ack_ci(40 + q), 1, "QP {}", 40 + q);
         }
         assert_eq!(t.cpl.got.len(), nq as usize);
-        let h = at.len() / 2;
-        let per = (at[at.len() - 1] - at[h]) as f64 / (at.len() - 1 - h) as f64;
+        let per = second_half_interval(&at);
         println!("ack_stream_cycle_budget: {per:.2} cycles per ACK, each on another QP");
         assert!(per <= 4.0, "{per} cycles per ACK");
     }
@@ -3666,6 +3665,28 @@ mod tests {
     }
 
     impl RspRun {
+        /// 64-byte READ RESPONSE ONLY events {qpn, psn} offered in order, for `cycles` cycles.
+        fn only_events(
+            t: &mut Tb,
+            mut evs: VecDeque<(u32, u32)>,
+            cycles: usize,
+            late: u64,
+        ) -> RspRun {
+            let mut run = RspRun::default();
+            for _ in 0..cycles {
+                let ev = evs.front().map(|&(qpn, psn)| (qpn, psn, RSP_ONLY, 64));
+                if run.cycle(t, ev, late) {
+                    evs.pop_front();
+                }
+            }
+            run
+        }
+        /// Every completion came after its response's `placed`.
+        fn check_cpl_after_placed(&self) {
+            for (i, (c, p)) in self.cpl_at.iter().zip(&self.placed_at).enumerate() {
+                assert!(c >= p, "completion {i} at {c}, before its placed at {p}");
+            }
+        }
         /// One cycle; true when the event offered was taken.
         fn cycle(&mut self, t: &mut Tb, ev: Option<(u32, u32, u64, u32)>, late: u64) -> bool {
             let r = &mut t.r;
@@ -3719,6 +3740,12 @@ mod tests {
         }
     }
 
+    /// Mean cycles between the events taken at cycles `at`, over their second half.
+    fn second_half_interval(at: &[u64]) -> f64 {
+        let h = at.len() / 2;
+        (at[at.len() - 1] - at[h]) as f64 / (at.len() - 1 - h) as f64
+    }
+
     /// 32 QPs, one signaled 64-byte READ WQE each, their READ RESPONSE ONLY events back to
     /// back (`placed` 1 to `late` cycles after each ok verdict, at random), run for `cycles`:
     /// the checks above, and the cycles per response in the second half.
@@ -3731,30 +3758,17 @@ mod tests {
             t.post_op(40 + q, wqe_op::RDMA_READ, 64, true, true);
             evs.push_back((40 + q, 100 * q));
         }
-        let mut run = RspRun::default();
-        for _ in 0..cycles {
-            let ev = evs.front().map(|&(qpn, psn)| (qpn, psn, RSP_ONLY, 64));
-            if run.cycle(&mut t, ev, late) {
-                evs.pop_front();
-            }
-        }
-        let RspRun {
-            at,
-            vd,
-            placed_at,
-            cpl_at,
-            ..
-        } = run;
-        assert!(vd.iter().all(|v| v.0), "verdict !ok");
-        assert_eq!((at.len(), placed_at.len(), cpl_at.len()), (32, 32, 32));
-        for (i, (c, p)) in cpl_at.iter().zip(&placed_at).enumerate() {
-            assert!(c >= p, "completion {i} at {c}, before its placed at {p}");
-        }
+        let run = RspRun::only_events(&mut t, evs, cycles, late);
+        assert!(run.vd.iter().all(|v| v.0), "verdict !ok");
+        assert_eq!(
+            (run.at.len(), run.placed_at.len(), run.cpl_at.len()),
+            (32, 32, 32)
+        );
+        run.check_cpl_after_placed();
         for q in 0..nq {
             assert_eq!(t.ack_ci(40 + q), 1, "QP {}", 40 + q);
         }
-        let h = at.len() / 2;
-        (at[at.len() - 1] - at[h]) as f64 / (at.len() - 1 - h) as f64
+        second_half_interval(&run.at)
     }
 
     /// 64-byte READ RESPONSE ONLY events on one QP with 32 READ WQEs outstanding (a deep
@@ -3792,38 +3806,27 @@ mod tests {
             t.post_op(q, wqe_op::RDMA_READ, 64, true, true);
             la.push(sent(&t, q, w as usize).0);
         }
-        let mut evs: VecDeque<u32> = (0..m).collect();
-        let mut run = RspRun::default();
-        for _ in 0..8000 {
-            let ev = evs.front().map(|&w| (q, 500 + w, RSP_ONLY, 64));
-            if run.cycle(&mut t, ev, late) {
-                evs.pop_front();
-            }
-        }
-        let RspRun {
-            at,
-            vd,
-            placed_at,
-            cpl_at,
-            ..
-        } = run;
+        let evs = (0..m).map(|w| (q, 500 + w)).collect();
+        let run = RspRun::only_events(&mut t, evs, 8000, late);
         assert_eq!(
-            (at.len(), vd.len(), placed_at.len(), cpl_at.len()),
+            (
+                run.at.len(),
+                run.vd.len(),
+                run.placed_at.len(),
+                run.cpl_at.len()
+            ),
             (32, 32, 32, 32),
             "seed {seed}"
         );
-        for (w, v) in vd.iter().enumerate() {
+        for (w, v) in run.vd.iter().enumerate() {
             assert_eq!(*v, (true, la[w]), "seed {seed}: verdict {w}");
         }
-        for (i, (c, p)) in cpl_at.iter().zip(&placed_at).enumerate() {
-            assert!(c >= p, "completion {i} at {c}, before its placed at {p}");
-        }
+        run.check_cpl_after_placed();
         let wrids: Vec<u64> = t.cpl.got.iter().map(|c| c.1.wr_id).collect();
         let want: Vec<u64> = (0..m as usize).map(|w| sent(&t, q, w).1).collect();
         assert_eq!(wrids, want, "seed {seed}: completions in order");
         assert_eq!(t.ack_ci(q), m as u16, "seed {seed}");
-        let h = at.len() / 2;
-        (at[at.len() - 1] - at[h]) as f64 / (at.len() - 1 - h) as f64
+        second_half_interval(&run.at)
     }
 
     /// One QP, `m` signaled READ WQEs of `n` packets each at path MTU 256 (the last packet of
@@ -3901,14 +3904,14 @@ mod tests {
             placed_at,
             cpl_at,
             ..
-        } = run;
+        } = &run;
         if cut.is_some() {
             return (
                 0.0,
-                vd.iter().zip(&at).map(|(v, c)| (v.0, *c - c0)).collect(),
+                vd.iter().zip(at).map(|(v, c)| (v.0, *c - c0)).collect(),
             );
         }
-        assert_eq!(vd, want, "every verdict ok, in order");
+        assert_eq!(*vd, want, "every verdict ok, in order");
         for w in 0..m as usize {
             let last = placed_at[(w + 1) * n as usize - 1];
             assert!(
@@ -3938,11 +3941,7 @@ mod tests {
         let x = qctx(&t, q);
         let end = 500 + m * n;
         assert_eq!((x.una_psn, x.ack_psn_lo), (end, (end - 1) as u16));
-        let h = at.len() / 2;
-        (
-            (at[at.len() - 1] - at[h]) as f64 / (at.len() - 1 - h) as f64,
-            vec![],
-        )
+        (second_half_interval(&run.at), vec![])
     }
 
     /// A READ's responses while the driver moves its QP to ERR at a swept cycle (the
