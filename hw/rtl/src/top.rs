@@ -206,6 +206,8 @@ impl Logic for RnicTop {
         self.ackp.snp_we.next = self.ctxs.sn.we.val();
         self.ackp.snp_addr.next = self.ctxs.sn.addr.val();
         self.ackp.snp_src.next = self.ctxs.sn.src.val();
+        self.ackp.snp_wbe.next = self.ctxs.sn.wbe.val();
+        self.ackp.snp_wdata.next = self.ctxs.sn.wdata.val();
         RingPortM::join(&mut self.txq.ring, &mut self.ring.q0);
         RingPortM::join(&mut self.rxr.ring, &mut self.ring.q1);
         RingPortM::join(&mut self.ackp.ring, &mut self.ring.q2);
