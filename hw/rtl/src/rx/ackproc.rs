@@ -129,7 +129,8 @@
 //! record is in place when WriteBack takes. The QP's own record is kept for its next event
 //! (`cur_ctx`: CtxWait's record with other writers' snooped writes merged in, then the
 //! write-back's bytes; see `cur_ctx`), so WriteBack also takes the next event of the QP it
-//! just wrote (`kp_use`): 7 cycles per READ RESPONSE ONLY on one QP with READs outstanding
+//! just wrote (`kp_use`), with that event's first WQE asked for beside it (`sp_rd`): 6 cycles
+//! per READ RESPONSE ONLY on one QP with READs outstanding
 //! (`read_responses_one_qp_cycle_budget`), 10 when each read the record again. 4 cycles per ACK when every ACK is on another QP
 //! (`ack_stream_cycle_budget`: CtxWait, Walk x 2, WriteBack; 5 with an Idle cycle between, 8
 //! before the walk shortcuts, 12 before the read-ahead). A READ WQE retired by its response
@@ -608,6 +609,9 @@ pub struct AckProc {
     p_gap: Signal<Local, Bits<16>>,
     /// Idle takes the event with the record read ahead and asks for its first WQE at once
     sp_rd: Signal<Local, Bit>,
+    /// `sp_rd`'s WQE index; WQEs outstanding on the record kept (less one)
+    sp_idx: Signal<Local, Bits<16>>,
+    k_gap: Signal<Local, Bits<16>>,
     /// or, the record read ahead coming only in the take's cycle, CtxWait asks for it (from
     /// the record now registered), a cycle later
     sp_late: Signal<Local, Bit>,
@@ -988,6 +992,8 @@ impl AckProc {
             p_ackci: Default::default(),
             p_gap: Default::default(),
             sp_rd: Default::default(),
+            sp_idx: Default::default(),
+            k_gap: Default::default(),
             sp_late: Default::default(),
             r_idle: Default::default(),
             sp: Default::default(),
@@ -1475,13 +1481,28 @@ impl Logic for AckProc {
             && !self.set_err.q.val()
             && !self.set_wait.q.val()
             && (!self.tset.valid.val() || self.tset.ready.val());
-        self.sp_rd.next = ((self.st.q.val() == AckSt::Idle) || self.tk_wb.val())
+        // (the QP's next event on the record kept: its first WQE is the one after the walk's
+        // last, `di`, outstanding when before the `sq_ci` this event decided on: a requester's
+        // later write only moves `sq_ci` on, and a restart that moved it back leaves the WQE
+        // undecided and its data unused, as for a record read ahead)
+        self.k_gap.next = self.sq_ci.q.val() + !self.di.q.val();
+        self.sp_rd.next = (((self.st.q.val() == AckSt::Idle) || self.tk_wb.val())
             && self.ev_go.val()
             && !self.fk.val()
             && self.r_idle.val()
             && self.pre_use.val()
             && self.pre_ok.q.val()
-            && !self.p_gap.val().get_bit(15);
+            && !self.p_gap.val().get_bit(15))
+            || (self.tk_wb.val()
+                && self.kp_use.val()
+                && !self.fk.val()
+                && !self.k_gap.val().get_bit(15));
+        // the first WQE's index: the record read ahead's `sq_ack_ci`, or in WriteBack with
+        // nothing read ahead the one written back (the record kept)
+        self.sp_idx.next = self.p_ackci.val();
+        if (self.st.q.val() == AckSt::WriteBack) && !self.pre_v.q.val() {
+            self.sp_idx.next = self.di.q.val();
+        }
         self.kp_bld.next = (self.st.q.val() == AckSt::WriteBack)
             && (self.cgnt.val() || self.tk_wb.val())
             && self.cur_v.q.val()
@@ -1517,7 +1538,10 @@ impl Logic for AckProc {
             || ((self.st.q.val() == AckSt::WriteBack) && !self.hold.q.val())
         {
             self.sqslot.qpn.next = self.pre_qpn.q.val();
-            self.sqslot.idx.next = self.p_ackci.val();
+            if !self.pre_v.q.val() {
+                self.sqslot.qpn.next = self.qpn_r.q.val();
+            }
+            self.sqslot.idx.next = self.sp_idx.val();
         }
         if self.sp_late.val() {
             self.sqslot.idx.next = self.p_ackci.val();
@@ -2238,9 +2262,9 @@ impl Logic for AckProc {
             self.ev.ready.next = !self.sweeping.q.val() && self.r_idle.val();
             // the walk's WQE window starts empty; with `sp_rd` its first read goes out now
             self.sp.d.next = self.sp_rd.val();
-            self.ii.d.next = self.p_ackci.val();
+            self.ii.d.next = self.sp_idx.val();
             if self.issue.val() {
-                self.ii.d.next = self.p_ackci.val() + 1;
+                self.ii.d.next = self.sp_idx.val() + 1;
             }
             self.fcnt.d.next = 0.into();
             self.wp.d.next = 0.into();
@@ -3928,13 +3952,14 @@ mod tests {
     /// per response when the walk waited for them to come back; 10.0 since it ends without
     /// waiting and their data is dropped as it comes (`dn`); 7.0 since the record written back
     /// is kept for the QP's next event (`kp_bld`, `kp_use`: WriteBack takes it, CtxWait,
-    /// Walk x 3, Verdict, RdCpl) instead of read again (Idle, CtxWait x 2). Budget 7.5. (With
-    /// random stalls, the test below: 17.8-18.1, then 13.6-16.5, now 9.7-10.2.)
+    /// Walk x 3, Verdict, RdCpl) instead of read again (Idle, CtxWait x 2); 6.0 since that
+    /// take also asks for the event's first WQE (`sp_rd`: Walk x 2). Budget 6.5. (With random
+    /// stalls, the test below: 17.8-18.1, then 13.6-16.5, now 8.7-8.9.)
     #[test]
     fn read_responses_one_qp_cycle_budget() {
         let per = read_responses_one_qp(11, 0.0, 1);
         println!("read_responses_one_qp_cycle_budget: {per:.2} cycles per READ RESPONSE");
-        assert!(per <= 7.5, "{per} cycles per READ RESPONSE");
+        assert!(per <= 6.5, "{per} cycles per READ RESPONSE");
     }
 
     /// The same with the ports and the completion sink stalled at random and `placed` late:
