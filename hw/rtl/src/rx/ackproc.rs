@@ -542,6 +542,7 @@ pub struct AckProc {
     kp_ok: DFF<Bit>,
     pre_sk: DFF<Bit>,
     m_walk: Constant<Bits<512>>,
+    kp_can: Signal<Local, Bit>,
     kp_use: Signal<Local, Bit>,
     kp_bld: Signal<Local, Bit>,
     /// a snooped write hits the record read ahead (its address)
@@ -936,6 +937,7 @@ impl AckProc {
             kp_ok: Default::default(),
             pre_sk: Default::default(),
             m_walk: Constant::new(byte_mask(be_walk)),
+            kp_can: Default::default(),
             kp_use: Default::default(),
             kp_bld: Default::default(),
             pre_ah: Default::default(),
@@ -1463,15 +1465,16 @@ impl Logic for AckProc {
             && (self.ev.plen.val() == self.bf_mtu.q.val());
         // the record kept for the QP's next event (see `cur_ctx`): built beside a write-back
         // without the state byte, granted now or posted by the take beside it, while nothing
-        // is read ahead; the QP's next event waiting is taken with it at once (`kp_use`)
-        self.kp_use.next = (self.st.q.val() == AckSt::WriteBack)
+        // is read ahead (`kp_can`); the QP's next event waiting is taken with it at once
+        // (`kp_use`)
+        self.kp_can.next = (self.st.q.val() == AckSt::WriteBack)
             && self.cur_v.q.val()
             && self.kp_ok.q.val()
             && !self.set_err.q.val()
             && !self.pre_v.q.val()
             && !self.pre_g1.q.val()
-            && !self.pre_g2.q.val()
-            && (self.ev.qpn.val() == self.qpn_r.q.val());
+            && !self.pre_g2.q.val();
+        self.kp_use.next = self.kp_can.val() && (self.ev.qpn.val() == self.qpn_r.q.val());
         self.tk_wb.next = (self.st.q.val() == AckSt::WriteBack)
             && !self.pw_v.q.val()
             && self.ev_go.val()
@@ -1503,14 +1506,7 @@ impl Logic for AckProc {
         if (self.st.q.val() == AckSt::WriteBack) && !self.pre_v.q.val() {
             self.sp_idx.next = self.di.q.val();
         }
-        self.kp_bld.next = (self.st.q.val() == AckSt::WriteBack)
-            && (self.cgnt.val() || self.tk_wb.val())
-            && self.cur_v.q.val()
-            && self.kp_ok.q.val()
-            && !self.set_err.q.val()
-            && !self.pre_v.q.val()
-            && !self.pre_g1.q.val()
-            && !self.pre_g2.q.val();
+        self.kp_bld.next = self.kp_can.val() && (self.cgnt.val() || self.tk_wb.val());
         if self.kp_bld.val() {
             // (a take beside it clears `pre_v` below: its CtxWait decides on `pre_ctx`)
             self.pre_v.d.next = true;
