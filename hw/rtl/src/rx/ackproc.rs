@@ -4220,9 +4220,7 @@ mod tests {
                     offered = evs[i].pop_front();
                 }
             }
-            if idle > 0 {
-                idle -= 1;
-            }
+            idle = idle.saturating_sub(1);
             let taken = run.cycle(&mut t, offered.map(|(q, p)| (q, p, RSP_ONLY, 64)), 6);
             if taken {
                 order.push(offered.take().unwrap_or((0, 0)));
