@@ -509,6 +509,9 @@ pub struct AckProc {
     bk_none: Signal<Local, Bit>,
     /// Post's refill and re-arm done in this cycle by the walk or RdCpl
     refill: Signal<Local, Bit>,
+    /// the READ WQE at the walk's stop is retired in this cycle (RdCpl, or Verdict: `v_mrg`):
+    /// its completion (if signaled or failed), una_psn, sq_ack_ci (after the state match)
+    rd_ret: Signal<Local, Bit>,
     /// The context store's writes (record address, a cycle after each write was taken): a
     /// record read ahead is stale once one of them hits it.
     pub snp_we: Signal<In, Bit>,
@@ -949,6 +952,7 @@ impl AckProc {
             rd_plain: Default::default(),
             bk_none: Default::default(),
             refill: Default::default(),
+            rd_ret: Default::default(),
             snp_we: Default::default(),
             snp_addr: Default::default(),
             snp_src: Default::default(),
@@ -1971,6 +1975,7 @@ impl Logic for AckProc {
         self.rd_plain.next = self.bk_none.val() && !self.rc_err.q.val();
         // ---------------- control
         self.refill.next = false;
+        self.rd_ret.next = false;
         match self.st.q.val() {
             AckSt::Idle => {
                 // (the take: below, shared with WriteBack's `tk_wb`)
@@ -2184,27 +2189,13 @@ impl Logic for AckProc {
                             && (self.cfree.val() || !self.s_sig.q.val())
                         {
                             // RdCpl's work here for a READ WQE retired without other
-                            // bookkeeping: its completion loaded now and issued once the
-                            // payload is placed (`pl_wait`, above), progress, the gap flag
-                            // cleared; written back next
+                            // bookkeeping (`rd_ret`): its completion loaded now and issued
+                            // once the payload is placed (`c_pl`, `pl_wait`), progress, the
+                            // gap flag cleared; written back next
+                            self.rd_ret.next = true;
                             if self.s_sig.q.val() {
-                                self.c_v.d.next = true;
                                 self.c_pl.d.next = true;
-                                self.c_status.d.next = self.s_ok.val();
-                                self.c_wrid.d.next = self.s_wrid.q.val();
-                                self.c_len.d.next = self.s_len.q.val();
-                                self.c_wr.d.next = false;
-                                self.c_rd.d.next = true;
-                                self.c_at.d.next = self.s_at.q.val();
-                                self.c_fa.d.next = self.s_fa.q.val();
-                                self.c_idx.d.next = self.di.q.val();
-                                self.c_qpn.d.next = self.qpn_r.q.val();
-                                self.c_src.d.next = self.rqpn.q.val();
-                                self.c_cqn.d.next = self.cqn.q.val();
                             }
-                            self.una.d.next = self.una.q.val() + self.s_n.q.val();
-                            self.di.d.next = self.di.q.val() + 1;
-                            self.dirty.d.next = true;
                             self.refill.next = true;
                             self.rflags.d.next = self.rflags.q.val() & !self.f_gap.val();
                             self.st.d.next = AckSt::WriteBack;
@@ -2244,26 +2235,7 @@ impl Logic for AckProc {
                 if (self.cfree.val() || !(self.rc_err.q.val() || self.s_sig.q.val()))
                     && (!self.pl_wait.q.val() || self.rdv.placed.val())
                 {
-                    if self.rc_err.q.val() || self.s_sig.q.val() {
-                        self.c_v.d.next = true;
-                        self.c_status.d.next = self.s_ok.val();
-                        if self.rc_err.q.val() {
-                            self.c_status.d.next = self.err_st.q.val();
-                        }
-                        self.c_wrid.d.next = self.s_wrid.q.val();
-                        self.c_len.d.next = self.s_len.q.val();
-                        self.c_wr.d.next = false;
-                        self.c_rd.d.next = true;
-                        self.c_at.d.next = self.s_at.q.val();
-                        self.c_fa.d.next = self.s_fa.q.val();
-                        self.c_idx.d.next = self.di.q.val();
-                        self.c_qpn.d.next = self.qpn_r.q.val();
-                        self.c_src.d.next = self.rqpn.q.val();
-                        self.c_cqn.d.next = self.cqn.q.val();
-                    }
-                    self.una.d.next = self.una.q.val() + self.s_n.q.val();
-                    self.di.d.next = self.di.q.val() + 1;
-                    self.dirty.d.next = true;
+                    self.rd_ret.next = true;
                     self.st.d.next = AckSt::Post;
                     if self.rd_plain.val() {
                         // Post's work for a READ WQE retired in place (progress, the gap
@@ -2366,6 +2338,30 @@ impl Logic for AckProc {
             _ => {
                 self.st.d.next = AckSt::Idle;
             }
+        }
+        // the READ WQE retired (RdCpl, or Verdict for `v_mrg`): its completion when signaled
+        // or failed, una_psn past its packets, sq_ack_ci past it
+        if self.rd_ret.val() {
+            if self.rc_err.q.val() || self.s_sig.q.val() {
+                self.c_v.d.next = true;
+                self.c_status.d.next = self.s_ok.val();
+                if self.rc_err.q.val() {
+                    self.c_status.d.next = self.err_st.q.val();
+                }
+                self.c_wrid.d.next = self.s_wrid.q.val();
+                self.c_len.d.next = self.s_len.q.val();
+                self.c_wr.d.next = false;
+                self.c_rd.d.next = true;
+                self.c_at.d.next = self.s_at.q.val();
+                self.c_fa.d.next = self.s_fa.q.val();
+                self.c_idx.d.next = self.di.q.val();
+                self.c_qpn.d.next = self.qpn_r.q.val();
+                self.c_src.d.next = self.rqpn.q.val();
+                self.c_cqn.d.next = self.cqn.q.val();
+            }
+            self.una.d.next = self.una.q.val() + self.s_n.q.val();
+            self.di.d.next = self.di.q.val() + 1;
+            self.dirty.d.next = true;
         }
         // Post's progress work where the walk (a plain ACK) or RdCpl (a READ WQE retired in
         // place) does it instead: both retry counts refilled, the timer re-armed unless an
