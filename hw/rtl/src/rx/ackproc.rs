@@ -512,6 +512,8 @@ pub struct AckProc {
     /// the READ WQE at the walk's stop is retired in this cycle (RdCpl, or Verdict: `v_mrg`):
     /// its completion (if signaled or failed), una_psn, sq_ack_ci (after the state match)
     rd_ret: Signal<Local, Bit>,
+    /// the `s_*` registers take the walk window's head in this cycle
+    s_hd: Signal<Local, Bit>,
     /// The context store's writes (record address, a cycle after each write was taken): a
     /// record read ahead is stale once one of them hits it.
     pub snp_we: Signal<In, Bit>,
@@ -953,6 +955,7 @@ impl AckProc {
             bk_none: Default::default(),
             refill: Default::default(),
             rd_ret: Default::default(),
+            s_hd: Default::default(),
             snp_we: Default::default(),
             snp_addr: Default::default(),
             snp_src: Default::default(),
@@ -1770,20 +1773,15 @@ impl Logic for AckProc {
         }
         // the next WQE read ahead and kept by the take (`nx_keep`), in the window before the
         // walk: the walk's first WQE, taken from the head as the push above would have
+        // (`s_hd`: the `s_*` registers take the head, below the walk's decision)
+        self.s_hd.next = false;
         if (self.st.q.val() == AckSt::CtxWait)
             && self.c_rv.val()
             && (self.fcnt.q.val() == 1)
             && !self.rv.val()
         {
             self.s_fresh.d.next = true;
-            self.s_la.d.next = self.h_la.val();
-            self.s_len.d.next = self.h_len.val();
-            self.s_n.d.next = self.h_n.val();
-            self.s_wrid.d.next = self.h_wrid.val();
-            self.s_sig.d.next = self.h_sig.val();
-            self.s_rd.d.next = self.h_rd.val();
-            self.s_at.d.next = self.h_at.val();
-            self.s_fa.d.next = self.h_fa.val();
+            self.s_hd.next = true;
         }
         // ---------------- per-WQE decision on the FIFO head
         self.left.next = self.rem.q.val() - self.h_n.val();
@@ -1824,23 +1822,27 @@ impl Logic for AckProc {
                     // keep it for the bookkeeping after the walk
                     self.rd_hit.d.next = !self.tmo_e.q.val();
                     self.rd_before.d.next = !self.left.val().get_bit(23);
-                    self.s_la.d.next = self.h_la.val();
-                    self.s_len.d.next = self.h_len.val();
-                    self.s_n.d.next = self.h_n.val();
-                    self.s_wrid.d.next = self.h_wrid.val();
-                    self.s_sig.d.next = self.h_sig.val();
-                    self.s_at.d.next = self.h_at.val();
-                    self.s_fa.d.next = self.h_fa.val();
+                    self.s_hd.next = true;
                     // the walk stops here anyway: to the bookkeeping in the next cycle, not a
                     // cycle after `stop` (reads still in flight are dropped as they come, `dn`;
-                    // a read still held for the port is withdrawn, see `w_end`)
+                    // a read still held for the port is withdrawn, and the window cleared,
+                    // see `w_end`)
                     self.w_end.next = true;
                     self.st.d.next = AckSt::RdDec;
-                    self.fcnt.d.next = 0.into();
-                    self.wp.d.next = 0.into();
-                    self.rp.d.next = 0.into();
                 }
             }
+        }
+        // the head kept in the `s_*` registers: the WQE a walk stopped at (for the
+        // bookkeeping after it), or the next WQE read ahead in CtxWait (above)
+        if self.s_hd.val() {
+            self.s_la.d.next = self.h_la.val();
+            self.s_len.d.next = self.h_len.val();
+            self.s_n.d.next = self.h_n.val();
+            self.s_wrid.d.next = self.h_wrid.val();
+            self.s_sig.d.next = self.h_sig.val();
+            self.s_rd.d.next = self.h_rd.val();
+            self.s_at.d.next = self.h_at.val();
+            self.s_fa.d.next = self.h_fa.val();
         }
         if self.pop.val() {
             self.w_pass.d.next = true;
@@ -2147,10 +2149,8 @@ impl Logic for AckProc {
                         && (self.infl.q.val() == 0)
                         && !self.hold.q.val())
                 {
+                    // (the window is cleared with `w_end`)
                     self.w_end.next = true;
-                    self.fcnt.d.next = 0.into();
-                    self.wp.d.next = 0.into();
-                    self.rp.d.next = 0.into();
                     if self.is_rsp.q.val() || self.rd_hit.q.val() || self.tmo_e.q.val() {
                         self.st.d.next = AckSt::RdDec;
                     } else if self.plain.val() {
@@ -2635,9 +2635,10 @@ impl Logic for AckProc {
             self.w_end.next = true;
         }
         if self.w_end.val() {
-            // (the window too: data coming in this cycle, of a read past the stop, was
-            // counted in `infl_n` and is not kept; a window left behind would be taken for
-            // the next walk's with the next WQE read ahead, `nx_keep`)
+            // (the window too, here for every way out of the walk: data coming in this cycle,
+            // of a read past the stop, was counted in `infl_n` and is not kept; a window left
+            // behind would be taken for the next walk's with the next WQE read ahead,
+            // `nx_keep`)
             self.fcnt.d.next = 0.into();
             self.wp.d.next = 0.into();
             self.rp.d.next = 0.into();
