@@ -541,6 +541,17 @@ pub struct AckEvM {
     /// big-endian on the wire) is what an ok verdict places: the receive side writes it at
     /// the verdict's `addr` as a host-order (little-endian) u64, as rxe does.
     pub atom: Signal<Out, Bit>,
+    /// The QP record's `sq_ack_ci` as the sender last saw it (its copy of the record, which
+    /// may be stale): a hint with which the ACK processor reads the first WQE the event walks
+    /// before the record itself comes. It is checked against the record (a stale hint costs
+    /// a ring read, never a wrong decision).
+    pub ackci: Signal<Out, Bits<16>>,
+    /// `ackci` may be used: the sender's copy of the record had a WQE sent at `ackci`
+    /// (`sq_ci` after it). Only then is that ring slot known to hold WQE `ackci` (posted and
+    /// sent before the copy was read, and kept there until it completes, which the ACK
+    /// processor's own record check then shows); a slot not yet posted may hold an older
+    /// lap's WQE.
+    pub hv: Signal<Out, Bit>,
 }
 
 /// Received ACKNOWLEDGE, ACK-processor side.
@@ -557,6 +568,8 @@ pub struct AckEvS {
     pub rpos: Signal<In, Bits<2>>,
     pub plen: Signal<In, Bits<13>>,
     pub atom: Signal<In, Bit>,
+    pub ackci: Signal<In, Bits<16>>,
+    pub hv: Signal<In, Bit>,
 }
 
 /// READ RESPONSE positions on [`AckEvM::rpos`].

@@ -16,8 +16,8 @@ use crate::common::ftfifo::FtFifo;
 use rust_hdl::prelude::*;
 
 /// Bits of one queued event: qpn 24, psn 24, syndrome 8, msn 24, rsp 1, rpos 2, plen 13,
-/// atom 1.
-const EW: usize = 97;
+/// atom 1, ackci 16, hv 1.
+const EW: usize = 114;
 /// log2 of the depth.
 const DA: usize = 2;
 
@@ -42,7 +42,9 @@ impl Logic for AckEvQ {
             | (bit_cast::<EW, 1>(self.i.rsp.val().into()) << 80)
             | (bit_cast::<EW, 2>(self.i.rpos.val()) << 81)
             | (bit_cast::<EW, 13>(self.i.plen.val()) << 83)
-            | (bit_cast::<EW, 1>(self.i.atom.val().into()) << 96);
+            | (bit_cast::<EW, 1>(self.i.atom.val().into()) << 96)
+            | (bit_cast::<EW, 16>(self.i.ackci.val()) << 97)
+            | (bit_cast::<EW, 1>(self.i.hv.val().into()) << 113);
         self.q.in_valid.next = self.i.valid.val();
         self.i.ready.next = self.q.in_ready.val();
         self.o.valid.next = self.q.out_valid.val();
@@ -55,6 +57,8 @@ impl Logic for AckEvQ {
         self.o.rpos.next = self.q.dout.val().get_bits::<2>(81);
         self.o.plen.next = self.q.dout.val().get_bits::<13>(83);
         self.o.atom.next = self.q.dout.val().get_bit(96);
+        self.o.ackci.next = self.q.dout.val().get_bits::<16>(97);
+        self.o.hv.next = self.q.dout.val().get_bit(113);
     }
 }
 
@@ -64,7 +68,7 @@ mod tests {
     use crate::common::testutil::*;
     use rand::Rng;
 
-    fn ev(r: &mut impl Rng) -> [u64; 8] {
+    fn ev(r: &mut impl Rng) -> [u64; 10] {
         [
             r.random_range(0..1 << 24),
             r.random_range(0..1 << 24),
@@ -74,10 +78,12 @@ mod tests {
             r.random_range(0..4),
             r.random_range(0..1 << 13),
             r.random_range(0..2),
+            r.random_range(0..1 << 16),
+            r.random_range(0..2),
         ]
     }
-    const F: [&str; 8] = [
-        "qpn", "psn", "syndrome", "msn", "rsp", "rpos", "plen", "atom",
+    const F: [&str; 10] = [
+        "qpn", "psn", "syndrome", "msn", "rsp", "rpos", "plen", "atom", "ackci", "hv",
     ];
 
     /// [`queue_stress`] with events of random field values: each comes out once, in order,

@@ -213,6 +213,13 @@ pub struct Responder {
     o_q_sport: Constant<Bits<10>>,
     o_q_dip: Constant<Bits<10>>,
     o_q_sip: Constant<Bits<10>>,
+    /// the record's `sq_ack_ci` and `sq_ci` (the event's hint, `AckEvM::ackci` / `hv`)
+    o_q_ackci: Constant<Bits<10>>,
+    o_q_sqci: Constant<Bits<10>>,
+    /// the record the event's hint comes from: the head's, or the frame behind's (the one read
+    /// ahead, unless it is the head's QP)
+    h_rec: Signal<Local, Bits<512>>,
+    h_gap: Signal<Local, Bits<16>>,
     o_q_pd: Constant<Bits<10>>,
     o_q_rcqn: Constant<Bits<10>>,
     o_q_smac: Constant<Bits<10>>,
@@ -502,9 +509,12 @@ pub struct Responder {
     n_smac: MacOrder,
     ne_ok: Signal<Local, Bit>,
     ev_early: DFF<Bit>,
-    /// `st == RspVd`, as a register of its own (from the next-state value): the event's
-    /// field select starts at one flip-flop, not at a decode of `st`
+    /// `st == RspVd`, or Emit after RspVd (`vd_em`: the head's payload placed, its event
+    /// long sent, so the frame behind may still send its event early), as a register of its
+    /// own (from the next-state value): the event's field select starts at one flip-flop, not
+    /// at a decode of `st`
     in_vd: DFF<Bit>,
+    vd_em: DFF<Bit>,
     /// the event's fields: the head's, or in RspVd the frame's behind it
     e_op: Signal<Local, Bits<8>>,
     e_pay: Signal<Local, Bits<16>>,
@@ -748,6 +758,10 @@ impl Responder {
             o_q_sport: qf("udp_sport"),
             o_q_dip: qf("dest_ip"),
             o_q_sip: qf("src_ip"),
+            o_q_ackci: qf("sq_ack_ci"),
+            o_q_sqci: qf("sq_ci"),
+            h_rec: Default::default(),
+            h_gap: Default::default(),
             o_q_pd: qf("pd"),
             o_q_rcqn: qf("recv_cqn"),
             o_q_smac: qf("src_mac"),
@@ -915,6 +929,7 @@ impl Responder {
             ne_ok: Default::default(),
             ev_early: Default::default(),
             in_vd: Default::default(),
+            vd_em: Default::default(),
             e_op: Default::default(),
             e_pay: Default::default(),
             take_pq: Default::default(),
@@ -1122,6 +1137,7 @@ impl Logic for Responder {
             clock,
             ev_early,
             in_vd,
+            vd_em,
             at_dup,
             rq_key,
             rq_addr,
@@ -1675,6 +1691,24 @@ impl Logic for Responder {
         self.ackev.msn.next = self.head.aeth_msn.val();
         self.ackev.rsp.next = self.is_rev.val();
         self.ackev.atom.next = self.is_aack.val();
+        // (the hint: `sq_ack_ci` of the record the event was checked on, usable when a WQE
+        // was sent there)
+        self.h_rec.next = self.qp.q.val();
+        if self.in_vd.q.val() && !self.n_rec.val() {
+            self.h_rec.next = self.p_qp.q.val();
+        }
+        self.ackev.ackci.next = self
+            .h_rec
+            .val()
+            .get_bits::<16>(self.o_q_ackci.val().index());
+        // (sq_ci after sq_ack_ci: sq_ci - sq_ack_ci - 1 in 0 .. 2^15, as the ACK processor
+        // tests it)
+        self.h_gap.next = self.h_rec.val().get_bits::<16>(self.o_q_sqci.val().index())
+            + !self
+                .h_rec
+                .val()
+                .get_bits::<16>(self.o_q_ackci.val().index());
+        self.ackev.hv.next = !self.h_gap.val().get_bit(15);
         self.e_op.next = self.head.opcode.val();
         self.e_pay.next = self.pay.val();
         if self.in_vd.q.val() {
@@ -2358,6 +2392,14 @@ impl Logic for Responder {
                 if self.ackev.ready.val() {
                     self.pend_aev.d.next = false;
                 }
+                // after RspVd (no event of the head's pending): the early event of the frame
+                // behind, if RspVd did not send it (`ne_ok`)
+                if self.ne_ok.val() {
+                    self.ackev.valid.next = true;
+                    if self.ackev.ready.val() {
+                        self.ev_early.d.next = true;
+                    }
+                }
                 // the RqState write, then (class A/C errors) QpContext.state = ERR
                 self.ctx.req.next = self.pend_wr.q.val() || self.pend_qerr.q.val();
                 self.ctx.we.next = true;
@@ -2737,6 +2779,8 @@ impl Logic for Responder {
             self.at_dup.d.next = false;
             self.resp_atom.d.next = false;
         }
-        self.in_vd.d.next = self.st.d.val() == St::RspVd;
+        self.vd_em.d.next =
+            (self.st.d.val() == St::Emit) && ((self.st.q.val() == St::RspVd) || self.vd_em.q.val());
+        self.in_vd.d.next = (self.st.d.val() == St::RspVd) || self.vd_em.d.val();
     }
 }
