@@ -1658,6 +1658,26 @@ impl Logic for AckProc {
             && !self.hold.q.val()
             && (self.infl.q.val() == 0)
             && !self.p_gap.val().get_bit(15);
+        // the waiting event's first WQE read ahead from its hint in the same states (see
+        // `nx_hx`): the event whose record is read ahead (another QP's, waiting until taken),
+        // no burst shortcut pending, nothing of this walk in flight (the ring's next data is
+        // then this read's); from registers only
+        // (and in WriteBack while that record is still to come: no take there then, as
+        // `tk_wb` needs it, or the burst shortcut, excluded here)
+        self.hx_rq.next = (((self.st.q.val() == AckSt::Verdict)
+            || (self.st.q.val() == AckSt::RdCpl)
+            || (self.st.q.val() == AckSt::Post))
+            || ((self.st.q.val() == AckSt::WriteBack)
+                && !self.pre_ok.q.val()
+                && !self.pre_g2.q.val()))
+            && (self.pre_v.q.val() || self.pre_g1.q.val() || self.pre_g2.q.val())
+            && self.pre_hv.q.val()
+            && !self.pre_sk.q.val()
+            && !self.bf_v.q.val()
+            && !self.nx_f.q.val()
+            && (self.infl.q.val() == 0)
+            && !self.dn.q.val().any()
+            && !self.hold.q.val();
         self.sqslot.qpn.next = self.qpn_r.q.val();
         self.sqslot.idx.next = self.ii.q.val();
         // (the read-ahead slot in Idle, and in WriteBack unless a held read is retried: a
@@ -1679,17 +1699,9 @@ impl Logic for AckProc {
         if self.sp_late.val() {
             self.sqslot.idx.next = self.p_ackci.val();
         }
-        // (`hx_rq`'s slot: in Verdict, RdCpl and Post with a record read ahead, where `nx_rq`
-        // asks for nothing)
-        if (((self.st.q.val() == AckSt::Verdict)
-            || (self.st.q.val() == AckSt::RdCpl)
-            || (self.st.q.val() == AckSt::Post))
-            || ((self.st.q.val() == AckSt::WriteBack)
-                && !self.pre_ok.q.val()
-                && !self.pre_g2.q.val()
-                && !self.hold.q.val()))
-            && (self.pre_v.q.val() || self.pre_g1.q.val() || self.pre_g2.q.val())
-        {
+        // (`hx_rq`'s slot, when it asks: the other requests, a held read of the walk among
+        // them, keep theirs)
+        if self.hx_rq.val() {
             self.sqslot.qpn.next = self.pre_qpn.q.val();
             self.sqslot.idx.next = self.pre_hi.q.val();
         }
@@ -1725,26 +1737,6 @@ impl Logic for AckProc {
             && !self.pre_v.q.val()
             && !self.pre_g1.q.val()
             && !self.pre_g2.q.val();
-        // the waiting event's first WQE read ahead from its hint in the same states (see
-        // `nx_hx`): the event whose record is read ahead (another QP's, waiting until taken),
-        // no burst shortcut pending, nothing of this walk in flight (the ring's next data is
-        // then this read's); from registers only
-        // (and in WriteBack while that record is still to come: no take there then, as
-        // `tk_wb` needs it, or the burst shortcut, excluded here)
-        self.hx_rq.next = (((self.st.q.val() == AckSt::Verdict)
-            || (self.st.q.val() == AckSt::RdCpl)
-            || (self.st.q.val() == AckSt::Post))
-            || ((self.st.q.val() == AckSt::WriteBack)
-                && !self.pre_ok.q.val()
-                && !self.pre_g2.q.val()))
-            && (self.pre_v.q.val() || self.pre_g1.q.val() || self.pre_g2.q.val())
-            && self.pre_hv.q.val()
-            && !self.pre_sk.q.val()
-            && !self.bf_v.q.val()
-            && !self.nx_f.q.val()
-            && (self.infl.q.val() == 0)
-            && !self.dn.q.val().any()
-            && !self.hold.q.val();
         self.ring.req.next = self.w_req.val() || self.nx_rq.val() || self.hx_rq.val();
         self.issue.next = self.ring.req.val() && self.ring.gnt.val();
         self.hold.d.next = self.w_req.val() && !self.ring.gnt.val();
@@ -2526,6 +2518,18 @@ impl Logic for AckProc {
                     // (the hint's WQE: checked in CtxWait)
                     self.ii.d.next = self.hx_i.q.val() + 1;
                     self.hk.d.next = true;
+                    // (the window then holds the hint's WQE only: what the last walk left
+                    // there unused is dropped. The hint's read was the only one out since it
+                    // went (`hx_rq` asks with none in flight): its data comes now (into `wp`),
+                    // came before (the last entry, `wp - 1`), or is still to come)
+                    self.rp.d.next = self.wp.q.val();
+                    self.fcnt.d.next = 0.into();
+                    if self.rv.val() {
+                        self.fcnt.d.next = 1.into();
+                    } else if self.infl.q.val() == 0 {
+                        self.rp.d.next = self.wp.q.val() - 1;
+                        self.fcnt.d.next = 1.into();
+                    }
                 }
             } else if !self.nx_f.q.val() || self.tk_any.val() {
                 self.sp.d.next = self.sp_rd.val() || self.sp_h.val();
@@ -4340,11 +4344,13 @@ mod tests {
     /// after the read ahead went out) and random port stalls. Every verdict must be ok at
     /// its WQE's address and every WQE complete once, in order per QP: a window kept for
     /// another QP's event, or a dropped read's data taken as a WQE, would decide on the wrong
-    /// WQE.
-    fn read_responses_next_wqe_kept_or_dropped(seed: u64, stall: f64) {
+    /// WQE. With `dup` > 0, each READ's response is offered again right behind it at that
+    /// rate (a duplicate: dropped, its walk leaving the WQE it read unused in the window, as
+    /// the next event's WQE is read from its hint: `hx_rq`); its verdict must be !ok.
+    fn read_responses_next_wqe_kept_or_dropped(seed: u64, stall: f64, dup: f64) {
         let mut t = Tb::new(seed, stall);
         let qs = [P.num_qps - 1, P.num_qps - 2, P.num_qps - 3];
-        let mut evs: Vec<VecDeque<(u32, u32)>> = vec![];
+        let mut evs: Vec<VecDeque<(u32, u32, bool)>> = vec![];
         let mut want: HashMap<u32, Vec<u64>> = HashMap::new();
         let mut la: HashMap<(u32, u32), u64> = HashMap::new();
         for (i, &q) in qs.iter().enumerate() {
@@ -4363,15 +4369,18 @@ mod tests {
                 let (a, id) = sent(&t, q, w as usize);
                 want.entry(q).or_default().push(id);
                 if rd {
-                    e.push_back((q, psn0 + w));
+                    e.push_back((q, psn0 + w, false));
                     la.insert((q, psn0 + w), a);
+                    if t.r.random_bool(dup) {
+                        e.push_back((q, psn0 + w, true));
+                    }
                 }
             }
             evs.push(e);
         }
         let total: usize = evs.iter().map(|e| e.len()).sum();
         let mut order = vec![];
-        let mut offered: Option<(u32, u32)> = None;
+        let mut offered: Option<(u32, u32, bool)> = None;
         let mut idle = 0u32;
         let mut run = RspRun::default();
         for _ in 0..40_000 {
@@ -4380,7 +4389,7 @@ mod tests {
                 if !live.is_empty() {
                     // mostly the same QP again (the kept case), else another one
                     let i = match order.last() {
-                        Some(&(q, _)) if t.r.random_bool(0.6) => {
+                        Some(&(q, _, _)) if t.r.random_bool(0.6) => {
                             let j = qs.iter().position(|&x| x == q).unwrap_or(0);
                             if evs[j].is_empty() { live[0] } else { j }
                         }
@@ -4390,9 +4399,9 @@ mod tests {
                 }
             }
             idle = idle.saturating_sub(1);
-            let taken = run.cycle(&mut t, offered.map(|(q, p)| (q, p, RSP_ONLY, 64)), 6);
+            let taken = run.cycle(&mut t, offered.map(|(q, p, _)| (q, p, RSP_ONLY, 64)), 6);
             if taken {
-                order.push(offered.take().unwrap_or((0, 0)));
+                order.push(offered.take().unwrap_or((0, 0, false)));
                 idle = [0, 0, 1, 3, 6, 9][t.r.random_range(0..6usize)];
             }
             if order.len() == total && t.cpl.got.len() == 24 * qs.len() {
@@ -4405,12 +4414,19 @@ mod tests {
         }
         assert_eq!(order.len(), total, "seed {seed}: events taken");
         assert_eq!(run.vd.len(), total, "seed {seed}: verdicts");
-        for (k, (v, &(q, p))) in run.vd.iter().zip(&order).enumerate() {
-            assert_eq!(
-                *v,
-                (true, la[&(q, p)]),
-                "seed {seed}: verdict {k} (QP {q}, PSN {p})"
-            );
+        for (k, (v, &(q, p, d))) in run.vd.iter().zip(&order).enumerate() {
+            if d {
+                assert!(
+                    !v.0,
+                    "seed {seed}: verdict {k} (QP {q}, PSN {p}, a duplicate)"
+                );
+            } else {
+                assert_eq!(
+                    *v,
+                    (true, la[&(q, p)]),
+                    "seed {seed}: verdict {k} (QP {q}, PSN {p})"
+                );
+            }
         }
         for &q in &qs {
             let got: Vec<u64> = t
@@ -4424,13 +4440,25 @@ mod tests {
             assert_eq!(t.ack_ci(q), 24, "seed {seed}: QP {q}'s sq_ack_ci");
         }
         // (the counters: READ RESPONSEs accepted, gaps, drops)
-        assert_eq!(counters(&t), [total as u64, 0, 0], "seed {seed}");
+        let dups = order.iter().filter(|e| e.2).count() as u64;
+        assert!(dup == 0.0 || dups > 5, "seed {seed}: {dups} duplicates");
+        assert_eq!(counters(&t), [total as u64 - dups, 0, dups], "seed {seed}");
     }
 
     #[test]
     fn read_responses_next_wqe_kept_or_dropped_random() {
         for (seed, stall) in [(121, 0.0), (122, 0.0), (123, 0.3), (124, 0.3)] {
-            read_responses_next_wqe_kept_or_dropped(seed, stall);
+            read_responses_next_wqe_kept_or_dropped(seed, stall, 0.0);
+        }
+    }
+
+    /// The same with duplicate READ RESPONSEs among them (the 5% lossy run's case: a
+    /// duplicate's walk left its WQE in the window, and the next event, another QP's, whose
+    /// first WQE was read from its hint, took that WQE as its own).
+    #[test]
+    fn read_responses_duplicates_among_other_qps() {
+        for (seed, stall) in [(131, 0.0), (132, 0.0), (133, 0.3), (134, 0.3)] {
+            read_responses_next_wqe_kept_or_dropped(seed, stall, 0.3);
         }
     }
 
