@@ -395,6 +395,10 @@ pub fn run(
                     s.dst.write(slot * SLOT, &(!orig).to_le_bytes())?;
                     let wr = SendWr::new(m.wr_id, op).sge(s.dst.sge(slot * SLOT, 8)?);
                     qs.post_send(&[wr])?;
+                    if trace_qp == Some(qs.qpn()) {
+                        let now = w.borrow().cycle;
+                        trace.push_back(format!("{now} POST atomic wr {:#x}", m.wr_id));
+                    }
                     n_atomic += 1;
                     per_pair[k] += 1;
                     inflight.insert(m.wr_id, m);
@@ -413,6 +417,10 @@ pub fn run(
                         wr = wr.sge(s.dst.sge(slot * SLOT, len)?);
                     }
                     qs.post_send(&[wr])?;
+                    if trace_qp == Some(qs.qpn()) {
+                        let now = w.borrow().cycle;
+                        trace.push_back(format!("{now} POST READ wr {:#x}", m.wr_id));
+                    }
                     per_pair[k] += 1;
                     inflight.insert(m.wr_id, m);
                     continue;
@@ -449,6 +457,10 @@ pub fn run(
                     wr = wr.sge(s.src.sge(slot * SLOT, len)?);
                 }
                 qs.post_send(&[wr])?;
+                if trace_qp == Some(qs.qpn()) {
+                    let now = w.borrow().cycle;
+                    trace.push_back(format!("{now} POST kind {kind} wr {:#x}", m.wr_id));
+                }
                 per_pair[k] += 1;
                 inflight.insert(m.wr_id, m);
             }
@@ -458,7 +470,19 @@ pub fn run(
             let k = cq.poll(&mut wc)?;
             got += k;
             for c in &wc[..k] {
+                if trace_qp == Some(c.qp_num) {
+                    let now = w.borrow().cycle;
+                    trace.push_back(format!(
+                        "{now} CQE side {side} wr {:#x} {:?} {:?} len {}",
+                        c.wr_id, c.opcode, c.status, c.byte_len
+                    ));
+                }
                 let Some(m) = inflight.get_mut(&c.wr_id) else {
+                    if trace_qp.is_some() {
+                        for t in &trace {
+                            eprintln!("TRACE {t}");
+                        }
+                    }
                     return Err(Error::Check(format!(
                         "completion for an unknown or finished WR: {c:?}"
                     )));
@@ -485,6 +509,18 @@ pub fn run(
                     counters(&cb)?
                 );
                 let sender = m.pair % 2;
+                // the completion names the QP its WR was posted on (the pair's QP on this side)
+                let own = if side == 0 {
+                    pairs[m.pair].0.qpn()
+                } else {
+                    pairs[m.pair].1.qpn()
+                };
+                ensure!(
+                    c.qp_num == own,
+                    "completion of pair {}'s WR on QP {} (want {own}): {c:?}",
+                    m.pair,
+                    c.qp_num
+                );
                 if c.opcode.is_recv() {
                     ensure!(side != sender, "receive completion on the sender: {c:?}");
                     ensure!(!m.recv_done, "second receive completion: {c:?}");
