@@ -343,9 +343,11 @@ pub struct Responder {
     s_ahead: Signal<Local, Bits<8>>,
     s_acnt: Signal<Local, Bits<8>>,
     at_cnt: Signal<Local, Bits<8>>,
-    /// READ: QP access REMOTE_READ; DMA length > 2^31; PSNs the request takes (n).
+    /// READ: QP access REMOTE_READ; DMA length > 2^31 (registered from the header, as `lgt`:
+    /// read in Check only, which always follows a cycle with the same head, Decide); PSNs the
+    /// request takes (n).
     rd_qacc: Signal<Local, Bit>,
-    rd_long: Signal<Local, Bit>,
+    rd_long: DFF<Bit>,
     rd_n: Signal<Local, Bits<24>>,
     in_send: Signal<Local, Bit>,
     // ---- record fields
@@ -358,7 +360,12 @@ pub struct Responder {
     q_sip: Signal<Local, Bits<32>>,
     pkey_ok: Signal<Local, Bit>,
     addr_ok: Signal<Local, Bit>,
-    zlen: Signal<Local, Bit>,
+    /// RETH DMA length 0 (registered from the header, as `rd_long`)
+    zlen: DFF<Bit>,
+    /// A WRITE ONLY whose payload is not its RETH DMA length, or a WRITE FIRST's longer than
+    /// it (registered from the header, as `rd_long`: the 32-bit compares stay out of Check's
+    /// priority chain)
+    wl_bad: DFF<Bit>,
     len_bad: Signal<Local, Bit>,
     s_psn: Signal<Local, Bits<24>>,
     s_msn: Signal<Local, Bits<24>>,
@@ -830,6 +837,7 @@ impl Responder {
             pkey_ok: Default::default(),
             addr_ok: Default::default(),
             zlen: Default::default(),
+            wl_bad: Default::default(),
             len_bad: Default::default(),
             s_psn: Default::default(),
             s_msn: Default::default(),
@@ -1132,6 +1140,7 @@ impl Logic for Responder {
             ct_rx_cnp,
             ct_rx_read
         );
+        dff_setup!(self, clock, rd_long, zlen, wl_bad);
         dff_setup!(
             self,
             clock,
@@ -1348,12 +1357,12 @@ impl Logic for Responder {
             && self.mr_hi.q.val();
         self.off_after.next = self.s_off.val() + self.pay32.val();
         // zero-length RDMA WRITE / READ (RETH DMA length 0): no R_Key or bounds check (C9-88)
-        self.zlen.next = !self.head.rlen.val().any();
+        self.zlen.d.next = !self.head.rlen.val().any();
         // READ: QP access, DMA length at most 2^31, and the PSNs it takes:
         // n = max(1, ceil(len / path MTU)) (the length is at most 2^31: no overflow)
         self.rd_qacc.next =
             (self.q_access.val().get_bits::<8>(0) & self.k_acc_rr.val().get_bits::<8>(0)).any();
-        self.rd_long.next = self.head.rlen.val() > self.k_rd_max.val();
+        self.rd_long.d.next = self.head.rlen.val() > self.k_rd_max.val();
         self.rd_len33.next = bit_cast::<33, 32>(self.head.rlen.val());
         self.rd_s1.next = (self.rd_len33.val() + 0xFF) >> 8;
         self.rdc1.d.next = self.rd_s1.val().get_bits::<24>(0);
@@ -1434,13 +1443,13 @@ impl Logic for Responder {
         if (self.is_last.val() || self.is_only.val()) && self.pay_gt_mtu.val() {
             self.len_bad.next = true;
         }
+        self.wl_bad.d.next = self.is_write.val()
+            && ((self.is_only.val() && (self.pay32.val() != self.head.rlen.val()))
+                || (self.is_first.val() && (self.pay32.val() > self.head.rlen.val())));
+        if self.wl_bad.q.val() {
+            self.len_bad.next = true;
+        }
         if self.is_write.val() {
-            if self.is_only.val() && self.pay32.val() != self.head.rlen.val() {
-                self.len_bad.next = true;
-            }
-            if self.is_first.val() && self.pay32.val() > self.head.rlen.val() {
-                self.len_bad.next = true;
-            }
             if self.is_mid.val() && self.pay32.val() > self.s_left.val() {
                 self.len_bad.next = true;
             }
@@ -2130,8 +2139,8 @@ impl Logic for Responder {
                     if self.rd_dup.q.val() {
                         self.ct_rx_dup.d.next = self.ct_rx_dup.q.val() + 1;
                         if self.rd_qacc.val()
-                            && !self.rd_long.val()
-                            && (self.zlen.val() || self.mr_ok.val())
+                            && !self.rd_long.q.val()
+                            && (self.zlen.q.val() || self.mr_ok.val())
                         {
                             self.ct_rx_read.d.next = self.ct_rx_read.q.val() + 1;
                             self.pend_ack.d.next = true;
@@ -2144,12 +2153,12 @@ impl Logic for Responder {
                         self.pend_ack.d.next = true;
                         self.pend_qerr.d.next = true;
                         self.resp_syn.d.next = self.k_syn_acc.val();
-                    } else if self.rd_long.val() {
+                    } else if self.rd_long.q.val() {
                         self.ct_nak_inv.d.next = self.ct_nak_inv.q.val() + 1;
                         self.pend_ack.d.next = true;
                         self.pend_qerr.d.next = true;
                         self.resp_syn.d.next = self.k_syn_inv.val();
-                    } else if !(self.zlen.val() || self.mr_ok.val()) {
+                    } else if !(self.zlen.q.val() || self.mr_ok.val()) {
                         self.ct_nak_acc.d.next = self.ct_nak_acc.q.val() + 1;
                         self.pend_ack.d.next = true;
                         self.pend_qerr.d.next = true;
@@ -2190,7 +2199,7 @@ impl Logic for Responder {
                     && !((self.q_access.val().get_bits::<8>(0)
                         & self.k_acc_rw.val().get_bits::<8>(0))
                     .any()
-                        && (self.zlen.val() || self.mr_ok.val()))
+                        && (self.zlen.q.val() || self.mr_ok.val()))
                 {
                     // WRITE FIRST/ONLY failing its access checks (class C: QP to ERR)
                     self.ct_nak_acc.d.next = self.ct_nak_acc.q.val() + 1;
