@@ -5152,31 +5152,34 @@ mod tests {
         assert_eq!(qctx(&t, q).state, qp_state::ERR);
     }
 
-    /// Random READ / atomic / WRITE / SEND WQEs against a responder model over a lossy return
-    /// path: the responder answers the first transmission with READ RESPONSEs, ATOMIC ACKs and
-    /// ACKs in PSN order, a retransmission (from every restart on `rs`) with the responses
-    /// (and ATOMIC ACKs) again and duplicate ACKs (rq_psn - 1); 15% of the frames are lost; a
-    /// timer expiry is delivered when nothing is in flight. Every READ response / ATOMIC ACK
-    /// PSN must be accepted exactly once at its address, every WQE complete in order with
-    /// SUCCESS and its opcode, the QP stay RTS.
-    #[test]
-    fn read_random_lossy() {
-        let mut t = Tb::new(35, 0.3);
-        let (mut rsp_total, mut gaps) = (0u64, 0u64);
-        for round in 0..40u32 {
-            // deep-ring QPs: up to 23 WQEs each
-            let q = P.first_deep_qpn() + round;
+    /// One QP of the lossy READ tests: random READ / atomic / WRITE / SEND WQEs posted and
+    /// sent on a deep ring, and a responder model's answers to them.
+    struct LossyQp {
+        q: u32,
+        psn0: u32,
+        ci0: u16,
+        k: usize,
+        mtu: u32,
+        total: u32,
+        sent: Vec<Sent>,
+    }
+
+    impl LossyQp {
+        /// QP `q` (deep ring) at a random path MTU, its first PSN just before the wrap (`wrap`)
+        /// or anywhere, retries 7 and RNR retries 0, with 4 to `kmax - 1` signaled (80%) WQEs
+        /// of random lengths up to `span` path MTUs posted and sent.
+        fn post(t: &mut Tb, q: u32, wrap: bool, kmax: usize, span: u32) -> LossyQp {
             let mtu_e = t.r.random_range(1..=5u8);
             let mtu = 128u32 << mtu_e;
-            let psn0 = if round % 2 == 0 {
+            let psn0 = if wrap {
                 M24 - t.r.random_range(0..8)
             } else {
                 t.r.random::<u32>() & M24
             };
             let ci0: u16 = t.r.random();
             t.qp(q, mtu_e, psn0, ci0, qp_state::RTS);
-            set_retries(&mut t, q, 7, 0);
-            let k = t.r.random_range(4..24usize);
+            set_retries(t, q, 7, 0);
+            let k = t.r.random_range(4..kmax);
             for _ in 0..k {
                 let op = [
                     wqe_op::RDMA_READ,
@@ -5190,111 +5193,93 @@ mod tests {
                     _ if is_atomic(op) => rnic_abi::queue::ATOMIC_BYTES,
                     0 => 0,
                     1 => t.r.random_range(1..mtu),
-                    2 => mtu * t.r.random_range(1..4),
-                    _ => t.r.random_range(1..4 * mtu),
+                    2 => mtu * t.r.random_range(1..span),
+                    _ => t.r.random_range(1..span * mtu),
                 };
                 let sig = t.r.random_bool(0.8);
                 t.post_op(q, op, len, sig, true);
             }
             let sent: Vec<Sent> = t.qps[&q].sent.iter().cloned().collect();
             let total = sent.iter().map(|x| x.n).sum::<u32>();
-            let off = |p: u32| p.wrapping_sub(psn0) & M24;
-            // the responder's answer to a transmission from PSN offset `from`
-            let answer = |from: u32, first: bool| -> Vec<Evt> {
-                let mut v = vec![];
-                for w in &sent {
-                    let (wo, n) = (off(w.psn), w.n);
-                    if wo + n <= from {
-                        continue;
-                    }
-                    if w.wqe.opcode == wqe_op::RDMA_READ {
-                        for i in from.saturating_sub(wo)..n {
-                            let pos = if n == 1 {
-                                RSP_ONLY
-                            } else if i == 0 {
-                                RSP_FIRST
-                            } else if i == n - 1 {
-                                RSP_LAST
-                            } else {
-                                RSP_MIDDLE
-                            };
-                            let plen = if i == n - 1 {
-                                w.wqe.length - i * mtu
-                            } else {
-                                mtu
-                            };
-                            v.push(rsp(q, w.psn + i, pos, plen));
-                        }
-                    } else if is_atomic(w.wqe.opcode) {
-                        // answered again on a retransmission (the responder's saved result)
-                        v.push(atom_ack(q, w.psn));
-                    } else if first {
-                        v.push(ack(q, (w.psn + n - 1) & M24, aeth::ACK));
-                    } else {
-                        v.push(ack(q, (psn0 + total - 1) & M24, aeth::ACK));
-                    }
-                }
-                v
-            };
-            let mut wire: VecDeque<Evt> = answer(0, true).into();
-            let mut placed: HashMap<u32, u32> = HashMap::new();
-            let n0 = t.cpl.got.len();
-            let mut tmos = 0;
-            while qctx(&t, q).sq_ack_ci != ci0.wrapping_add(k as u16) {
-                let s = match wire.pop_front() {
-                    Some(_) if t.r.random_bool(0.15) => continue,
-                    Some(e) => {
-                        let s = step_full(&mut t, Some(e), None);
-                        if let Some(&(true, addr)) = s.vd.first() {
-                            let o = off(e.psn);
-                            let w = sent
-                                .iter()
-                                .find(|w| o >= off(w.psn) && o < off(w.psn) + w.n)
-                                .unwrap();
-                            let i = o - off(w.psn);
-                            assert_eq!(
-                                addr,
-                                w.wqe.local_addr.wrapping_add((i * mtu) as u64),
-                                "round {round} PSN {:#x}",
-                                e.psn
-                            );
-                            *placed.entry(e.psn).or_default() += 1;
-                        }
-                        s
-                    }
-                    None => {
-                        tmos += 1;
-                        assert!(tmos < 200, "round {round}: no progress");
-                        step_full(&mut t, None, Some(q))
-                    }
-                };
-                for &(rq, rp) in &s.rs {
-                    assert_eq!(rq, q);
-                    let from = off(rp).max(off(qctx(&t, q).una_psn));
-                    if from < total {
-                        wire.extend(answer(from, false));
-                    }
-                }
-                assert_eq!(qctx(&t, q).state, qp_state::RTS, "round {round}");
+            LossyQp {
+                q,
+                psn0,
+                ci0,
+                k,
+                mtu,
+                total,
+                sent,
             }
-            // every READ response and ATOMIC ACKNOWLEDGE PSN accepted exactly once
-            let mut want: Vec<u32> = sent
+        }
+        /// PSN `p`'s offset from the first.
+        fn off(&self, p: u32) -> u32 {
+            p.wrapping_sub(self.psn0) & M24
+        }
+        /// The responder's answer to a transmission from PSN offset `from`: READ responses,
+        /// ATOMIC ACKs (answered again on a retransmission: the responder's saved result),
+        /// and ACKs (each WQE's last PSN on the first transmission, the last PSN sent on a
+        /// retransmission).
+        fn answer(&self, from: u32, first: bool) -> Vec<Evt> {
+            let mut v = vec![];
+            for w in &self.sent {
+                let (wo, n) = (self.off(w.psn), w.n);
+                if wo + n <= from {
+                    continue;
+                }
+                if w.wqe.opcode == wqe_op::RDMA_READ {
+                    for i in from.saturating_sub(wo)..n {
+                        let pos = if n == 1 {
+                            RSP_ONLY
+                        } else if i == 0 {
+                            RSP_FIRST
+                        } else if i == n - 1 {
+                            RSP_LAST
+                        } else {
+                            RSP_MIDDLE
+                        };
+                        let plen = if i == n - 1 {
+                            w.wqe.length - i * self.mtu
+                        } else {
+                            self.mtu
+                        };
+                        v.push(rsp(self.q, w.psn + i, pos, plen));
+                    }
+                } else if is_atomic(w.wqe.opcode) {
+                    v.push(atom_ack(self.q, w.psn));
+                } else if first {
+                    v.push(ack(self.q, (w.psn + n - 1) & M24, aeth::ACK));
+                } else {
+                    v.push(ack(self.q, (self.psn0 + self.total - 1) & M24, aeth::ACK));
+                }
+            }
+            v
+        }
+        /// Where the READ response (or ATOMIC ACK) with PSN `psn` is placed: its WQE's
+        /// local_addr plus the packet's offset.
+        fn addr(&self, psn: u32) -> u64 {
+            let o = self.off(psn);
+            let w = self
+                .sent
+                .iter()
+                .find(|w| o >= self.off(w.psn) && o < self.off(w.psn) + w.n)
+                .expect("a PSN this QP sent");
+            let i = o - self.off(w.psn);
+            w.wqe.local_addr.wrapping_add((i * self.mtu) as u64)
+        }
+        /// Every READ response and ATOMIC ACK PSN, sorted.
+        fn want_rsp(&self) -> Vec<u32> {
+            let mut want: Vec<u32> = self
+                .sent
                 .iter()
                 .filter(|w| w.wqe.opcode == wqe_op::RDMA_READ || is_atomic(w.wqe.opcode))
                 .flat_map(|w| (0..w.n).map(move |i| (w.psn + i) & M24))
                 .collect();
             want.sort();
-            let mut got: Vec<u32> = placed.keys().copied().collect();
-            got.sort();
-            assert_eq!(got, want, "round {round}: accepted READ responses");
-            assert!(placed.values().all(|&c| c == 1));
-            rsp_total += want.len() as u64;
-            // completions in order, SUCCESS, opcode from the WQE
-            let cq: Vec<(u16, u8, u8, u64)> = t.cpl.got[n0..]
-                .iter()
-                .map(|c| (c.1.sq_index, c.1.opcode, c.1.status, c.1.wr_id))
-                .collect();
-            let wq: Vec<(u16, u8, u8, u64)> = sent
+            want
+        }
+        /// The completions {sq_index, opcode, status, wr_id} of the signaled WQEs, in order.
+        fn want_cpl(&self) -> Vec<(u16, u8, u8, u64)> {
+            self.sent
                 .iter()
                 .filter(|w| w.wqe.flags & wqe_flag::SIGNALED != 0)
                 .map(|w| {
@@ -5307,10 +5292,74 @@ mod tests {
                     };
                     (w.idx, op, wc_status::SUCCESS, w.wqe.wr_id)
                 })
+                .collect()
+        }
+        /// Every WQE completed (`sq_ack_ci` past the last).
+        fn done(&self, t: &Tb) -> bool {
+            qctx(t, self.q).sq_ack_ci == self.ci0.wrapping_add(self.k as u16)
+        }
+    }
+
+    /// Random READ / atomic / WRITE / SEND WQEs against a responder model over a lossy return
+    /// path: the responder answers the first transmission with READ RESPONSEs, ATOMIC ACKs and
+    /// ACKs in PSN order, a retransmission (from every restart on `rs`) with the responses
+    /// (and ATOMIC ACKs) again and duplicate ACKs (rq_psn - 1); 15% of the frames are lost; a
+    /// timer expiry is delivered when nothing is in flight. Every READ response / ATOMIC ACK
+    /// PSN must be accepted exactly once at its address, every WQE complete in order with
+    /// SUCCESS and its opcode, the QP stay RTS.
+    #[test]
+    fn read_random_lossy() {
+        let mut t = Tb::new(35, 0.3);
+        let (mut rsp_total, mut gaps) = (0u64, 0u64);
+        for round in 0..40u32 {
+            // deep-ring QPs: up to 23 WQEs each
+            let lq = LossyQp::post(&mut t, P.first_deep_qpn() + round, round % 2 == 0, 24, 4);
+            let (q, total) = (lq.q, lq.total);
+            let mut wire: VecDeque<Evt> = lq.answer(0, true).into();
+            let mut placed: HashMap<u32, u32> = HashMap::new();
+            let n0 = t.cpl.got.len();
+            let mut tmos = 0;
+            while !lq.done(&t) {
+                let s = match wire.pop_front() {
+                    Some(_) if t.r.random_bool(0.15) => continue,
+                    Some(e) => {
+                        let s = step_full(&mut t, Some(e), None);
+                        if let Some(&(true, addr)) = s.vd.first() {
+                            assert_eq!(addr, lq.addr(e.psn), "round {round} PSN {:#x}", e.psn);
+                            *placed.entry(e.psn).or_default() += 1;
+                        }
+                        s
+                    }
+                    None => {
+                        tmos += 1;
+                        assert!(tmos < 200, "round {round}: no progress");
+                        step_full(&mut t, None, Some(q))
+                    }
+                };
+                for &(rq, rp) in &s.rs {
+                    assert_eq!(rq, q);
+                    let from = lq.off(rp).max(lq.off(qctx(&t, q).una_psn));
+                    if from < total {
+                        wire.extend(lq.answer(from, false));
+                    }
+                }
+                assert_eq!(qctx(&t, q).state, qp_state::RTS, "round {round}");
+            }
+            // every READ response and ATOMIC ACKNOWLEDGE PSN accepted exactly once
+            let want = lq.want_rsp();
+            let mut got: Vec<u32> = placed.keys().copied().collect();
+            got.sort();
+            assert_eq!(got, want, "round {round}: accepted READ responses");
+            assert!(placed.values().all(|&c| c == 1));
+            rsp_total += want.len() as u64;
+            // completions in order, SUCCESS, opcode from the WQE
+            let cq: Vec<(u16, u8, u8, u64)> = t.cpl.got[n0..]
+                .iter()
+                .map(|c| (c.1.sq_index, c.1.opcode, c.1.status, c.1.wr_id))
                 .collect();
-            assert_eq!(cq, wq, "round {round}: completions");
+            assert_eq!(cq, lq.want_cpl(), "round {round}: completions");
             let x = qctx(&t, q);
-            assert_eq!((x.una_psn, x.req_flags), ((psn0 + total) & M24, 0));
+            assert_eq!((x.una_psn, x.req_flags), ((lq.psn0 + total) & M24, 0));
             gaps = t.m.get("cnt_rd_gap");
         }
         assert_eq!(t.m.get("cnt_rd_rsp"), rsp_total);
@@ -5331,106 +5380,20 @@ mod tests {
     /// `read_responses_duplicates_among_other_qps`: with that fix taken out it still passes.)
     #[test]
     fn read_random_lossy_many_qps() {
-        struct Qs {
-            q: u32,
-            psn0: u32,
-            ci0: u16,
-            k: usize,
-            mtu: u32,
-            total: u32,
-            sent: Vec<Sent>,
-        }
         let mut t = Tb::new(37, 0.3);
         let nq = 4u32;
         let (mut accepted, mut switches) = (0u64, 0u64);
         let mut last_q = u32::MAX;
         for round in 0..48u32 {
             t.set_stall([0.0, 0.1, 0.3][round as usize % 3]);
-            let mut qs: Vec<Qs> = vec![];
-            for j in 0..nq {
-                let q = P.first_deep_qpn() + (round * nq + j) % 60;
-                let mtu_e = t.r.random_range(1..=5u8);
-                let mtu = 128u32 << mtu_e;
-                let psn0 = if j % 2 == 0 {
-                    M24 - t.r.random_range(0..8)
-                } else {
-                    t.r.random::<u32>() & M24
-                };
-                let ci0: u16 = t.r.random();
-                t.qp(q, mtu_e, psn0, ci0, qp_state::RTS);
-                set_retries(&mut t, q, 7, 0);
-                let k = t.r.random_range(4..20usize);
-                for _ in 0..k {
-                    let op = [
-                        wqe_op::RDMA_READ,
-                        wqe_op::RDMA_READ,
-                        wqe_op::RDMA_WRITE,
-                        wqe_op::SEND,
-                        wqe_op::ATOMIC_CMP_SWAP,
-                        wqe_op::ATOMIC_FETCH_ADD,
-                    ][t.r.random_range(0..6)];
-                    let len = match t.r.random_range(0..4) {
-                        _ if is_atomic(op) => rnic_abi::queue::ATOMIC_BYTES,
-                        0 => 0,
-                        1 => t.r.random_range(1..mtu),
-                        2 => mtu * t.r.random_range(1..3),
-                        _ => t.r.random_range(1..3 * mtu),
-                    };
-                    let sig = t.r.random_bool(0.8);
-                    t.post_op(q, op, len, sig, true);
-                }
-                let sent: Vec<Sent> = t.qps[&q].sent.iter().cloned().collect();
-                let total = sent.iter().map(|x| x.n).sum::<u32>();
-                qs.push(Qs {
-                    q,
-                    psn0,
-                    ci0,
-                    k,
-                    mtu,
-                    total,
-                    sent,
-                });
-            }
-            let off = |s: &Qs, p: u32| p.wrapping_sub(s.psn0) & M24;
-            // QP j's answer to a transmission from PSN offset `from` (as read_random_lossy)
-            let answer = |s: &Qs, from: u32, first: bool| -> Vec<Evt> {
-                let mut v = vec![];
-                for w in &s.sent {
-                    let (wo, n) = (off(s, w.psn), w.n);
-                    if wo + n <= from {
-                        continue;
-                    }
-                    if w.wqe.opcode == wqe_op::RDMA_READ {
-                        for i in from.saturating_sub(wo)..n {
-                            let pos = if n == 1 {
-                                RSP_ONLY
-                            } else if i == 0 {
-                                RSP_FIRST
-                            } else if i == n - 1 {
-                                RSP_LAST
-                            } else {
-                                RSP_MIDDLE
-                            };
-                            let plen = if i == n - 1 {
-                                w.wqe.length - i * s.mtu
-                            } else {
-                                s.mtu
-                            };
-                            v.push(rsp(s.q, (w.psn + i) & M24, pos, plen));
-                        }
-                    } else if is_atomic(w.wqe.opcode) {
-                        v.push(atom_ack(s.q, w.psn));
-                    } else if first {
-                        v.push(ack(s.q, (w.psn + n - 1) & M24, aeth::ACK));
-                    } else {
-                        v.push(ack(s.q, (s.psn0 + s.total - 1) & M24, aeth::ACK));
-                    }
-                }
-                v
-            };
+            let qs: Vec<LossyQp> = (0..nq)
+                .map(|j| {
+                    let q = P.first_deep_qpn() + (round * nq + j) % 60;
+                    LossyQp::post(&mut t, q, j % 2 == 0, 20, 3)
+                })
+                .collect();
             // the wire: the QPs' answers interleaved at random, each QP's in order
-            let mut per: Vec<VecDeque<Evt>> =
-                qs.iter().map(|s| answer(s, 0, true).into()).collect();
+            let mut per: Vec<VecDeque<Evt>> = qs.iter().map(|s| s.answer(0, true).into()).collect();
             let mut wire: VecDeque<Evt> = VecDeque::new();
             while per.iter().any(|p| !p.is_empty()) {
                 let live: Vec<usize> = (0..per.len()).filter(|&i| !per[i].is_empty()).collect();
@@ -5449,10 +5412,6 @@ mod tests {
             // after the block went back to Idle: a take with no record read ahead, `sp_h`)
             let mut gap = 0u32;
             let mut rs_off: Option<(u32, u32)> = None;
-            let done = |t: &Tb, qs: &[Qs]| {
-                qs.iter()
-                    .all(|s| qctx(t, s.q).sq_ack_ci == s.ci0.wrapping_add(s.k as u16))
-            };
             let mut cyc = 0u32;
             loop {
                 cyc += 1;
@@ -5471,13 +5430,10 @@ mod tests {
                     }
                 }
                 if offered.is_none() && tmo.is_none() && quiet > 30 {
-                    if done(&t, &qs) && pend.is_none() && taken_rsp.is_empty() {
+                    if qs.iter().all(|s| s.done(&t)) && pend.is_none() && taken_rsp.is_empty() {
                         break;
                     }
-                    let live: Vec<&Qs> = qs
-                        .iter()
-                        .filter(|s| qctx(&t, s.q).sq_ack_ci != s.ci0.wrapping_add(s.k as u16))
-                        .collect();
+                    let live: Vec<&LossyQp> = qs.iter().filter(|s| !s.done(&t)).collect();
                     if !live.is_empty() {
                         tmo = Some(live[t.r.random_range(0..live.len())].q);
                     }
@@ -5542,9 +5498,9 @@ mod tests {
                             .iter()
                             .find(|s| s.q == rq)
                             .expect("restart of another QP");
-                        let from = off(s, rp).max(off(s, qctx(&t, rq).una_psn));
+                        let from = s.off(rp).max(s.off(qctx(&t, rq).una_psn));
                         if from < s.total {
-                            wire.extend(answer(s, from, false));
+                            wire.extend(s.answer(from, false));
                         }
                     }
                     busy = true;
@@ -5556,17 +5512,13 @@ mod tests {
                         .pop_front()
                         .expect("a verdict with no response taken");
                     if ok {
-                        let s = qs.iter().find(|s| s.q == e.qpn).unwrap();
-                        let o = off(s, e.psn);
-                        let w = s
-                            .sent
+                        let s = qs
                             .iter()
-                            .find(|w| o >= off(s, w.psn) && o < off(s, w.psn) + w.n)
-                            .unwrap();
-                        let i = o - off(s, w.psn);
+                            .find(|s| s.q == e.qpn)
+                            .expect("a response of one of the QPs");
                         assert_eq!(
                             t.m.get("rdv_addr"),
-                            w.wqe.local_addr.wrapping_add((i * s.mtu) as u64),
+                            s.addr(e.psn),
                             "round {round}: QP {} PSN {:#x}",
                             e.qpn,
                             e.psn
@@ -5586,13 +5538,7 @@ mod tests {
                 let q = s.q;
                 assert_eq!(qctx(&t, q).state, qp_state::RTS, "round {round}: QP {q}");
                 // every READ response and ATOMIC ACKNOWLEDGE PSN accepted exactly once
-                let mut want: Vec<u32> = s
-                    .sent
-                    .iter()
-                    .filter(|w| w.wqe.opcode == wqe_op::RDMA_READ || is_atomic(w.wqe.opcode))
-                    .flat_map(|w| (0..w.n).map(move |i| (w.psn + i) & M24))
-                    .collect();
-                want.sort();
+                let want = s.want_rsp();
                 let mut got: Vec<u32> = placed
                     .iter()
                     .filter(|(k, _)| k.0 == q)
@@ -5607,22 +5553,7 @@ mod tests {
                     .filter(|c| c.1.qp_num == q)
                     .map(|c| (c.1.sq_index, c.1.opcode, c.1.status, c.1.wr_id))
                     .collect();
-                let wq: Vec<(u16, u8, u8, u64)> = s
-                    .sent
-                    .iter()
-                    .filter(|w| w.wqe.flags & wqe_flag::SIGNALED != 0)
-                    .map(|w| {
-                        let op = match w.wqe.opcode {
-                            wqe_op::RDMA_READ => wc_op::RDMA_READ,
-                            wqe_op::ATOMIC_CMP_SWAP => wc_op::COMP_SWAP,
-                            wqe_op::ATOMIC_FETCH_ADD => wc_op::FETCH_ADD,
-                            wqe_op::RDMA_WRITE => wc_op::RDMA_WRITE,
-                            _ => wc_op::SEND,
-                        };
-                        (w.idx, op, wc_status::SUCCESS, w.wqe.wr_id)
-                    })
-                    .collect();
-                assert_eq!(cq, wq, "round {round}: QP {q}'s completions");
+                assert_eq!(cq, s.want_cpl(), "round {round}: QP {q}'s completions");
             }
             assert!(
                 placed.values().all(|&c| c == 1),
