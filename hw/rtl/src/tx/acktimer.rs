@@ -5,6 +5,14 @@
 //! of `num_qps` entries, so the block grows by RAM depth, not by registers, with the number of
 //! QPs. Two set ports write an entry: `b` (the ACK processor: re-arm on progress, RNR wait)
 //! has priority over `a` (the requester: arm when it sends the first outstanding WQE). A set
+//! on `a` is taken whenever the one-entry buffer behind it is empty, beside a set on `b` too:
+//! it then waits in the buffer and is written in the next cycle without a `b` set (so the
+//! requester never waits for the ACK processor's re-arms, which came at random against its
+//! own arms once the ACK processor had cycles to spare: 0.25 cycles per 64 B WRITE over 2046
+//! QPs). A `b` set of the same QP as the buffered or same-cycle `a` set drops that one: the
+//! ACK processor's set is the later decision (an RNR wait must not be cut short by an arm
+//! taken before it), and the requester arms only a QP with nothing outstanding, which any
+//! `b` set of it leaves armed (or, with timeout code 0 on both, disarmed). A set
 //! is registered when taken and writes its entry in the next cycle (an expiry of its QP
 //! waiting for the sink is withdrawn then), with the delay from its code: the local ACK
 //! timeout 4.096 us x 2^code (`code` 0 = no timer: the entry is disarmed), or for `rnr` the
@@ -74,6 +82,12 @@ pub struct AckTimer {
     ev_code: Signal<Local, Bits<5>>,
     /// the set arms the timer (a non-zero delay), decided from the code alone
     ev_arm: Signal<Local, Bit>,
+    /// the `a` set taken beside a `b` set, waiting for a cycle without one (`a` is not
+    /// taken while it is full)
+    k_v: DFF<Bit>,
+    k_q: DFF<Bits<24>>,
+    k_rnr: DFF<Bit>,
+    k_code: DFF<Bits<5>>,
     ev_wr: Signal<Local, Bit>,
     /// the set taken, registered: its entry is computed and written a cycle after the
     /// handshake (the delay's shift, table and sum do not sit behind the set ports' senders)
@@ -125,6 +139,10 @@ impl AckTimer {
             ev_rnr: Default::default(),
             ev_code: Default::default(),
             ev_arm: Default::default(),
+            k_v: Default::default(),
+            k_q: Default::default(),
+            k_rnr: Default::default(),
+            k_code: Default::default(),
             ev_wr: Default::default(),
             r_v: Default::default(),
             r_q: Default::default(),
@@ -160,7 +178,9 @@ impl Logic for AckTimer {
         dff_setup!(
             self, clock, now, scan, s_idx, s_ok, clr, lw_v, lw_q, e_v, e_q, lfsr
         );
-        dff_setup!(self, clock, r_v, r_q, r_rnr, r_code);
+        dff_setup!(
+            self, clock, r_v, r_q, r_rnr, r_code, k_v, k_q, k_rnr, k_code
+        );
         self.ram.read_clock.next = self.clock.val();
         self.ram.write_clock.next = self.clock.val();
         self.now.d.next = self.now.q.val() + 1;
@@ -170,17 +190,41 @@ impl Logic for AckTimer {
             self.lfsr.d.next = (self.lfsr.q.val() >> 1) ^ self.lfsr_taps.val();
         }
 
-        // ---------------- set ports: b has priority; none while the RAM is being cleared
+        // ---------------- set ports: b first, then the buffered a set, then a; none while
+        // the RAM is being cleared. `a` is taken while the buffer is empty: beside a `b` set
+        // into the buffer (dropped when of the same QP: `b` is the later decision), else
+        // written directly
         self.b.ready.next = !self.clr.q.val();
-        self.a.ready.next = !self.clr.q.val() && !self.b.valid.val();
-        self.ev_v.next = !self.clr.q.val() && (self.a.valid.val() || self.b.valid.val());
+        self.a.ready.next = !self.clr.q.val() && !self.k_v.q.val();
+        self.ev_v.next =
+            !self.clr.q.val() && (self.a.valid.val() || self.b.valid.val() || self.k_v.q.val());
         self.ev_q.next = self.a.qpn.val();
         self.ev_rnr.next = self.a.rnr.val();
         self.ev_code.next = self.a.code.val();
+        if self.k_v.q.val() {
+            self.ev_q.next = self.k_q.q.val();
+            self.ev_rnr.next = self.k_rnr.q.val();
+            self.ev_code.next = self.k_code.q.val();
+        }
         if self.b.valid.val() {
             self.ev_q.next = self.b.qpn.val();
             self.ev_rnr.next = self.b.rnr.val();
             self.ev_code.next = self.b.code.val();
+        }
+        if self.clr.q.val() {
+            // (nothing taken)
+        } else if self.b.valid.val() {
+            if self.k_v.q.val() && (self.k_q.q.val() == self.b.qpn.val()) {
+                self.k_v.d.next = false;
+            }
+            if !self.k_v.q.val() && self.a.valid.val() && (self.a.qpn.val() != self.b.qpn.val()) {
+                self.k_v.d.next = true;
+                self.k_q.d.next = self.a.qpn.val();
+                self.k_rnr.d.next = self.a.rnr.val();
+                self.k_code.d.next = self.a.code.val();
+            }
+        } else {
+            self.k_v.d.next = false;
         }
         self.ev_wr.next = self.ev_v.val() && !(self.ev_q.val() & self.c_qhi.val()).any();
         // the set taken is registered; its entry is written in the next cycle (below, `r_*`)
@@ -276,6 +320,7 @@ impl Logic for AckTimer {
             self.e_v.d.next = false;
             self.lw_v.d.next = false;
             self.r_v.d.next = false;
+            self.k_v.d.next = false;
             self.s_ok.d.next = false;
             self.now.d.next = 0.into();
             self.lfsr.d.next = self.lfsr_seed.val();
@@ -295,7 +340,8 @@ mod tests {
     /// expiry must come no earlier than the entry's deadline (IBTA's timeout, or the RNR
     /// table's time) and at most the timeout's jitter (< timeout / 2) plus one scan round
     /// (+ the sink's backpressure) after it, for the latest set of that QP, exactly once; the
-    /// jitter must really spread the expiries.
+    /// jitter must really spread the expiries. An `a` set is taken whenever the buffer is
+    /// empty; one taken beside a `b` set is written after it unless of the same QP.
     #[test]
     fn timers_expire_on_time() {
         let mut m = model(AckTimer::default(), "acktimer");
@@ -315,6 +361,9 @@ mod tests {
         let mut fired = 0u64;
         let mut late_max = 0u64;
         let mut jitters = std::collections::BTreeSet::new();
+        // the a set waiting beside b's (the block's buffer), and how many did
+        let mut buf: Option<(u64, bool, u64)> = None;
+        let mut buffered = 0u64;
         let unit = ack_timeout_cycles(1, P.clock_khz).unwrap() / 2;
         for cyc in 0..200_000u64 {
             let mut drive_set = |m: &mut crate::common::vlt::DynModel, port: &str| {
@@ -344,8 +393,25 @@ mod tests {
             let a_ok = sa.is_some() && m.get("a_ready") == 1;
             let b_ok = sb.is_some() && m.get("b_ready") == 1;
             assert!(sb.is_none() || b_ok, "b not ready after the sweep");
+            assert!(
+                sa.is_none() || buf.is_some() || a_ok,
+                "a not taken with the buffer empty"
+            );
+            // the set written this cycle: b's, else the buffered a set, else a's; an a set
+            // taken beside b's waits in the buffer, and b's drops one of its QP
             let ev = if b_ok {
+                if buf.is_some_and(|k: (u64, bool, u64)| k.0 == sb.unwrap().0) {
+                    buf = None;
+                }
+                if a_ok && sa.unwrap().0 != sb.unwrap().0 {
+                    assert!(buf.is_none(), "a taken with the buffer full");
+                    buf = sa;
+                    buffered += 1;
+                }
                 sb
+            } else if buf.is_some() {
+                assert!(!a_ok, "a taken with the buffer full");
+                buf.take()
             } else if a_ok {
                 sa
             } else {
@@ -384,6 +450,7 @@ mod tests {
             want.iter().enumerate().filter(|(_, w)| w.is_some()).count()
         );
         assert!(fired > 1000, "only {fired} expiries");
+        assert!(buffered > 10, "only {buffered} a sets taken beside a b set");
         // one scan round plus a little for the pipeline and the sink's random backpressure
         assert!(
             late_max <= NQ as u64 + 40,
