@@ -597,7 +597,10 @@ pub struct AckProc {
     /// it never takes that entry for its own; a walk that ends in the cycle this read is
     /// granted keeps it (`infl` 1, not counted in `dn`), one that ends later drops it
     hx_w: Signal<Local, Bit>,
-    /// CtxWait's record has exactly one WQE outstanding (`sq_ci == sq_ack_ci + 1`)
+    /// CtxWait's record has exactly one WQE outstanding (`sq_ci == sq_ack_ci + 1`); with
+    /// `!w_pass` the same as `d_gap == 0`, kept in a register so that `hx_w`, a ring request,
+    /// does not wait for `d_gap`'s carry chain (a choice for depth, not measured against the
+    /// derived form)
     w_one: DFF<Bit>,
     /// the waiting event's hint (`ev.ackci`, `ev.hv`), taken with its record's read ahead
     /// (`pre_tk`)
@@ -3353,6 +3356,20 @@ mod tests {
             new
         }
 
+        /// The fields of an offered event (`ev_*` but `ev_valid`) and its hint, for the
+        /// hand-driven loops ([`step_full`], the lossy READ tests).
+        fn offer_fields(&mut self, e: Evt) {
+            hint(&mut self.m, &mut self.r, &self.ctx, e.qpn, self.exact_hints);
+            self.m.set("ev_qpn", e.qpn as u64);
+            self.m.set("ev_psn", e.psn as u64);
+            self.m.set("ev_syndrome", e.syn as u64);
+            self.m.set("ev_rsp", e.rsp.is_some() as u64);
+            let (pos, plen) = e.rsp.unwrap_or((0, 0));
+            self.m.set("ev_rpos", pos);
+            self.m.set("ev_plen", plen as u64);
+            self.m.set("ev_atom", e.atom as u64);
+        }
+
         fn una(&self, qpn: u32) -> u32 {
             QpContext::decode(&self.ctx.get(P.ctx_base(0) + qpn)).una_psn
         }
@@ -3489,16 +3506,9 @@ mod tests {
             delay = delay.saturating_sub(1);
             t.m.set("ev_valid", offer as u64);
             if let Some(e) = ev {
-                hint(&mut t.m, r, &t.ctx, e.qpn, t.exact_hints);
-                t.m.set("ev_qpn", e.qpn as u64);
-                t.m.set("ev_psn", e.psn as u64);
-                t.m.set("ev_syndrome", e.syn as u64);
-                t.m.set("ev_rsp", e.rsp.is_some() as u64);
-                let (pos, plen) = e.rsp.unwrap_or((0, 0));
-                t.m.set("ev_rpos", pos);
-                t.m.set("ev_plen", plen as u64);
-                t.m.set("ev_atom", e.atom as u64);
+                t.offer_fields(e);
             }
+            let r = &mut t.r;
             t.m.set("tmo_valid", tmo.is_some() as u64);
             t.m.set("tmo_qpn", tmo.unwrap_or(0) as u64);
             let (rr, tr, vr) = (!chance(r, t.rs_idle), !chance(r, 0.3), !chance(r, 0.3));
@@ -5601,16 +5611,9 @@ mod tests {
                 t.cpl.drive(&mut t.m, r);
                 t.m.set("ev_valid", offered.is_some() as u64);
                 if let Some(e) = offered {
-                    hint(&mut t.m, r, &t.ctx, e.qpn, t.exact_hints);
-                    t.m.set("ev_qpn", e.qpn as u64);
-                    t.m.set("ev_psn", e.psn as u64);
-                    t.m.set("ev_syndrome", e.syn as u64);
-                    t.m.set("ev_rsp", e.rsp.is_some() as u64);
-                    let (pos, plen) = e.rsp.unwrap_or((0, 0));
-                    t.m.set("ev_rpos", pos);
-                    t.m.set("ev_plen", plen as u64);
-                    t.m.set("ev_atom", e.atom as u64);
+                    t.offer_fields(e);
                 }
+                let r = &mut t.r;
                 let tv = offered.is_none() && tmo.is_some();
                 t.m.set("tmo_valid", tv as u64);
                 t.m.set("tmo_qpn", tmo.unwrap_or(0) as u64);

@@ -399,13 +399,15 @@ mod tests {
             );
             // the set written this cycle: b's, else the buffered a set, else a's; an a set
             // taken beside b's waits in the buffer, and b's drops one of its QP
-            let ev = if b_ok {
-                if buf.is_some_and(|k: (u64, bool, u64)| k.0 == sb.unwrap().0) {
+            let ev = if let Some(b) = sb.filter(|_| b_ok) {
+                if buf.is_some_and(|k: (u64, bool, u64)| k.0 == b.0) {
                     buf = None;
                 }
-                if a_ok && sa.unwrap().0 != sb.unwrap().0 {
+                if let Some(a) = sa.filter(|_| a_ok)
+                    && a.0 != b.0
+                {
                     assert!(buf.is_none(), "a taken with the buffer full");
-                    buf = sa;
+                    buf = Some(a);
                     buffered += 1;
                 }
                 sb
