@@ -467,13 +467,13 @@ pub struct AckProc {
     /// is placed (`c_hold` while `pl_wait`)
     c_pl: DFF<Bit>,
     c_hold: Signal<Local, Bit>,
-    /// Verdict retires the READ itself (RdCpl's work) when the QP has another WQE sent: its
-    /// next READ's response likely comes next, taken on the record kept. Otherwise RdCpl
-    /// waits for `placed` as before, and the next event, which the responder offers in that
-    /// wait, has its record read ahead there; retiring at once left it to come in Idle, read
-    /// with its take, the WQE after the record (64 B READs over 2046 QPs, one outstanding
-    /// each: 6.59 cycles with the wait; 8.02 retiring every READ at once, 7.90 also when
-    /// another QP's record was read ahead, half the takes then in Idle without one)
+    /// Verdict retires the READ itself (RdCpl's work) when the READ was sent (`sq_ci` past
+    /// it: `k_gap` in 0 .. 2^15), its completion held until `placed`. At stop 53 this was
+    /// only when the QP had another WQE sent: with one READ outstanding per QP, retiring at
+    /// once left the next event to come in Idle (8.02 cycles per 64 B READ over 2046 QPs
+    /// against 6.59 with RdCpl's wait). Since the responder offers a READ RESPONSE's event
+    /// from Idle when its records are kept or read ahead (`ie_ok`), retiring at once is
+    /// the faster again: 5.76 -> 5.60 cycles over 2046 QPs (`allqps`, both with `ie_ok`)
     v_mrg: Signal<Local, Bit>,
     c_wrid: DFF<Bits<64>>,
     c_len: DFF<Bits<32>>,
@@ -1620,7 +1620,7 @@ impl Logic for AckProc {
         // later write only moves `sq_ci` on, and a restart that moved it back leaves the WQE
         // undecided and its data unused, as for a record read ahead)
         self.k_gap.next = self.sq_ci.q.val() + !self.di.q.val();
-        self.v_mrg.next = self.k_gap.val().any() && !self.k_gap.val().get_bit(15);
+        self.v_mrg.next = !self.k_gap.val().get_bit(15);
         self.sp_rd.next = !self.nx_f.q.val()
             && ((((self.st.q.val() == AckSt::Idle) || self.tk_wb.val())
                 && self.ev_go.val()
@@ -4448,7 +4448,7 @@ mod tests {
     /// take also asks for the event's first WQE (`sp_rd`: Walk x 2); 5.0 since the next WQE is
     /// read as the READ RESPONSE before retires its READ, and kept for this take (`nx_keep`:
     /// in the window before CtxWait, Walk x 1); 4.0 since Verdict retires the READ itself
-    /// when the QP has another WQE sent (`v_mrg`; its completion held until `placed`, `c_pl`):
+    /// when the READ was sent (`v_mrg`; its completion held until `placed`, `c_pl`):
     /// WriteBack taking the next, CtxWait, Walk, Verdict. Budget 4.5. (With random stalls, the
     /// test below: 17.8-18.1, then 13.6-16.5, then 8.7-8.9, then 7.0-7.9, now 5.0-6.2.)
     #[test]

@@ -216,10 +216,17 @@ pub struct Responder {
     /// the record's `sq_ack_ci` and `sq_ci` (the event's hint, `AckEvM::ackci` / `hv`)
     o_q_ackci: Constant<Bits<10>>,
     o_q_sqci: Constant<Bits<10>>,
-    /// the record the event's hint comes from: the head's, or the frame behind's (the one read
-    /// ahead, unless it is the head's QP)
-    h_rec: Signal<Local, Bits<512>>,
-    h_gap: Signal<Local, Bits<16>>,
+    /// the hint's "a WQE was sent at `sq_ack_ci`" (`sq_ci - sq_ack_ci - 1` in 0 .. 2^15) of a
+    /// record as the store's read data brings it (`rd_gap`), kept beside each record it is
+    /// loaded with: `k_hv` beside `qp`, `p_hv` beside `p_qp`. The event's hint is then a
+    /// select of registers, not a subtraction behind the record select (the record select
+    /// hangs on the snoop). `h_k`: the hint is the kept record's (the head's QP, or the frame
+    /// behind's when it is the kept QP; no snoop term: a hint only saves the ACK processor a
+    /// read, which checks it against the record)
+    rd_gap: Signal<Local, Bits<16>>,
+    k_hv: DFF<Bit>,
+    p_hv: DFF<Bit>,
+    h_k: Signal<Local, Bit>,
     o_q_pd: Constant<Bits<10>>,
     o_q_rcqn: Constant<Bits<10>>,
     o_q_smac: Constant<Bits<10>>,
@@ -515,6 +522,19 @@ pub struct Responder {
     n_sip: Signal<Local, Bits<32>>,
     n_smac: MacOrder,
     ne_ok: Signal<Local, Bit>,
+    /// Idle event: a READ RESPONSE or ATOMIC ACKNOWLEDGE at the head whose event was not sent
+    /// early, and which Idle sends on to Decide on records kept (`hit`) or read ahead
+    /// (`p_hit`), offers its event in Idle (`ie_ok`, the dispatcher's checks on the record it
+    /// goes on with: `addr_ok` on the kept one, `p_sip`/`p_smac` on the one read ahead, in
+    /// `p_qp` by now: not `p_qnow`);
+    /// taken, `ev_early` is set as for an early event and Decide goes straight to RspVd. The
+    /// ACK processor then has the event two cycles sooner than from RspEv, and the frame
+    /// waits in RspVd while the records of the frame behind it come (with READ RESPONSEs of
+    /// one message each on other QPs an early event, sent in RspVd, came for every second
+    /// frame only: the frame behind's records come two cycles after its Decide).
+    ie_ok: Signal<Local, Bit>,
+    p_sip: Signal<Local, Bits<32>>,
+    p_smac: MacOrder,
     ev_early: DFF<Bit>,
     /// `st == RspVd`, or Emit after RspVd (`vd_em`: the head's payload placed, its event
     /// long sent, so the frame behind may still send its event early), as a register of its
@@ -767,8 +787,10 @@ impl Responder {
             o_q_sip: qf("src_ip"),
             o_q_ackci: qf("sq_ack_ci"),
             o_q_sqci: qf("sq_ci"),
-            h_rec: Default::default(),
-            h_gap: Default::default(),
+            rd_gap: Default::default(),
+            k_hv: Default::default(),
+            p_hv: Default::default(),
+            h_k: Default::default(),
             o_q_pd: qf("pd"),
             o_q_rcqn: qf("recv_cqn"),
             o_q_smac: qf("src_mac"),
@@ -935,6 +957,9 @@ impl Responder {
             n_sip: Default::default(),
             n_smac: Default::default(),
             ne_ok: Default::default(),
+            ie_ok: Default::default(),
+            p_sip: Default::default(),
+            p_smac: Default::default(),
             ev_early: Default::default(),
             in_vd: Default::default(),
             vd_em: Default::default(),
@@ -1147,6 +1172,8 @@ impl Logic for Responder {
             ev_early,
             in_vd,
             vd_em,
+            k_hv,
+            p_hv,
             at_dup,
             rq_key,
             rq_addr,
@@ -1681,6 +1708,25 @@ impl Logic for Responder {
             self.n_sip.next = self.q_sip.val();
             self.n_smac.rec.next = self.qp.q.val().get_bits::<48>(self.o_q_smac.val().index());
         }
+        self.p_sip.next = self.p_qp.q.val().get_bits::<32>(self.o_q_sip.val().index());
+        self.p_smac.rec.next = self
+            .p_qp
+            .q
+            .val()
+            .get_bits::<48>(self.o_q_smac.val().index());
+        self.ie_ok.next = (self.st.q.val() == St::Idle)
+            && self.head.valid.val()
+            && !self.head.drop.val()
+            && self.pkey_ok.val()
+            && self.qpn_ok.val()
+            && self.is_rev.val()
+            && !self.ev_early.q.val()
+            && ((self.hit.val() && self.addr_ok.val())
+                || (!self.hit.val()
+                    && self.p_hit.val()
+                    && self.p_qh.q.val()
+                    && (self.head.dip.val() == self.p_sip.val())
+                    && (self.head.dmac.val() == self.p_smac.wire_order.val())));
         self.ne_ok.next = self.in_vd.q.val()
             && !self.ev_early.q.val()
             && self.n_pass.val()
@@ -1702,22 +1748,35 @@ impl Logic for Responder {
         self.ackev.atom.next = self.is_aack.val();
         // (the hint: `sq_ack_ci` of the record the event was checked on, usable when a WQE
         // was sent there)
-        self.h_rec.next = self.qp.q.val();
-        if self.in_vd.q.val() && !self.n_rec.val() {
-            self.h_rec.next = self.p_qp.q.val();
-        }
-        self.ackev.ackci.next = self
-            .h_rec
-            .val()
-            .get_bits::<16>(self.o_q_ackci.val().index());
         // (sq_ci after sq_ack_ci: sq_ci - sq_ack_ci - 1 in 0 .. 2^15, as the ACK processor
-        // tests it)
-        self.h_gap.next = self.h_rec.val().get_bits::<16>(self.o_q_sqci.val().index())
+        // tests it; of the read data, registered with the record it comes with)
+        self.rd_gap.next = self
+            .ctx
+            .rdata
+            .val()
+            .get_bits::<16>(self.o_q_sqci.val().index())
             + !self
-                .h_rec
+                .ctx
+                .rdata
                 .val()
                 .get_bits::<16>(self.o_q_ackci.val().index());
-        self.ackev.hv.next = !self.h_gap.val().get_bit(15);
+        self.h_k.next = true;
+        if self.in_vd.q.val() {
+            self.h_k.next = self.kq_v.q.val() && (self.kq_qpn.q.val() == self.head.n_qpn.val());
+        } else if self.st.q.val() == St::Idle {
+            // (the Idle event: on the kept record, else on the one read ahead)
+            self.h_k.next = self.kq_v.q.val() && (self.kq_qpn.q.val() == self.head.qpn.val());
+        }
+        self.ackev.ackci.next = self
+            .p_qp
+            .q
+            .val()
+            .get_bits::<16>(self.o_q_ackci.val().index());
+        self.ackev.hv.next = self.p_hv.q.val();
+        if self.h_k.val() {
+            self.ackev.ackci.next = self.qp.q.val().get_bits::<16>(self.o_q_ackci.val().index());
+            self.ackev.hv.next = self.k_hv.q.val();
+        }
         self.e_op.next = self.head.opcode.val();
         self.e_pay.next = self.pay.val();
         if self.in_vd.q.val() {
@@ -1822,6 +1881,11 @@ impl Logic for Responder {
                 self.at_dup.d.next = false;
                 self.resp_atom.d.next = false;
                 self.pend_job.d.next = true;
+                // (the Idle event, `ie_ok`: Decide then honours `ev_early`)
+                self.ackev.valid.next = self.ie_ok.val();
+                if self.ie_ok.val() && self.ackev.ready.val() {
+                    self.ev_early.d.next = true;
+                }
                 if self.head.valid.val() {
                     // the QpContext read is asked for with the header, before the checks
                     // below (a short path into the store's arbiter); a frame they drop
@@ -2519,6 +2583,7 @@ impl Logic for Responder {
             self.rd_cnt.d.next = self.rd_cnt.q.val() + 1;
             if self.rd_cnt.q.val() == 0 {
                 self.qp.d.next = self.ctx.rdata.val();
+                self.k_hv.d.next = !self.rd_gap.val().get_bit(15);
             } else {
                 self.mr.d.next = self.ctx.rdata.val();
                 self.mr_lo.d.next = self.rd_lo.val();
@@ -2587,9 +2652,11 @@ impl Logic for Responder {
             self.ks_v.d.next = self.p_s_v.q.val() && self.p_sh.q.val() && !self.sn_ps.val();
             self.kq_ra.d.next = self.p_ra.q.val();
             self.qp.d.next = self.p_qp.q.val();
+            self.k_hv.d.next = self.p_hv.q.val();
             if !self.p_qh.q.val() {
                 // (`p_qnow`: the record comes now)
                 self.qp.d.next = self.ctx.rdata.val();
+                self.k_hv.d.next = !self.rd_gap.val().get_bit(15);
             }
         }
         // another writer's writes (after the tags: a clear wins; in a swap's cycle they
@@ -2630,6 +2697,7 @@ impl Logic for Responder {
         self.ps2.d.next = self.ps1.q.val();
         if self.pq2.q.val() && self.ctx.rvalid.val() {
             self.p_qp.d.next = self.ctx.rdata.val();
+            self.p_hv.d.next = !self.rd_gap.val().get_bit(15);
             self.p_qh.d.next = true;
         }
         if self.ps2.q.val() && self.ctxb.rvalid.val() {
