@@ -525,13 +525,13 @@ pub struct Responder {
     /// Idle event: a READ RESPONSE or ATOMIC ACKNOWLEDGE at the head whose event was not sent
     /// early, and which Idle sends on to Decide on records kept (`hit`) or read ahead
     /// (`p_hit`), offers its event in Idle (`ie_ok`, the dispatcher's checks on the record it
-    /// goes on with: `addr_ok` on the kept one, `p_sip`/`p_smac` on the one read ahead, in
-    /// `p_qp` by now: not `p_qnow`);
-    /// taken, `ev_early` is set as for an early event and Decide goes straight to RspVd. The
-    /// ACK processor then has the event two cycles sooner than from RspEv, and the frame
-    /// waits in RspVd while the records of the frame behind it come (with READ RESPONSEs of
-    /// one message each on other QPs an early event, sent in RspVd, came for every second
-    /// frame only: the frame behind's records come two cycles after its Decide).
+    /// goes on with: `addr_ok` on the kept one, `p_sip`/`p_smac` on the one read ahead, which
+    /// must be in `p_qp` by now, not coming as `p_qnow`); taken, `ev_early` is set as for an
+    /// early event and Decide goes straight to RspVd. The ACK processor then has the event
+    /// two cycles sooner than from RspEv, and the frame waits in RspVd while the records of
+    /// the frame behind it come (with READ RESPONSEs of one message each on other QPs an
+    /// early event, sent in RspVd, came for every second frame only: the frame behind's
+    /// records come two cycles after its Decide).
     ie_ok: Signal<Local, Bit>,
     p_sip: Signal<Local, Bits<32>>,
     p_smac: MacOrder,
