@@ -944,6 +944,18 @@ fn ack_frame(qpn: u32, psn: u32, syn: u8, msn: u32) -> Pkt {
     }
 }
 
+/// A READ RESPONSE ONLY frame to `qpn` (AETH ACK, MSN `msn`) carrying `payload`.
+fn rd_rsp_only(qpn: u32, psn: u32, msn: u32, payload: &[u8]) -> Pkt {
+    Pkt {
+        op: opcode::READ_RESPONSE_ONLY,
+        qpn,
+        psn,
+        aeth: Some((aeth::ACK, msn)),
+        payload: payload.to_vec(),
+        ..Default::default()
+    }
+}
+
 fn wr_only(q: u32, i: u32, va: u64, key: u32, data: &[u8], ackreq: bool) -> Pkt {
     Pkt {
         op: opcode::WRITE_ONLY,
@@ -2296,14 +2308,7 @@ fn early_read_response_events() {
         for i in 0..24u32 {
             let q = if i % 3 == 1 { Q2 } else { QPN };
             let d = bytes(&mut r, 64);
-            let p = Pkt {
-                op: opcode::READ_RESPONSE_ONLY,
-                qpn: q,
-                psn: 40 + i,
-                aeth: Some((aeth::ACK, i)),
-                payload: d.clone(),
-                ..Default::default()
-            };
+            let p = rd_rsp_only(q, 40 + i, i, &d);
             if i == 7 {
                 b.send_frame(&encode_with(&p, |f| f[33] ^= 0x40), false); // foreign IPv4
                 continue;
@@ -2773,14 +2778,7 @@ fn atomic_ack_placed_on_verdict() {
         let (x1, x2, x3) = (0x4000_0008u64, 0x4000_0013, 0x5000_0000);
         b.send(&aa(QPN, 40, aeth::ACK, 3, v[0]));
         b.send(&aa(QPN, 41, aeth::ACK, 4, v[1])); // !ok
-        b.send(&Pkt {
-            op: opcode::READ_RESPONSE_ONLY,
-            qpn: QPN,
-            psn: 42,
-            aeth: Some((aeth::ACK, 5)),
-            payload: e.clone(),
-            ..Default::default()
-        });
+        b.send(&rd_rsp_only(QPN, 42, 5, &e));
         b.send(&aa(QPN, 43, 0x1F, 6, v[2])); // unaligned verdict address: placed as told
         let p = aa(QPN, 44, aeth::ACK, 7, v[3]);
         b.send_frame(
@@ -3902,14 +3900,7 @@ fn read_responses_many_qps_cycle_budget() {
     for i in 0..n {
         let q = QPN + i % nq;
         let d = bytes(&mut r, 64);
-        b.send(&Pkt {
-            op: opcode::READ_RESPONSE_ONLY,
-            qpn: q,
-            psn: 300 + i,
-            aeth: Some((aeth::ACK, i)),
-            payload: d.clone(),
-            ..Default::default()
-        });
+        b.send(&rd_rsp_only(q, 300 + i, i, &d));
         want_revs.push((q, 300 + i, aeth::ACK, i, RSP_ONLY as u8, 64));
         let a = 0x4000_0000 + 128 * i as u64;
         b.verdicts.push_back((true, a));
