@@ -552,6 +552,14 @@ pub struct AckEvM {
     /// processor's own record check then shows); a slot not yet posted may hold an older
     /// lap's WQE.
     pub hv: Signal<Out, Bit>,
+    /// The sender's QP-record reads, apart from the handshake (whatever `valid` says): a read
+    /// of QP `xq_qpn`'s record was granted on the sender's context port a cycle ago
+    /// (`xq_g`, registered), its data comes on `xq_d` (that port's read data) in the next
+    /// cycle. The receiver may keep that record as one it read itself at the grant (the
+    /// frames the sender reads records for are mostly the ones whose events come next).
+    pub xq_g: Signal<Out, Bit>,
+    pub xq_qpn: Signal<Out, Bits<24>>,
+    pub xq_d: Signal<Out, Bits<512>>,
 }
 
 /// Received ACKNOWLEDGE, ACK-processor side.
@@ -570,6 +578,9 @@ pub struct AckEvS {
     pub atom: Signal<In, Bit>,
     pub ackci: Signal<In, Bits<16>>,
     pub hv: Signal<In, Bit>,
+    pub xq_g: Signal<In, Bit>,
+    pub xq_qpn: Signal<In, Bits<24>>,
+    pub xq_d: Signal<In, Bits<512>>,
 }
 
 /// READ RESPONSE positions on [`AckEvM::rpos`].

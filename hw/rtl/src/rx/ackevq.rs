@@ -59,6 +59,10 @@ impl Logic for AckEvQ {
         self.o.atom.next = self.q.dout.val().get_bit(96);
         self.o.ackci.next = self.q.dout.val().get_bits::<16>(97);
         self.o.hv.next = self.q.dout.val().get_bit(113);
+        // (the sender's record reads go around the queue)
+        self.o.xq_g.next = self.i.xq_g.val();
+        self.o.xq_qpn.next = self.i.xq_qpn.val();
+        self.o.xq_d.next = self.i.xq_d.val();
     }
 }
 

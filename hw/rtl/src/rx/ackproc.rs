@@ -551,6 +551,18 @@ pub struct AckProc {
     pre_dirty: DFF<Bit>,
     pre_ctx: DFF<Bits<512>>,
     upre: DFF<Bit>,
+    /// The record read ahead from the sender's read (`ev.xq_*`: the responder read QP
+    /// `xq_qpn`'s record, granted a cycle ago, its data on `xq_d` next cycle; `pre_xc`): in
+    /// the states that read ahead, with nothing read ahead or on its way and no read of this
+    /// block's own asked for, a record of another QP is taken as if this block had read it
+    /// at that grant (`pre_g2` next, its data from `xq_d`: `pre_x`), with no event hint
+    /// (`pre_hv` low). `pre_nh`: the record read ahead is such a one, which an event of
+    /// another QP replaces (`pre_req` with `pre_v`, once its data is due: not while
+    /// `pre_g1`, so the old data never lands as the new one's).
+    pre_nh: DFF<Bit>,
+    pre_x: DFF<Bit>,
+    pre_st: Signal<Local, Bit>,
+    pre_xc: Signal<Local, Bit>,
     /// The record kept for the next event of the same QP. CtxWait keeps the record it decides
     /// on (`cur_ctx`, `cur_v`), and other writers' writes to it are merged in as they are
     /// snooped from then on (`kmg`, the one in CtxWait's own cycle too: the record read or
@@ -1028,6 +1040,10 @@ impl AckProc {
             pre_dirty: Default::default(),
             pre_ctx: Default::default(),
             upre: Default::default(),
+            pre_nh: Default::default(),
+            pre_x: Default::default(),
+            pre_st: Default::default(),
+            pre_xc: Default::default(),
             cur_ctx: Default::default(),
             kmg: Default::default(),
             c_take: Default::default(),
@@ -1156,7 +1172,8 @@ impl Logic for AckProc {
         dff_setup!(self, clock, pw_v, pw_addr, pw_data, pw_be);
         self.cgnt.next = self.ctx.gnt.val() && !self.pw_v.q.val();
         dff_setup!(
-            self, clock, pre_v, pre_qpn, pre_g1, pre_g2, pre_ok, pre_dirty, pre_ctx, upre
+            self, clock, pre_v, pre_qpn, pre_g1, pre_g2, pre_ok, pre_dirty, pre_ctx, upre, pre_nh,
+            pre_x
         );
         dff_setup!(
             self, clock, cur_ctx, cur_v, kp_ok, pre_sk, w_pass, nx_f, nx_hx, hk, hx_i, pre_hi,
@@ -1409,15 +1426,28 @@ impl Logic for AckProc {
         // `pre_sk`)
         self.pre_hit.next = self.pre_ah.val()
             && !(self.pre_sk.q.val() && (self.snp_src.val() == self.src_ack.val()));
-        self.pre_req.next = ((self.st.q.val() == AckSt::CtxWait)
+        self.pre_st.next = (self.st.q.val() == AckSt::CtxWait)
             || (self.st.q.val() == AckSt::Walk)
             || (self.st.q.val() == AckSt::RdDec)
             || (self.st.q.val() == AckSt::Verdict)
             || (self.st.q.val() == AckSt::RdCpl)
-            || (self.st.q.val() == AckSt::Post))
+            || (self.st.q.val() == AckSt::Post);
+        self.pre_req.next = self.pre_st.val()
             && self.ev_go.val()
-            && !self.pre_v.q.val()
+            && (!self.pre_v.q.val()
+                || (self.pre_nh.q.val()
+                    && !self.pre_g1.q.val()
+                    && (self.pre_qpn.q.val() != self.ev.qpn.val())))
             && (self.ev.qpn.val() != self.qpn_r.q.val());
+        // (the sender's read: a QP number in range, not this event's QP)
+        self.pre_xc.next = self.pre_st.val()
+            && self.ev.xq_g.val()
+            && !self.ev.valid.val()
+            && !self.pre_v.q.val()
+            && !self.pre_g1.q.val()
+            && !self.sweeping.q.val()
+            && !(self.ev.xq_qpn.val() & self.qhi.val()).any()
+            && (self.ev.xq_qpn.val() != self.qpn_r.q.val());
         self.pre_tk.next = self.pre_req.val() && self.cgnt.val();
         // taken in Idle with its record there (or coming this cycle) and clean
         self.pre_use.next = self.pre_v.q.val()
@@ -1425,11 +1455,15 @@ impl Logic for AckProc {
             && !self.pre_dirty.q.val()
             && !self.pre_hit.val()
             && (self.pre_qpn.q.val() == self.ev.qpn.val());
-        self.c_rv.next = (self.ctx.rvalid.val() && !self.pre_g2.q.val()) || self.upre.q.val();
+        self.c_rv.next = (self.ctx.rvalid.val() && !(self.pre_g2.q.val() && !self.pre_x.q.val()))
+            || self.upre.q.val();
         self.pre_g1.d.next = self.pre_tk.val();
-        self.pre_g2.d.next = self.pre_g1.q.val();
+        self.pre_g2.d.next = self.pre_g1.q.val() || self.pre_xc.val();
         if self.pre_g2.q.val() {
             self.pre_ctx.d.next = self.ctx.rdata.val();
+            if self.pre_x.q.val() {
+                self.pre_ctx.d.next = self.ev.xq_d.val();
+            }
             self.pre_ok.d.next = true;
         }
         if self.pre_hit.val() {
@@ -1443,6 +1477,18 @@ impl Logic for AckProc {
             self.pre_ok.d.next = false;
             self.pre_dirty.d.next = false;
             self.pre_sk.d.next = false;
+            self.pre_nh.d.next = false;
+            self.pre_x.d.next = false;
+        }
+        if self.pre_xc.val() {
+            self.pre_v.d.next = true;
+            self.pre_qpn.d.next = self.ev.xq_qpn.val();
+            self.pre_hv.d.next = false;
+            self.pre_ok.d.next = false;
+            self.pre_dirty.d.next = false;
+            self.pre_sk.d.next = false;
+            self.pre_nh.d.next = true;
+            self.pre_x.d.next = true;
         }
         if self.st.q.val() != AckSt::Idle {
             self.upre.d.next = false;
@@ -1668,6 +1714,7 @@ impl Logic for AckProc {
             self.pre_ok.d.next = true;
             self.pre_dirty.d.next = false;
             self.pre_sk.d.next = true;
+            self.pre_nh.d.next = false;
             // (another writer's write snooped now was taken before this write-back)
             self.pre_ctx.d.next =
                 (self.kmg.o.val() & !self.m_walk.val()) | (self.wb_data.val() & self.m_walk.val());
