@@ -3028,6 +3028,18 @@ mod tests {
         /// every event's `sq_ack_ci` hint right (else one in five is stale or wrong, see
         /// [`hint`])
         exact_hints: bool,
+        /// The responder's QP-record reads (`ev_xq_*`), one granted in a cycle with this
+        /// chance (`xr`, an RNG of their own): shown on `ev_xq_g` / `ev_xq_qpn` in the next
+        /// cycle (`xq_p`) with the record as the store then holds it (every write shown on
+        /// the snoop up to that cycle is in it, later ones may be), on `ev_xq_d` in the one
+        /// after (`xq_d`; random bytes in every other cycle). Of the QP of the event offered
+        /// or the one behind it mostly, else of any QP set up, or a QP number out of range.
+        xq: f64,
+        xr: ChaCha8Rng,
+        xq_p: Option<u32>,
+        xq_d: Option<[u8; 64]>,
+        /// reads shown
+        xq_n: u64,
     }
 
     impl Tb {
@@ -3063,6 +3075,45 @@ mod tests {
                 wb_takes: 0,
                 posted: 0,
                 exact_hints: false,
+                xq: 0.0,
+                xr: rng(seed ^ 0x9e37_79b9),
+                xq_p: None,
+                xq_d: None,
+                xq_n: 0,
+            }
+        }
+
+        /// One cycle's responder reads (see `xq`).
+        fn xq_drive(&mut self) {
+            let x = &mut self.xr;
+            let d = self
+                .xq_d
+                .take()
+                .unwrap_or_else(|| std::array::from_fn(|_| x.random()));
+            self.m.set_bytes("ev_xq_d", &d);
+            let g = self.xq_p.take();
+            self.m.set("ev_xq_g", g.is_some() as u64);
+            self.m.set(
+                "ev_xq_qpn",
+                g.unwrap_or_else(|| x.random::<u32>() & M24) as u64,
+            );
+            if let Some(q) = g {
+                // (the responder's read address: the QP number's low bits)
+                self.xq_d = Some(self.ctx.get(P.ctx_base(0) + (q & (P.num_qps * 2 - 1))));
+                self.xq_n += 1;
+            }
+            if self.xq > 0.0 && x.random_bool(self.xq) {
+                let q = match x.random_range(0..8) {
+                    0..=2 => self.evq.front().map(|e| e.0),
+                    3 | 4 => self.evq.get(1).map(|e| e.0),
+                    5 => Some(x.random_range(P.num_qps..=M24)),
+                    _ => {
+                        let mut k: Vec<u32> = self.qps.keys().copied().collect();
+                        k.sort();
+                        k.get(x.random_range(0..k.len().max(1))).copied()
+                    }
+                };
+                self.xq_p = Some(q.unwrap_or(0));
             }
         }
 
@@ -3308,6 +3359,8 @@ mod tests {
             self.m.set("snp_addr", sn.unwrap_or(0) as u64);
             self.m.set("snp_src", src);
             show_record_write(&mut self.m, &self.ctx, sn);
+            self.xq_drive();
+            let r = &mut self.r;
             self.m.set("tset_ready", !chance(r, self.ev_idle) as u64);
             self.m.set("rs_ready", !chance(r, self.ev_idle) as u64);
             self.m.set("rdv_ready", !chance(r, self.ev_idle) as u64);
@@ -3968,7 +4021,29 @@ mod tests {
     /// ACKs, coalesced ACKs, mid-WQE ACKs, duplicates, ghosts and NAKs, against the model.
     #[test]
     fn random_vs_model() {
+        random_vs_model_run(0.0);
+    }
+
+    /// `random_vs_model` with the responder's QP-record reads (`Tb::xq`, a read in two
+    /// cycles: of the QP of the event offered or the one behind it mostly, else of another
+    /// QP or out of range, with the store's records as they are, the test's and the block's
+    /// own writes shown on the snoop after them), the same checks: a record kept from such a
+    /// read is never used stale. (`read_responses_on_responder_reads` shows the block keeps
+    /// them.)
+    #[test]
+    fn random_vs_model_responder_reads() {
+        let (own, events, n) = random_vs_model_run(0.5);
+        println!(
+            "random_vs_model_responder_reads: {n} responder reads, {events} events, {own} \
+             record reads of the block's own"
+        );
+        assert!(n > 10_000, "{n} responder reads");
+    }
+
+    /// (the block's own record reads, the events offered, the responder reads shown)
+    fn random_vs_model_run(xq: f64) -> (usize, u64, u64) {
         let mut t = Tb::new(4, 0.0);
+        t.xq = xq;
         let d0 = P.first_deep_qpn();
         let qpns = [
             0u32,
@@ -4095,6 +4170,8 @@ mod tests {
         assert!(t.want.len() > 2500 && t.cnt[0] > 500 && t.cnt[1] > 40 && t.cnt[2] > 100);
         // the posted write-back and every read waiting for it ran, many times
         assert!(t.wb_takes > 100 && t.posted > 30);
+        let events: u32 = t.cnt.iter().sum();
+        (t.ctx.reads.len(), events as u64, t.xq_n)
     }
 
     /// Cycles per WQE of the walk with no stalls: 64 one-packet WQEs completed by one ACK.
@@ -4403,6 +4480,7 @@ mod tests {
             t.ctx.drive(&mut t.m, r);
             t.ring.drive(&mut t.m, r);
             t.cpl.drive(&mut t.m, r);
+            t.xq_drive();
             t.m.set("ev_valid", ev.is_some() as u64);
             if let Some((qpn, psn, pos, len)) = ev {
                 // (the hint the responder would give: the record's sq_ack_ci, a WQE sent there)
@@ -4483,6 +4561,88 @@ mod tests {
             assert_eq!(t.ack_ci(40 + q), 1, "QP {}", 40 + q);
         }
         second_half_interval(&run.at)
+    }
+
+    /// READ RESPONSE ONLY events on 32 QPs, one READ WQE each, each event offered `gap`
+    /// cycles after the one before was taken (0 to `gap` with `stall`), and with `xq` the
+    /// responder's read of its QP's record granted in the take's cycle (shown on `ev_xq_*`
+    /// as the responder shows the read of the frame behind's record, made while the block
+    /// decides the frame ahead). Every verdict ok, every READ retired, each completion after
+    /// its `placed`. Returns the block's own reads of the 32 records and the cycles per
+    /// response over the second half.
+    fn responder_reads_run(seed: u64, stall: f64, gap: u32, xq: bool) -> (usize, f64) {
+        let mut t = Tb::new(seed, stall);
+        let nq = 32u32;
+        for q in 0..nq {
+            t.qp(40 + q, 3, 100 * q, 0, qp_state::RTS);
+            t.post_op(40 + q, wqe_op::RDMA_READ, 64, true, true);
+        }
+        let r0 = t.ctx.reads.len();
+        let mut run = RspRun::default();
+        let (mut i, mut wait) = (0u32, 0u32);
+        // (100 cycles more after the last completion: its write-back may wait for the port)
+        let mut tail = 100;
+        for _ in 0..20_000 {
+            if run.cpl_at.len() == nq as usize {
+                tail -= 1;
+                if tail == 0 {
+                    break;
+                }
+            }
+            let ev = (i < nq && wait == 0).then(|| (40 + i, 100 * i, RSP_ONLY, 64));
+            if run.cycle(&mut t, ev, 4) {
+                i += 1;
+                wait = if stall > 0.0 {
+                    t.r.random_range(0..=gap)
+                } else {
+                    gap
+                };
+                if xq && i < nq {
+                    t.xq_p = Some(40 + i);
+                }
+            } else {
+                wait = wait.saturating_sub(1);
+            }
+        }
+        assert!(run.vd.iter().all(|v| v.0), "verdict !ok");
+        assert_eq!(
+            (run.at.len(), run.placed_at.len(), run.cpl_at.len()),
+            (32, 32, 32)
+        );
+        run.check_cpl_after_placed();
+        for q in 0..nq {
+            assert_eq!(t.ack_ci(40 + q), 1, "QP {}", 40 + q);
+        }
+        let recs = P.ctx_base(0) + 40..P.ctx_base(0) + 40 + nq;
+        let own = t.ctx.reads[r0..]
+            .iter()
+            .filter(|a| recs.contains(a))
+            .count();
+        (own, second_half_interval(&run.at))
+    }
+
+    /// `responder_reads_run`, each event 4 cycles after the take before (the block back in
+    /// Idle by then): with the responder's reads the block reads only the first QP's record
+    /// itself (the others come with the responder's reads) and takes the events a cycle
+    /// closer (5 cycles apart, not 6: its CtxWait decides on the record kept, one cycle, not
+    /// on its own read, two); without them it reads all 32. With the ports stalled at random
+    /// and random gaps, the checks hold and it reads fewer than half itself.
+    #[test]
+    fn read_responses_on_responder_reads() {
+        let (own0, per0) = responder_reads_run(12, 0.0, 4, false);
+        let (own1, per1) = responder_reads_run(12, 0.0, 4, true);
+        println!(
+            "read_responses_on_responder_reads: own record reads {own0} -> {own1}, cycles \
+             per response {per0:.2} -> {per1:.2}"
+        );
+        assert_eq!(own0, 32);
+        assert_eq!(own1, 1);
+        assert!(per1 < per0, "{per0} -> {per1} cycles per response");
+        for seed in 0..4 {
+            let (own, _) = responder_reads_run(20 + seed, 0.3, 6, true);
+            println!("read_responses_on_responder_reads: stalled, seed {seed}: {own} own reads");
+            assert!(own < 16, "seed {seed}: {own} own record reads");
+        }
     }
 
     /// 64-byte READ RESPONSE ONLY events on one QP with 32 READ WQEs outstanding (a deep
