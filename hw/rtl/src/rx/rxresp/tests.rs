@@ -252,6 +252,10 @@ struct Bench {
     /// each posted receive WQE's buffer, by wr_id: a receive completion with payload comes
     /// with or after the DMA command that writes the message's last byte (checked in `cycle`)
     rbuf: HashMap<u64, u64>,
+    /// The QpContext reads shown to the ACK processor (`ackev_xq_g`, their QP numbers in
+    /// order); the one shown last cycle (its record on `ackev_xq_d` now, checked in `cycle`)
+    xq_seen: Vec<u32>,
+    xq_prev: Option<u32>,
 }
 
 fn mac48(m: [u8; 6]) -> u64 {
@@ -304,6 +308,8 @@ impl Bench {
             frame_beats: vec![],
             held: 0,
             rbuf: HashMap::new(),
+            xq_seen: vec![],
+            xq_prev: None,
         };
         b.set_qp(
             QPN,
@@ -524,6 +530,20 @@ impl Bench {
         self.m.set("atom_found", found as u64);
         self.m.set("atom_err", err as u64);
         self.m.set("atom_orig", orig);
+        // a QpContext read shown to the ACK processor: its record on `ackev_xq_d` in the next
+        // cycle (the port's read data)
+        if let Some(q) = self.xq_prev.take() {
+            assert_eq!(
+                self.m.get_bytes("ackev_xq_d"),
+                self.ctx.get(P.ctx_base(0) + q).to_vec(),
+                "xq_d of QP {q}"
+            );
+        }
+        if self.m.bit("ackev_xq_g") {
+            let q = self.m.get("ackev_xq_qpn") as u32;
+            self.xq_seen.push(q);
+            self.xq_prev = Some(q);
+        }
         let now = self.m.cycle;
         self.m.tick();
         // a beat is taken when tready is high (flow control holds a frame's first beat)
@@ -3916,6 +3936,10 @@ fn read_responses_many_qps_cycle_budget() {
     b.expect_no_qp_write();
     assert_eq!(b.revs, want_revs);
     assert_eq!(b.placed, n as usize, "one placed per verdict");
+    // every frame's QpContext read shown to the ACK processor, in order (each frame is on
+    // another QP than the one before: none is kept)
+    let qs: Vec<u32> = want_revs.iter().map(|e| e.0).collect();
+    assert_eq!(b.xq_seen, qs, "the QpContext reads shown");
     for (a, d) in &frames {
         for (k, x) in d.iter().enumerate() {
             assert_eq!(
@@ -3958,6 +3982,8 @@ fn ack_stream_many_qps_cycle_budget() {
         b.run();
         assert_eq!(b.aevs, want, "seed {seed}: every ACK event once, in order");
         assert!(b.acks.is_empty() && b.cpl.got.is_empty());
+        // (an ACKNOWLEDGE's QpContext read is not shown to the ACK processor)
+        assert!(b.xq_seen.is_empty(), "seed {seed}: {:?} shown", b.xq_seen);
         if idle == 0.0 && stall == 0.0 {
             let c = &b.aev_cycles;
             let h = c.len() / 2;
