@@ -4543,24 +4543,37 @@ mod tests {
     /// the checks above, and the cycles per response in the second half.
     fn read_response_stream(seed: u64, stall: f64, cycles: usize, late: u64) -> f64 {
         let mut t = Tb::new(seed, stall);
-        let nq = 32u32;
-        let mut evs = VecDeque::new();
-        for q in 0..nq {
+        stream_qps(&mut t);
+        let evs = (0..STREAM_QPS).map(|q| (40 + q, 100 * q)).collect();
+        let run = RspRun::only_events(&mut t, evs, cycles, late);
+        check_stream(&t, &run);
+        second_half_interval(&run.at)
+    }
+
+    /// The QPs of the READ RESPONSE streams: 40 .. 40 + STREAM_QPS.
+    const STREAM_QPS: u32 = 32;
+
+    /// QPs 40.., one signaled 64-byte READ WQE each (MTU 1024, PSN 100 x i), sent.
+    fn stream_qps(t: &mut Tb) {
+        for q in 0..STREAM_QPS {
             t.qp(40 + q, 3, 100 * q, 0, qp_state::RTS);
             t.post_op(40 + q, wqe_op::RDMA_READ, 64, true, true);
-            evs.push_back((40 + q, 100 * q));
         }
-        let run = RspRun::only_events(&mut t, evs, cycles, late);
+    }
+
+    /// Every event of a stream on `stream_qps` taken, its verdict ok and placed, its READ
+    /// completed after that and retired.
+    fn check_stream(t: &Tb, run: &RspRun) {
+        let n = STREAM_QPS as usize;
         assert!(run.vd.iter().all(|v| v.0), "verdict !ok");
         assert_eq!(
             (run.at.len(), run.placed_at.len(), run.cpl_at.len()),
-            (32, 32, 32)
+            (n, n, n)
         );
         run.check_cpl_after_placed();
-        for q in 0..nq {
+        for q in 0..STREAM_QPS {
             assert_eq!(t.ack_ci(40 + q), 1, "QP {}", 40 + q);
         }
-        second_half_interval(&run.at)
     }
 
     /// READ RESPONSE ONLY events on 32 QPs, one READ WQE each, each event offered `gap`
@@ -4572,11 +4585,8 @@ mod tests {
     /// response over the second half.
     fn responder_reads_run(seed: u64, stall: f64, gap: u32, xq: bool) -> (usize, f64) {
         let mut t = Tb::new(seed, stall);
-        let nq = 32u32;
-        for q in 0..nq {
-            t.qp(40 + q, 3, 100 * q, 0, qp_state::RTS);
-            t.post_op(40 + q, wqe_op::RDMA_READ, 64, true, true);
-        }
+        let nq = STREAM_QPS;
+        stream_qps(&mut t);
         let r0 = t.ctx.reads.len();
         let mut run = RspRun::default();
         let (mut i, mut wait) = (0u32, 0u32);
@@ -4604,15 +4614,7 @@ mod tests {
                 wait = wait.saturating_sub(1);
             }
         }
-        assert!(run.vd.iter().all(|v| v.0), "verdict !ok");
-        assert_eq!(
-            (run.at.len(), run.placed_at.len(), run.cpl_at.len()),
-            (32, 32, 32)
-        );
-        run.check_cpl_after_placed();
-        for q in 0..nq {
-            assert_eq!(t.ack_ci(40 + q), 1, "QP {}", 40 + q);
-        }
+        check_stream(&t, &run);
         let recs = P.ctx_base(0) + 40..P.ctx_base(0) + 40 + nq;
         let own = t.ctx.reads[r0..]
             .iter()
