@@ -1455,7 +1455,8 @@ impl Logic for AckProc {
             && !self.pre_dirty.q.val()
             && !self.pre_hit.val()
             && (self.pre_qpn.q.val() == self.ev.qpn.val());
-        self.c_rv.next = (self.ctx.rvalid.val() && !(self.pre_g2.q.val() && !self.pre_x.q.val()))
+        // (not the read ahead's own data: `pre_g2` of a read of this block's)
+        self.c_rv.next = (self.ctx.rvalid.val() && (!self.pre_g2.q.val() || self.pre_x.q.val()))
             || self.upre.q.val();
         self.pre_g1.d.next = self.pre_tk.val();
         self.pre_g2.d.next = self.pre_g1.q.val() || self.pre_xc.val();
