@@ -2709,8 +2709,10 @@ impl Logic for Responder {
         self.xq_gr.d.next = ((self.take_qp.val() && self.is_rev.val())
             || (self.take_pq.val() && self.n_rev.val()))
             && !self.rst.val();
+        // (the QP: the read ahead's when it asks, which no read of the head's shares a cycle
+        // with; the select waits for no grant)
         self.xq_qr.d.next = self.head.qpn.val();
-        if self.take_pq.val() {
+        if self.pf_go.val() {
             self.xq_qr.d.next = self.head.n_qpn.val();
         }
         self.ackev.xq_g.next = self.xq_gr.q.val();
