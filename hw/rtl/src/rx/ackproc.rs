@@ -4624,8 +4624,8 @@ mod tests {
         (own, second_half_interval(&run.at))
     }
 
-    /// `responder_reads_run`, each event 4 cycles after the take before (the block back in
-    /// Idle by then): with the responder's reads the block reads only the first QP's record
+    /// `responder_reads_run`, each event 4 cycles after the take before (its record read
+    /// ahead by then, or taken from the responder's read): with the responder's reads the block reads only the first QP's record
     /// itself (the others come with the responder's reads) and takes the events a cycle
     /// closer (5 cycles apart, not 6: its CtxWait decides on the record kept, one cycle, not
     /// on its own read, two); without them it reads all 32. With the ports stalled at random
