@@ -1470,26 +1470,22 @@ impl Logic for AckProc {
         if self.pre_hit.val() {
             self.pre_dirty.d.next = true;
         }
-        if self.pre_tk.val() {
+        // (a read of this block's for the waiting event, or the sender's read taken as one:
+        // never in the same cycle, `pre_tk` needs a waiting event and `pre_xc` none; the
+        // sender's has no event hint, `pre_hi` counts only with `pre_hv`)
+        if self.pre_tk.val() || self.pre_xc.val() {
             self.pre_v.d.next = true;
             self.pre_qpn.d.next = self.ev.qpn.val();
+            if self.pre_xc.val() {
+                self.pre_qpn.d.next = self.ev.xq_qpn.val();
+            }
             self.pre_hi.d.next = self.ev.ackci.val();
-            self.pre_hv.d.next = self.ev.hv.val();
+            self.pre_hv.d.next = self.ev.hv.val() && !self.pre_xc.val();
             self.pre_ok.d.next = false;
             self.pre_dirty.d.next = false;
             self.pre_sk.d.next = false;
-            self.pre_nh.d.next = false;
-            self.pre_x.d.next = false;
-        }
-        if self.pre_xc.val() {
-            self.pre_v.d.next = true;
-            self.pre_qpn.d.next = self.ev.xq_qpn.val();
-            self.pre_hv.d.next = false;
-            self.pre_ok.d.next = false;
-            self.pre_dirty.d.next = false;
-            self.pre_sk.d.next = false;
-            self.pre_nh.d.next = true;
-            self.pre_x.d.next = true;
+            self.pre_nh.d.next = self.pre_xc.val();
+            self.pre_x.d.next = self.pre_xc.val();
         }
         if self.st.q.val() != AckSt::Idle {
             self.upre.d.next = false;

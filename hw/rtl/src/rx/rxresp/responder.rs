@@ -1712,22 +1712,20 @@ impl Logic for Responder {
         }
         // ---- the frame behind the head, for an early event (see `ev_early`): its QP's
         // record, the kept one (`n_rec`: the head's QP), else the one read ahead
-        self.n_sip.next = self.p_qp.q.val().get_bits::<32>(self.o_q_sip.val().index());
-        self.n_smac.rec.next = self
-            .p_qp
-            .q
-            .val()
-            .get_bits::<48>(self.o_q_smac.val().index());
-        if self.n_rec.val() {
-            self.n_sip.next = self.q_sip.val();
-            self.n_smac.rec.next = self.qp.q.val().get_bits::<48>(self.o_q_smac.val().index());
-        }
+        // (one slice of each record's source IP and MAC: `q_sip` / `smac_order` of the kept
+        // record, `p_sip` / `p_smac` of the one read ahead)
         self.p_sip.next = self.p_qp.q.val().get_bits::<32>(self.o_q_sip.val().index());
         self.p_smac.rec.next = self
             .p_qp
             .q
             .val()
             .get_bits::<48>(self.o_q_smac.val().index());
+        self.n_sip.next = self.p_sip.val();
+        self.n_smac.rec.next = self.p_smac.rec.val();
+        if self.n_rec.val() {
+            self.n_sip.next = self.q_sip.val();
+            self.n_smac.rec.next = self.smac_order.rec.val();
+        }
         self.ie_ok.next = (self.st.q.val() == St::Idle)
             && self.head.valid.val()
             && !self.head.drop.val()
