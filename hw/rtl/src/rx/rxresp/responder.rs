@@ -452,6 +452,15 @@ pub struct Responder {
     p_qp: DFF<Bits<512>>,
     p_rqs: DFF<Bits<512>>,
     pf_go: Signal<Local, Bit>,
+    /// The read ahead asked for in Idle already (`pf_idle`): a head on the response path
+    /// whose records are kept or read ahead (no read of its own) with an ACKNOWLEDGE, READ
+    /// RESPONSE or ATOMIC ACKNOWLEDGE of another QP behind it (a QpContext only) has that
+    /// QP's record read in Idle, a cycle before Decide would (taken: `pi_tk`, and Decide
+    /// asks for none). The ACK processor, which shares the read (`xq_*`), then has the
+    /// record while it still decides the event before.
+    pf_idle: Signal<Local, Bit>,
+    n_oth_i: Signal<Local, Bit>,
+    pi_tk: DFF<Bit>,
     /// Receive-WQE read-ahead: a frame in Decide (or in Check, when Decide's was not taken)
     /// that would complete its receive WQE asks for the next one (`wa_go`: QP `wa_qpn`, index
     /// `wa_idx` = ci + 1, when both are posted: ci and ci + 1 are not the kept rq_pi);
@@ -929,6 +938,9 @@ impl Responder {
             p_qp: Default::default(),
             p_rqs: Default::default(),
             pf_go: Default::default(),
+            pf_idle: Default::default(),
+            n_oth_i: Default::default(),
+            pi_tk: Default::default(),
             wa_v: Default::default(),
             wa_h: Default::default(),
             wa_qpn: Default::default(),
@@ -1226,6 +1238,7 @@ impl Logic for Responder {
             p_qp,
             p_rqs,
             n_oth,
+            pi_tk,
             wa_v,
             wa_h,
             wa_qpn,
@@ -1604,6 +1617,7 @@ impl Logic for Responder {
             && (self.st.q.val() != St::Emit);
         self.pf_go.next = (self.st.q.val() == St::Decide)
             && self.n_oth.q.val()
+            && !self.pi_tk.q.val()
             && !self.need_wqe.val()
             && !self.in_send.val();
         self.sn_pq.next = self.sn_oth.val()
@@ -1628,6 +1642,17 @@ impl Logic for Responder {
                 || (self.p_s_v.q.val() && self.p_sh.q.val() && !self.sn_ps.val()))
             && (!self.pre_mr.val() || self.hit_m.val());
         self.p_swap.next = false;
+        self.n_oth_i.next = self.head.n_valid.val()
+            && !self.head.n_drop.val()
+            && self.n_qok.val()
+            && (self.head.n_qpn.val() != self.head.qpn.val());
+        self.pf_idle.next = (self.st.q.val() == St::Idle)
+            && self.head.valid.val()
+            && self.rsp_path.val()
+            && (self.hit.val() || self.p_hit.val())
+            && self.n_rev.val()
+            && self.n_oth_i.val();
+        self.pi_tk.d.next = self.pf_idle.val() && self.ctx.gnt.val();
         self.wa_hit.next = self.wa_v.q.val()
             && self.wx_h.val()
             && (self.head.qpn.val() == self.wa_qpn.q.val())
@@ -1905,6 +1930,11 @@ impl Logic for Responder {
                     self.ctx.req.next = !self.hit.val() && !self.p_hit.val();
                     self.ctxb.req.next =
                         !self.hit.val() && !self.p_hit.val() && !self.rsp_path.val();
+                    // (or the frame behind's, `pf_idle`)
+                    if self.pf_idle.val() {
+                        self.ctx.req.next = true;
+                        self.ctx.addr.next = bit_cast::<CTX_ADDR_BITS, 24>(self.head.n_qpn.val());
+                    }
                     self.st.d.next = St::Emit;
                     if self.head.drop.val() {
                         // counted at the verdict
@@ -2701,7 +2731,7 @@ impl Logic for Responder {
         }
         // ---- read ahead: reads taken in Decide, their data 2 cycles later; a new read-ahead
         // (after the data) starts over; the next frame's Idle uses or drops them
-        self.take_pq.next = self.pf_go.val() && self.ctx.gnt.val();
+        self.take_pq.next = (self.pf_go.val() || self.pf_idle.val()) && self.ctx.gnt.val();
         self.take_ps.next = self.pf_go.val() && !self.n_rsp.val() && self.ctxb.gnt.val();
         // this block's QpContext reads, for the ACK processor (see `xq_gr`)
         self.xq_gr.d.next = ((self.take_qp.val() && self.is_rev.val())
@@ -2710,7 +2740,7 @@ impl Logic for Responder {
         // (the QP: the read ahead's when it asks, which no read of the head's shares a cycle
         // with; the select waits for no grant)
         self.xq_qr.d.next = self.head.qpn.val();
-        if self.pf_go.val() {
+        if self.pf_go.val() || self.pf_idle.val() {
             self.xq_qr.d.next = self.head.n_qpn.val();
         }
         self.ackev.xq_g.next = self.xq_gr.q.val();
@@ -2729,7 +2759,7 @@ impl Logic for Responder {
             self.p_rqs.d.next = self.ctxb.rdata.val();
             self.p_sh.d.next = true;
         }
-        if self.pf_go.val() {
+        if self.pf_go.val() || self.pf_idle.val() {
             self.p_q_v.d.next = self.take_pq.val();
             self.p_s_v.d.next = self.take_ps.val();
             self.p_qh.d.next = false;
@@ -2738,7 +2768,9 @@ impl Logic for Responder {
             self.p_ra.d.next =
                 bit_cast::<CTX_ADDR_BITS, 24>(self.head.n_qpn.val()) + self.k_rqs_base.val();
         }
-        if ((self.st.q.val() == St::Idle) && self.head.valid.val()) || self.sn_pq.val() {
+        if ((self.st.q.val() == St::Idle) && self.head.valid.val() && !self.pf_idle.val())
+            || self.sn_pq.val()
+        {
             self.p_q_v.d.next = false;
         }
         if ((self.st.q.val() == St::Idle) && self.head.valid.val()) || self.sn_ps.val() {

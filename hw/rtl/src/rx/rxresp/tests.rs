@@ -208,6 +208,12 @@ struct Bench {
     /// The cycle of each ACKNOWLEDGE event in `aevs`.
     aev_cycles: Vec<u64>,
     revs: Vec<RdEv>,
+    /// The cycle of each READ RESPONSE event in `revs`.
+    rev_cycles: Vec<u64>,
+    /// Verdicts at least `vd_min` cycles apart (as the ACK processor's, one per event
+    /// decided), and the cycle each was taken in.
+    vd_min: u64,
+    vd_cycles: Vec<u64>,
     /// ATOMIC ACKNOWLEDGE events (`rsp` = 1, `atom` = 1; rpos ONLY and plen 8 checked).
     atevs: Vec<(u32, u32, u8, u32)>,
     atom: AtomUnit,
@@ -255,6 +261,8 @@ struct Bench {
     /// The QpContext reads shown to the ACK processor (`ackev_xq_g`, their QP numbers in
     /// order); the one shown last cycle (its record on `ackev_xq_d` now, checked in `cycle`)
     xq_seen: Vec<u32>,
+    /// The cycle of each read in `xq_seen` (`ackev_xq_g`: the cycle after its grant).
+    xq_cycles: Vec<u64>,
     xq_prev: Option<u32>,
 }
 
@@ -278,6 +286,9 @@ impl Bench {
             acks: vec![],
             aevs: vec![],
             aev_cycles: vec![],
+            rev_cycles: vec![],
+            vd_min: 0,
+            vd_cycles: vec![],
             revs: vec![],
             atevs: vec![],
             atom: AtomUnit {
@@ -309,6 +320,7 @@ impl Bench {
             held: 0,
             rbuf: HashMap::new(),
             xq_seen: vec![],
+            xq_cycles: vec![],
             xq_prev: None,
         };
         b.set_qp(
@@ -499,6 +511,10 @@ impl Bench {
         self.m.set("ackev_ready", self.aev_ready as u64);
         let give = !self.vd_wait.is_empty()
             && self.place_wait.is_none()
+            && self
+                .vd_cycles
+                .last()
+                .is_none_or(|&c| self.m.cycle >= c + self.vd_min)
             && !chance(&mut self.r, self.stall);
         self.m.set("rdv_valid", give as u64);
         if let (true, Some(&(ok, addr, _))) = (give, self.vd_wait.front()) {
@@ -542,6 +558,7 @@ impl Bench {
         if self.m.bit("ackev_xq_g") {
             let q = self.m.get("ackev_xq_qpn") as u32;
             self.xq_seen.push(q);
+            self.xq_cycles.push(self.m.cycle);
             self.xq_prev = Some(q);
         }
         let now = self.m.cycle;
@@ -601,6 +618,7 @@ impl Bench {
             self.placed += 1;
         }
         if give && self.m.bit("rdv_ready") {
+            self.vd_cycles.push(self.m.cycle);
             let (ok, _, plen) = self.vd_wait.pop_front().unwrap();
             if ok {
                 self.place_wait = Some(plen);
@@ -674,6 +692,7 @@ impl Bench {
                 let plen = g("plen") as u32;
                 self.revs
                     .push((ev.0, ev.1, ev.2, ev.3, g("rpos") as u8, plen));
+                self.rev_cycles.push(now);
                 let (ok, addr) = self.verdicts.pop_front().unwrap_or((false, 0));
                 self.vd_wait.push_back((ok, addr, plen));
             } else {
@@ -3953,6 +3972,51 @@ fn read_responses_many_qps_cycle_budget() {
     assert!(
         per <= 4.0,
         "{per} cycles per READ RESPONSE ONLY over {nq} QPs"
+    );
+}
+
+/// READ RESPONSE ONLY frames round robin over 16 QPs behind an ACK processor that gives a
+/// verdict every 5 cycles at most (as `allqps`'s, which decides one event per 4-5 cycles),
+/// so the frames queue: the record of the frame behind the head is read in the head's Idle
+/// (`pf_idle`), not in its Decide, and shown to the ACK processor (`ackev_xq_*`) that much
+/// sooner before the head's verdict, which it needs 3 cycles ahead to read the frame
+/// behind's first WQE before the verdict after it. Every event once, in order, every read
+/// shown, every payload placed.
+#[test]
+fn read_responses_many_qps_records_read_in_idle() {
+    let mut b = Bench::new(83, 0.0, 0.0);
+    b.vd_min = 5;
+    let nq = 16u32;
+    for q in 1..nq {
+        b.set_qp(QPN + q, qp_state::RTS, 0);
+    }
+    let n = 64u32;
+    let mut r = rng(84);
+    let mut want = vec![];
+    for i in 0..n {
+        let q = QPN + i % nq;
+        b.send(&rd_rsp_only(q, 300 + i, i, &bytes(&mut r, 64)));
+        want.push((q, 300 + i, aeth::ACK, i, RSP_ONLY as u8, 64));
+        b.verdicts.push_back((true, 0x4000_0000 + 128 * i as u64));
+    }
+    stream_cycles(&mut b, n as usize);
+    assert_eq!(b.revs, want);
+    assert_eq!(b.placed, n as usize, "one placed per verdict");
+    let qs: Vec<u32> = want.iter().map(|e| e.0).collect();
+    assert_eq!(b.xq_seen, qs, "the QpContext reads shown");
+    // frame i's record shown before frame i - 1's verdict, over the second half
+    let ahead: Vec<i64> = (n as usize / 2..n as usize)
+        .map(|i| b.vd_cycles[i - 1] as i64 - b.xq_cycles[i] as i64)
+        .collect();
+    let (lo, hi) = (ahead.iter().min().unwrap(), ahead.iter().max().unwrap());
+    eprintln!(
+        "read_responses_many_qps_records_read_in_idle: each record shown {lo}-{hi} cycles \
+         before the verdict of the frame ahead"
+    );
+    // (2 when read in Decide)
+    assert!(
+        *lo >= 3,
+        "records shown {lo}-{hi} cycles before the verdict ahead"
     );
 }
 
