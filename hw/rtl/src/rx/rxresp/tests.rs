@@ -3917,6 +3917,15 @@ fn read_response_stream_cycle_budget() {
     assert!(per <= 5, "{per} cycles per READ RESPONSE");
 }
 
+/// A bench with QPs `QPN .. QPN + nq` in RTS (`QPN` is set up by `Bench::new`).
+fn bench_many_qps(seed: u64, idle: f64, stall: f64, nq: u32) -> Bench {
+    let mut b = Bench::new(seed, idle, stall);
+    for q in 1..nq {
+        b.set_qp(QPN + q, qp_state::RTS, 0);
+    }
+    b
+}
+
 /// 64-byte READ RESPONSE ONLY frames round robin over 16 QPs (every frame on another QP, as
 /// when many QPs have one READ outstanding each), the verdict stub answering each event in
 /// the next cycle: cycles per frame on the DMA commands. Each frame's records are read ahead
@@ -3927,11 +3936,8 @@ fn read_response_stream_cycle_budget() {
 /// verdict's address.
 #[test]
 fn read_responses_many_qps_cycle_budget() {
-    let mut b = Bench::new(81, 0.0, 0.0);
     let nq = 16u32;
-    for q in 1..nq {
-        b.set_qp(QPN + q, qp_state::RTS, 0);
-    }
+    let mut b = bench_many_qps(81, 0.0, 0.0, nq);
     let n = 64u32;
     let mut r = rng(82);
     let mut want_revs = vec![];
@@ -3984,12 +3990,9 @@ fn read_responses_many_qps_cycle_budget() {
 /// shown, every payload placed.
 #[test]
 fn read_responses_many_qps_records_read_in_idle() {
-    let mut b = Bench::new(83, 0.0, 0.0);
-    b.vd_min = 5;
     let nq = 16u32;
-    for q in 1..nq {
-        b.set_qp(QPN + q, qp_state::RTS, 0);
-    }
+    let mut b = bench_many_qps(83, 0.0, 0.0, nq);
+    b.vd_min = 5;
     let n = 64u32;
     let mut r = rng(84);
     let mut want = vec![];
@@ -4030,11 +4033,8 @@ fn read_responses_many_qps_records_read_in_idle() {
 #[test]
 fn ack_stream_many_qps_cycle_budget() {
     for (seed, idle, stall) in [(75, 0.0, 0.0), (76, 0.3, 0.3), (79, 0.6, 0.5)] {
-        let mut b = Bench::new(seed, idle, stall);
         let nq = 16u32;
-        for q in 1..nq {
-            b.set_qp(QPN + q, qp_state::RTS, 0);
-        }
+        let mut b = bench_many_qps(seed, idle, stall, nq);
         let n = 96u32;
         let mut want = vec![];
         for i in 0..n {
