@@ -208,8 +208,6 @@ struct Bench {
     /// The cycle of each ACKNOWLEDGE event in `aevs`.
     aev_cycles: Vec<u64>,
     revs: Vec<RdEv>,
-    /// The cycle of each READ RESPONSE event in `revs`.
-    rev_cycles: Vec<u64>,
     /// Verdicts at least `vd_min` cycles apart (as the ACK processor's, one per event
     /// decided), and the cycle each was taken in.
     vd_min: u64,
@@ -286,7 +284,6 @@ impl Bench {
             acks: vec![],
             aevs: vec![],
             aev_cycles: vec![],
-            rev_cycles: vec![],
             vd_min: 0,
             vd_cycles: vec![],
             revs: vec![],
@@ -692,7 +689,6 @@ impl Bench {
                 let plen = g("plen") as u32;
                 self.revs
                     .push((ev.0, ev.1, ev.2, ev.3, g("rpos") as u8, plen));
-                self.rev_cycles.push(now);
                 let (ok, addr) = self.verdicts.pop_front().unwrap_or((false, 0));
                 self.vd_wait.push_back((ok, addr, plen));
             } else {
