@@ -904,8 +904,20 @@ mod tests {
                 .unwrap_or(WorldConfig::default().seed),
             ..WorldConfig::default()
         };
-        let wl = Workload::mixed(16, 100_000, 9);
-        let mut c = lossy::faulty(cfg.seed ^ wl.seed, 0.05);
+        // RNIC_MSGS / RNIC_WSEED / RNIC_LOSS pick another row (the bench's mixed 1% row:
+        // 10000 / 7 / 0.01)
+        let env = |k: &str| std::env::var(k).ok();
+        let wl = Workload::mixed(
+            16,
+            env("RNIC_MSGS")
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(100_000),
+            env("RNIC_WSEED").and_then(|s| s.parse().ok()).unwrap_or(9),
+        );
+        let p = env("RNIC_LOSS")
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0.05);
+        let mut c = lossy::faulty(cfg.seed ^ wl.seed, p);
         c.mem = cfg.mem;
         c.mmio = cfg.mmio;
         let o = lossy::run(c, wl, |_| {}).unwrap_or_else(|e| panic!("{e}"));

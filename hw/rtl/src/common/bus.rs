@@ -389,6 +389,9 @@ pub struct PiSnoopS {
 #[join = "RingPortS"]
 pub struct RingPortM {
     pub req: Signal<Out, Bit>,
+    /// the request is one a decision waits for (the memory may serve it before others;
+    /// held with `req`)
+    pub pri: Signal<Out, Bit>,
     pub slot: Signal<Out, Bits<RING_SLOT_BITS>>,
     pub gnt: Signal<In, Bit>,
     pub rvalid: Signal<In, Bit>,
@@ -400,6 +403,7 @@ pub struct RingPortM {
 #[join = "RingPortM"]
 pub struct RingPortS {
     pub req: Signal<In, Bit>,
+    pub pri: Signal<In, Bit>,
     pub slot: Signal<In, Bits<RING_SLOT_BITS>>,
     pub gnt: Signal<Out, Bit>,
     pub rvalid: Signal<Out, Bit>,

@@ -35,10 +35,13 @@ pub struct RingMem {
     es2: DFF<Bits<2>>,
     eq: DFF<Bits<512>>,
     tk1: Signal<Local, Bit>,
-    tk2: Signal<Local, Bit>,
+    tk0: Signal<Local, Bit>,
+    tkz: Signal<Local, Bit>,
+    c2: Signal<Local, Bit>,
+    p2: Signal<Local, Bit>,
     efree: Signal<Local, Bit>,
     c1: Signal<Local, Bit>,
-    c2: Signal<Local, Bit>,
+    c0: Signal<Local, Bit>,
     g0: Signal<Local, Bit>,
     g1: Signal<Local, Bit>,
     g2: Signal<Local, Bit>,
@@ -95,10 +98,13 @@ impl Default for RingMem {
             es2: Default::default(),
             eq: Default::default(),
             tk1: Default::default(),
-            tk2: Default::default(),
+            tk0: Default::default(),
+            tkz: Default::default(),
+            c2: Default::default(),
+            p2: Default::default(),
             efree: Default::default(),
             c1: Default::default(),
-            c2: Default::default(),
+            c0: Default::default(),
             g0: Default::default(),
             g1: Default::default(),
             g2: Default::default(),
@@ -226,24 +232,41 @@ impl Logic for RingMem {
             self.r_id.d.next = self.s.arid.val();
         }
         // ---- engine read ports (only while no BAR2 read burst owns the RAM read port)
-        // q0 first, then q1, then q2, unless the rotating token names a requesting q1 / q2.
-        // The grants are written one-hot, each a function of the three requests, the token
-        // and `r_active` (one LUT), and the read address as an AND-OR of the slots under
-        // them: no encoded select between the requests and the RAM's address.
+        // The rotating token names a port for each cycle (q2, q1, q0 in turn), which goes
+        // first when it asks; otherwise q2 (the ACK processor) when it asks with `pri`, then
+        // q0 (txreq), then q1 (the responder), then q2. So no port waits more than two
+        // cycles. The ACK processor's reads go first because they pace every completion,
+        // and txreq's sends wait on completions (READ credits, ring space): with q0 first,
+        // 64 B READs over 2046 QPs took 4.86 cycles each (4.54 now), the ACK processor's
+        // reads waiting 0.4 cycles per READ; its ACK walks' reads ahead do not (`pri` low).
+        // The grants are written one-hot, each a function of the requests, `q2.pri`, the
+        // token and `r_active`, and the read address as an AND-OR of the slots under them:
+        // no encoded select between the requests and the RAM's address.
         self.tk1.next = self.tok.q.val() == 1;
-        self.tk2.next = self.tok.q.val() == 2;
-        // (the port is free of BAR2 reads; the token claims the cycle for q1 / q2)
+        self.tk0.next = self.tok.q.val() == 2;
+        self.tkz.next = self.tok.q.val() == 0;
+        // (the port is free of BAR2 reads; the token claims the cycle for q2 / q1 / q0)
         self.efree.next = !self.r_active.q.val();
         self.c1.next = self.tk1.val() && self.q1.req.val();
-        self.c2.next = self.tk2.val() && self.q2.req.val();
+        self.c0.next = self.tk0.val() && self.q0.req.val();
+        self.c2.next = self.tkz.val() && self.q2.req.val();
+        self.p2.next = self.q2.req.val() && self.q2.pri.val();
         self.g2.next = self.efree.val()
             && self.q2.req.val()
-            && (self.tk2.val() || !(self.q0.req.val() || self.q1.req.val()));
+            && (self.tkz.val()
+                || (!self.c0.val()
+                    && !self.c1.val()
+                    && (self.q2.pri.val() || !(self.q0.req.val() || self.q1.req.val()))));
+        self.g0.next = self.efree.val()
+            && self.q0.req.val()
+            && !self.c1.val()
+            && !self.c2.val()
+            && (self.tk0.val() || !self.p2.val());
         self.g1.next = self.efree.val()
             && self.q1.req.val()
+            && !self.c0.val()
             && !self.c2.val()
-            && (self.tk1.val() || !self.q0.req.val());
-        self.g0.next = self.efree.val() && self.q0.req.val() && !(self.c1.val() || self.c2.val());
+            && (self.tk1.val() || !(self.q0.req.val() || self.p2.val()));
         self.eany.next = self.g0.val() || self.g1.val() || self.g2.val();
         self.tok.d.next = self.tok.q.val() + 1;
         if self.tok.q.val() == 2 {
@@ -474,8 +497,9 @@ mod tests {
 
     /// The engine ports' arbitration, with random requests held until granted (as the engines
     /// hold them) and no BAR2 read: at most one grant a cycle, only to a requester, one
-    /// whenever any asks; the port the rotating token names (a cycle for neither, q1, q2)
-    /// goes first when it asks, else q0, then q1, then q2; so no port waits more than two
+    /// whenever any asks; the port the rotating token names (q2, q1, q0 in turn) goes first
+    /// when it asks, else q2 if it asks with `pri`, then q0, then q1, then q2; so no port
+    /// waits more than two
     /// cycles. The token's phase after reset is found from the grants (exactly one of
     /// the three agrees with all of them).
     #[test]
@@ -487,15 +511,30 @@ mod tests {
         let mut waited = [0u32; 3];
         let mut phases = vec![0u64, 1, 2];
         let mut grants = [0u32; 3];
-        for n in 0..4000u64 {
-            // request rates per port vary by phase of the run: all busy, then mixed
-            let p = if n < 1000 { 0.95 } else { 0.4 };
+        let mut pri = false;
+        for n in 0..6000u64 {
+            // request rates per port vary by phase of the run: all busy, then mixed; q2's
+            // requests ask with `pri` (held with the request) none, all, or half of the time
+            let p = if n % 3000 < 1000 { 0.95 } else { 0.4 };
+            let pp = [0.0, 1.0, 0.5][(n / 2000) as usize];
             for (i, q) in req.iter_mut().enumerate() {
                 if !*q && chance(&mut r, p) {
                     *q = true;
+                    if i == 2 {
+                        pri = chance(&mut r, pp);
+                    }
                 }
                 m.set(&format!("q{i}_req"), *q as u64);
                 m.set(&format!("q{i}_slot"), r.random_range(0..64u64));
+                // (q0's and q1's `pri` is not looked at)
+                m.set(
+                    &format!("q{i}_pri"),
+                    if i == 2 {
+                        pri as u64
+                    } else {
+                        r.random_range(0..2u64)
+                    },
+                );
             }
             let c = m.cycle;
             m.tick();
@@ -515,9 +554,13 @@ mod tests {
             // the policy for a token phase: tok = (c + phase) mod 3
             phases.retain(|&ph| {
                 let tok = (c + ph) % 3;
-                let want = if tok == 1 && req[1] {
+                let want = if tok == 0 && req[2] {
+                    Some(2)
+                } else if tok == 1 && req[1] {
                     Some(1)
-                } else if tok == 2 && req[2] {
+                } else if tok == 2 && req[0] {
+                    Some(0)
+                } else if req[2] && pri {
                     Some(2)
                 } else if req[0] {
                     Some(0)

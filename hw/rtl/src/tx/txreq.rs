@@ -1776,6 +1776,7 @@ impl Logic for TxReq {
             self.sqslot.idx.next = self.nw_idx.val();
         }
         self.ring.slot.next = self.sqslot.slot.val();
+        self.ring.pri.next = false;
         // ---------------- ACK timer arm and restart intake
         // a WQE that goes out first arms the timer beside its write-back (Wb), or in Arm
         // when the timer was not ready then

@@ -1695,6 +1695,7 @@ impl Logic for Responder {
         self.rqslot.qpn.next = self.head.qpn.val();
         self.rqslot.idx.next = self.s_ci.val();
         self.ring.slot.next = self.rqslot.slot.val();
+        self.ring.pri.next = false;
         self.cmd_valid.next = false;
         self.cmd_addr.next = self.dma_addr.q.val();
         self.cmd_len.next = self.dma_len.q.val();
