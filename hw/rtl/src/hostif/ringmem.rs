@@ -29,6 +29,10 @@ pub struct RingMem {
     pub q2: RingPortS,
     ram: BeRam<RING_SLOT_BITS>,
     tok: DFF<Bits<2>>,
+    /// the engine ports' cycle: the token's claimant (0: q2, 1: q1, 2: q0), or 3 when a
+    /// BAR2 read burst owns the RAM read port (`tok` and `r_active` as registered, in one
+    /// register so that each grant is a function of six inputs)
+    ts: DFF<Bits<2>>,
     ev1: DFF<Bit>,
     es1: DFF<Bits<2>>,
     ev2: DFF<Bit>,
@@ -92,6 +96,7 @@ impl Default for RingMem {
             q2: Default::default(),
             ram: Default::default(),
             tok: Default::default(),
+            ts: Default::default(),
             ev1: Default::default(),
             es1: Default::default(),
             ev2: Default::default(),
@@ -165,7 +170,7 @@ impl Logic for RingMem {
             r_ok
         );
         dff_setup!(self, clock, st_slot, st_data, st_strb, st_last);
-        dff_setup!(self, clock, tok, ev1, es1, ev2, es2, eq);
+        dff_setup!(self, clock, tok, ts, ev1, es1, ev2, es2, eq);
         self.ram.clock.next = self.clock.val();
         // ---- write channel: W beats pass one register stage before the RAM; B follows the
         // commit of the last beat (queued in `bq`). A burst's first beat may come with its AW.
@@ -242,11 +247,11 @@ impl Logic for RingMem {
         // The grants are written one-hot, each a function of the requests, `q2.pri`, the
         // token and `r_active`, and the read address as an AND-OR of the slots under them:
         // no encoded select between the requests and the RAM's address.
-        self.tk1.next = self.tok.q.val() == 1;
-        self.tk0.next = self.tok.q.val() == 2;
-        self.tkz.next = self.tok.q.val() == 0;
+        self.tk1.next = self.ts.q.val() == 1;
+        self.tk0.next = self.ts.q.val() == 2;
+        self.tkz.next = self.ts.q.val() == 0;
         // (the port is free of BAR2 reads; the token claims the cycle for q2 / q1 / q0)
-        self.efree.next = !self.r_active.q.val();
+        self.efree.next = self.ts.q.val() != 3;
         self.c1.next = self.tk1.val() && self.q1.req.val();
         self.c0.next = self.tk0.val() && self.q0.req.val();
         self.c2.next = self.tkz.val() && self.q2.req.val();
@@ -334,6 +339,11 @@ impl Logic for RingMem {
             self.ev1.d.next = false;
             self.ev2.d.next = false;
             self.tok.d.next = 0.into();
+        }
+        // (from the next values, after every assignment above)
+        self.ts.d.next = self.tok.d.val();
+        if self.r_active.d.val() {
+            self.ts.d.next = 3.into();
         }
     }
 }
