@@ -1880,7 +1880,7 @@ impl Logic for AckProc {
         // (every read but an ACK's walk goes before txreq's at the ring memory: a walk past
         // an ACK's first WQE reads up to four ahead, and those took txreq's reads of one deep
         // QP's WRITE stream: 3.25 -> 3.41 cycles per frame)
-        self.ring.pri.next = !((self.st.q.val() == AckSt::Walk) && !self.is_rsp.q.val());
+        self.ring.pri.next = (self.st.q.val() != AckSt::Walk) || self.is_rsp.q.val();
         self.issue.next = self.ring.req.val() && self.ring.gnt.val();
         self.hold.d.next = self.w_req.val() && !self.ring.gnt.val();
         if self.nx_rq.val() && self.ring.gnt.val() {
