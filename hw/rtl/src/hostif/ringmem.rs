@@ -509,9 +509,8 @@ mod tests {
     /// hold them) and no BAR2 read: at most one grant a cycle, only to a requester, one
     /// whenever any asks; the port the rotating token names (q2, q1, q0 in turn) goes first
     /// when it asks, else q2 if it asks with `pri`, then q0, then q1, then q2; so no port
-    /// waits more than two
-    /// cycles. The token's phase after reset is found from the grants (exactly one of
-    /// the three agrees with all of them).
+    /// waits more than two cycles. The token's phase after reset is found from the grants
+    /// (exactly one of the three agrees with all of them).
     #[test]
     fn engine_port_grants() {
         let mut m = model(RingMem::default(), "ringmem");

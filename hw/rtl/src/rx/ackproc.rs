@@ -4752,9 +4752,10 @@ mod tests {
     /// first WQE from the data as it comes (`px_hx`: its `sq_ack_ci`, its WQEs outstanding
     /// tested on the same data): 4.27 cycles per response (mostly 4: WriteBack taking it,
     /// CtxWait, Walk, Verdict); 4.60 with `px_hx` forced off (the take reads the WQE itself,
-    /// `sp_rd`, and its walk decides in its second cycle). Budget 4.3. Also with stalls and random gaps,
-    /// and with the read shown for the QP after the next event's (its WQE then dropped by
-    /// the take, `hx_q`): the checks of `check_stream` (verdict addresses, completions).
+    /// `sp_rd`, and its walk decides in its second cycle). Budget 4.3. Also with stalls,
+    /// random gaps, and the read shown for the QP after the next event's (its WQE then
+    /// dropped by the take, `hx_q`): the checks of `check_stream` (verdict addresses,
+    /// completions).
     #[test]
     fn read_responses_on_late_responder_reads() {
         let (own, per) = responder_reads_run_ahead(12, 0.0, 3, true, 0, 1);
