@@ -896,27 +896,22 @@ mod tests {
     #[ignore]
     fn lossy_5pct_100k() {
         use crate::lossy::{self, Workload};
-        // RNIC_SEED picks another world seed (the bench's is the default, 1)
-        let cfg = WorldConfig {
-            seed: std::env::var("RNIC_SEED")
+        // (an environment variable's value, or `d` when unset or not a `T`)
+        fn env_or<T: std::str::FromStr>(k: &str, d: T) -> T {
+            std::env::var(k)
                 .ok()
                 .and_then(|s| s.parse().ok())
-                .unwrap_or(WorldConfig::default().seed),
+                .unwrap_or(d)
+        }
+        // RNIC_SEED picks another world seed (the bench's is the default, 1)
+        let cfg = WorldConfig {
+            seed: env_or("RNIC_SEED", WorldConfig::default().seed),
             ..WorldConfig::default()
         };
         // RNIC_MSGS / RNIC_WSEED / RNIC_LOSS pick another row (the bench's mixed 1% row:
         // 10000 / 7 / 0.01)
-        let env = |k: &str| std::env::var(k).ok();
-        let wl = Workload::mixed(
-            16,
-            env("RNIC_MSGS")
-                .and_then(|s| s.parse().ok())
-                .unwrap_or(100_000),
-            env("RNIC_WSEED").and_then(|s| s.parse().ok()).unwrap_or(9),
-        );
-        let p = env("RNIC_LOSS")
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(0.05);
+        let wl = Workload::mixed(16, env_or("RNIC_MSGS", 100_000), env_or("RNIC_WSEED", 9));
+        let p = env_or("RNIC_LOSS", 0.05);
         let mut c = lossy::faulty(cfg.seed ^ wl.seed, p);
         c.mem = cfg.mem;
         c.mmio = cfg.mmio;

@@ -242,8 +242,9 @@ impl Logic for RingMem {
         // q0 (txreq), then q1 (the responder), then q2. So no port waits more than two
         // cycles. The ACK processor's reads go first because they pace every completion,
         // and txreq's sends wait on completions (READ credits, ring space): with q0 first,
-        // 64 B READs over 2046 QPs took 4.86 cycles each (4.54 now), the ACK processor's
-        // reads waiting 0.4 cycles per READ; its ACK walks' reads ahead do not (`pri` low).
+        // 64 B READs over 2046 QPs took 4.86 cycles each (4.54 with this order alone), the
+        // ACK processor's reads waiting 0.4 cycles per READ; its ACK walks' reads ahead do
+        // not go first (`pri` low: they took txreq's reads of one deep QP's WRITE stream).
         // The grants are written one-hot, each a function of the requests, `q2.pri`, the
         // token and `r_active`, and the read address as an AND-OR of the slots under them:
         // no encoded select between the requests and the RAM's address.
